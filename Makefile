@@ -1,0 +1,39 @@
+# The two quick-start commands: `make demo` and `make test`. Each builds .venv when missing.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+# torch==2.13.0 is a CPU build on local disk; any other spec would download a multi-GB CUDA build.
+TORCH  := torch==2.13.0
+
+.PHONY: demo test lint bench reproduce clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Stamps depend on pyproject.toml so that a changed dependency list reinstalls.
+$(VENV)/.runtime-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet $(TORCH)
+	$(BIN)/python -m pip install --quiet -e ".[test,torch,dev]"
+	touch $@ $(VENV)/.runtime-installed
+
+demo: $(VENV)/.runtime-installed
+	$(BIN)/fairot demo --out fairot-demo
+
+test: $(VENV)/.test-installed
+	$(BIN)/python -m pytest -q
+
+lint: $(VENV)/.test-installed
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/codespell src tests docs README.md
+
+bench: $(VENV)/.test-installed
+	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) fairot-demo build dist src/*.egg-info
