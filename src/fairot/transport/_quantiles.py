@@ -1,0 +1,183 @@
+"""Empirical quantile functions, ECDF ranks and group quantile curves."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from fairot._validation import check_array_1d
+
+MSG_WEIGHTS_NEGATIVE = "{name} must be non-negative and finite, with a positive sum."
+MSG_LEVELS = "levels must lie in [0, 1]; got values in [{vmin}, {vmax}]."
+MSG_N_LEVELS = "n_levels must be a positive integer; got {value!r}."
+MSG_EMPTY_GROUP = "group {group} has no samples; every group needs at least one."
+
+
+def check_weights(weights: ArrayLike | None, n: int, name: str) -> np.ndarray | None:
+    """Validate sample weights of length ``n``; ``None`` means equal weights."""
+    if weights is None:
+        return None
+    w = check_array_1d(weights, name)
+    if w.shape[0] != n:
+        raise ValueError(f"{name} has {w.shape[0]} entries but the samples have {n}.")
+    if np.any(w < 0) or not w.sum() > 0:
+        raise ValueError(MSG_WEIGHTS_NEGATIVE.format(name=name))
+    return w
+
+
+def midpoint_grid(n_levels: int) -> np.ndarray:
+    r"""Return the midpoint grid of ranks :math:`u_k = (k - \tfrac12)/M`, :math:`k = 1..M`.
+
+    Parameters
+    ----------
+    n_levels : int
+        Number of grid points :math:`M`.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_levels,)
+        Ranks in the open interval (0, 1); each is the centre of a cell of width :math:`1/M`, so
+        grid averages are midpoint-rule integrals over ranks.
+    """
+    if isinstance(n_levels, bool) or not isinstance(n_levels, (int, np.integer)) or n_levels < 1:
+        raise ValueError(MSG_N_LEVELS.format(value=n_levels))
+    return (np.arange(n_levels) + 0.5) / n_levels
+
+
+def cumulative_levels(sorted_weights: np.ndarray | None, n: int) -> np.ndarray:
+    """Cumulative probability reached at each sorted sample, ending exactly at 1."""
+    if sorted_weights is None:
+        # i/n is correctly rounded, so a level such as 0.3 compares equal to 3/10.
+        return np.arange(1, n + 1) / n
+    levels = np.cumsum(sorted_weights)
+    levels /= levels[-1]
+    levels[-1] = 1.0
+    return levels
+
+
+def quantile_function(
+    samples: ArrayLike,
+    levels: ArrayLike,
+    weights: ArrayLike | None = None,
+    *,
+    assume_sorted: bool = False,
+) -> np.ndarray:
+    r"""Evaluate the exact empirical quantile function at given ranks.
+
+    The left-continuous inverse of the empirical CDF,
+    :math:`Q(u) = \inf\{x : F(x) \ge u\}`, with :math:`Q(0)` the smallest sample.
+
+    Parameters
+    ----------
+    samples : array-like of shape (n_samples,)
+        Sample values.
+    levels : array-like of shape (n_levels,)
+        Ranks in [0, 1].
+    weights : array-like of shape (n_samples,), optional
+        Non-negative sample weights (equal by default).
+    assume_sorted : bool, default=False
+        Skip sorting when ``samples`` is already in nondecreasing order.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_levels,)
+        :math:`Q(u)` at each level.
+    """
+    x = check_array_1d(samples, "samples")
+    w = check_weights(weights, x.shape[0], "weights")
+    u = check_array_1d(levels, "levels", allow_empty=True)
+    if u.size and (u.min() < 0 or u.max() > 1):
+        raise ValueError(MSG_LEVELS.format(vmin=u.min(), vmax=u.max()))
+    if not assume_sorted:
+        order = np.argsort(x, kind="stable")
+        x = x[order]
+        w = None if w is None else w[order]
+    cum = cumulative_levels(w, x.shape[0])
+    idx = np.searchsorted(cum, u, side="left")
+    return x[np.minimum(idx, x.shape[0] - 1)]
+
+
+def ecdf_rank(
+    reference: ArrayLike,
+    points: ArrayLike,
+    weights: ArrayLike | None = None,
+    *,
+    assume_sorted: bool = False,
+) -> np.ndarray:
+    r"""Evaluate the right-continuous empirical CDF of ``reference`` at ``points``.
+
+    :math:`F(x) = \sum_i w_i \mathbb{1}\{x_i \le x\} / \sum_i w_i`: the rank of a new point among
+    the reference sample, as used to map a score to its within-group quantile level.
+
+    Parameters
+    ----------
+    reference : array-like of shape (n_reference,)
+        Reference sample.
+    points : array-like of shape (n_points,)
+        Where to evaluate the CDF.
+    weights : array-like of shape (n_reference,), optional
+        Non-negative weights of the reference sample.
+    assume_sorted : bool, default=False
+        Skip sorting when ``reference`` is already sorted.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_points,)
+        Values in [0, 1].
+    """
+    x = check_array_1d(reference, "reference")
+    w = check_weights(weights, x.shape[0], "weights")
+    q = check_array_1d(points, "points", allow_empty=True)
+    if not assume_sorted:
+        order = np.argsort(x, kind="stable")
+        x = x[order]
+        w = None if w is None else w[order]
+    count = np.searchsorted(x, q, side="right")
+    if w is None:
+        return count / x.shape[0]
+    cum = np.concatenate(([0.0], cumulative_levels(w, x.shape[0])))
+    return cum[count]
+
+
+def quantile_curves(
+    values: ArrayLike,
+    codes: ArrayLike,
+    n_groups: int,
+    n_levels: int,
+) -> np.ndarray:
+    """Quantile curve of each group on the midpoint grid.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_samples,)
+        Scores or predictions.
+    codes : array-like of int of shape (n_samples,)
+        Group index of each sample, in ``0..n_groups-1``.
+    n_groups : int
+        Number of groups; each must have at least one sample.
+    n_levels : int
+        Number of grid ranks :math:`M` (see :func:`midpoint_grid`).
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_groups, n_levels)
+        Row ``g`` is :math:`Q_g(u_k)` for :math:`u_k = (k - 1/2)/M`.
+    """
+    x = check_array_1d(values, "values")
+    c = check_array_1d(codes, "codes", dtype=np.intp)
+    if c.shape[0] != x.shape[0]:
+        raise ValueError(f"codes has {c.shape[0]} entries but values has {x.shape[0]}.")
+    u = midpoint_grid(n_levels)
+    # One lexicographic sort groups the samples and sorts each group at once.
+    order = np.lexsort((x, c))
+    sorted_x, sorted_c = x[order], c[order]
+    starts = np.searchsorted(sorted_c, np.arange(n_groups + 1), side="left")
+    curves = np.empty((n_groups, u.shape[0]))
+    for g in range(n_groups):
+        lo, hi = starts[g], starts[g + 1]
+        if hi == lo:
+            raise ValueError(MSG_EMPTY_GROUP.format(group=g))
+        n = hi - lo
+        idx = np.searchsorted(cumulative_levels(None, n), u, side="left")
+        curves[g] = sorted_x[lo + np.minimum(idx, n - 1)]
+    return curves
