@@ -1,7 +1,7 @@
 """Validation at the public boundary: sensitive features, 1-D arrays, lengths.
 
-Every public function and estimator of fairot checks its inputs here, so that a user sees one kind of
-message for one kind of mistake: the message names the argument and what was expected.
+Every public function and estimator of fairot checks its inputs here, so that a user sees one kind
+of message for one kind of mistake: the message names the argument and what was expected.
 """
 
 from __future__ import annotations
@@ -212,9 +212,7 @@ class GroupEncoding:
         """Return the position of a group given its label or its readable name."""
         key = label if label in self._lookup else str(label)
         if key not in self._lookup:
-            raise ValueError(
-                MSG_UNSEEN_GROUP.format(name="group", label=label, known=self.names)
-            )
+            raise ValueError(MSG_UNSEEN_GROUP.format(name="group", label=label, known=self.names))
         return self._lookup[key]
 
     def encode(self, sensitive_features: Any, name: str = "sensitive_features") -> np.ndarray:
@@ -240,8 +238,9 @@ class GroupEncoding:
         """
         frame = _as_frame(sensitive_features, name)
         if frame.shape[1] != len(self.columns):
-            raise ValueError(MSG_NCOLS.format(name=name, got=frame.shape[1],
-                                              expected=len(self.columns)))
+            raise ValueError(
+                MSG_NCOLS.format(name=name, got=frame.shape[1], expected=len(self.columns))
+            )
         keys = _row_keys(frame)
         if self.mode == "marginal":
             membership = np.zeros((len(frame), self.n_groups), dtype=bool)
@@ -249,19 +248,22 @@ class GroupEncoding:
                 for i, value in enumerate(frame.iloc[:, j].to_numpy()):
                     key = (col, _to_python(value))
                     if key not in self._lookup:
-                        raise ValueError(MSG_UNSEEN_GROUP.format(
-                            name=name, label=key, known=self.names))
+                        raise ValueError(
+                            MSG_UNSEEN_GROUP.format(name=name, label=key, known=self.names)
+                        )
                     membership[i, self._lookup[key]] = True
             return membership
         uniques, inverse = np.unique(keys, return_inverse=True)
         mapped = np.empty(len(uniques), dtype=np.intp)
         for u, key in enumerate(uniques):
             if key not in self._row_key_to_label:
-                raise ValueError(MSG_UNSEEN_GROUP.format(
-                    name=name, label=_decode_key(key, len(self.columns)), known=self.names))
+                raise ValueError(
+                    MSG_UNSEEN_GROUP.format(
+                        name=name, label=_decode_key(key, len(self.columns)), known=self.names
+                    )
+                )
             mapped[u] = self._lookup[self._row_key_to_label[key]]
         return mapped[inverse]
-
 
 
 _SEP = "\x1f"
@@ -272,8 +274,10 @@ def _row_keys(frame: pd.DataFrame) -> np.ndarray:
     if frame.shape[1] == 1:
         col = frame.iloc[:, 0].to_numpy()
         return np.array([_encode_value(v) for v in col], dtype=object)
-    parts = [np.array([_encode_value(v) for v in frame.iloc[:, j].to_numpy()], dtype=object)
-             for j in range(frame.shape[1])]
+    parts = [
+        np.array([_encode_value(v) for v in frame.iloc[:, j].to_numpy()], dtype=object)
+        for j in range(frame.shape[1])
+    ]
     keys = parts[0]
     for p in parts[1:]:
         keys = keys + _SEP + p
@@ -357,8 +361,9 @@ def check_sensitive_features(
         membership = np.column_stack(blocks)
         lookup = {lab: g for g, lab in enumerate(labels)}
         lookup.update({nm: g for g, nm in enumerate(names)})
-        encoding = GroupEncoding(tuple(labels), names, membership, None, columns, "marginal",
-                                 lookup)
+        encoding = GroupEncoding(
+            tuple(labels), names, membership, None, columns, "marginal", lookup
+        )
     else:
         keys = _row_keys(frame)
         uniq_keys, codes = np.unique(keys, return_inverse=True)
@@ -376,15 +381,17 @@ def check_sensitive_features(
         if n_cols == 1:
             names = [str(lab) for lab in labels]
         else:
-            names = [", ".join(f"{c}={v}" for c, v in zip(columns, lab, strict=True))
-                     for lab in labels]
+            names = [
+                ", ".join(f"{c}={v}" for c, v in zip(columns, lab, strict=True)) for lab in labels
+            ]
         membership = np.zeros((len(codes), len(labels)), dtype=bool)
         membership[np.arange(len(codes)), codes] = True
         lookup: dict = {lab: g for g, lab in enumerate(labels)}
         lookup.update({nm: g for g, nm in enumerate(names)})
         row_keys = {uniq_keys[g]: raw_labels[g] for g in range(len(uniq_keys))}
-        encoding = GroupEncoding(tuple(labels), names, membership, codes, columns,
-                                 "intersection", lookup, row_keys)
+        encoding = GroupEncoding(
+            tuple(labels), names, membership, codes, columns, "intersection", lookup, row_keys
+        )
 
     if encoding.n_groups < min_groups:
         raise ValueError(MSG_ONE_GROUP.format(name=name, label=encoding.labels[0]))

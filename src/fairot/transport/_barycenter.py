@@ -18,9 +18,7 @@ from fairot.transport._coupling import joint_quantile_cells
 
 MSG_CURVES = "curves must be a 2-D array of shape (n_groups, n_levels); got shape {shape}."
 MSG_BARY_P = "p must be 1 (weighted median) or 2 (weighted mean); got {value!r}."
-MSG_GROUP_WEIGHTS = (
-    "weights must hold one non-negative weight per group ({k}) with a positive sum."
-)
+MSG_GROUP_WEIGHTS = "weights must hold one non-negative weight per group ({k}) with a positive sum."
 
 
 def _check_group_weights(weights: ArrayLike | None, k: int) -> np.ndarray:
@@ -33,10 +31,10 @@ def _check_group_weights(weights: ArrayLike | None, k: int) -> np.ndarray:
 
 
 def weighted_median(values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """Weighted median along axis 0, averaging the two middle values on an exact tie.
+    r"""Weighted median along axis 0, averaging the two middle values on an exact tie.
 
     With equal weights this is :func:`numpy.median`. Any point between the lower and upper
-    weighted medians minimises :math:`\\sum_a r_a |Q_a - x|`; taking their midpoint keeps the
+    weighted medians minimises :math:`\sum_a r_a |Q_a - x|`; taking their midpoint keeps the
     result symmetric in the group order.
 
     Parameters

@@ -74,8 +74,10 @@ def joint_quantile_cells(
     # rounding noise only.
     probe = breaks - MASS_TOLERANCE / 2
     index = np.stack(
-        [np.minimum(np.searchsorted(c, probe, side="left"), n - 1) for c, n in zip(cums, sizes,
-                                                                                   strict=True)]
+        [
+            np.minimum(np.searchsorted(c, probe, side="left"), n - 1)
+            for c, n in zip(cums, sizes, strict=True)
+        ]
     )
     return index, mass
 
@@ -87,8 +89,11 @@ def _integer_cells(sizes: list[int], common: int) -> tuple[np.ndarray, np.ndarra
         index = np.tile(np.arange(n), (len(sizes), 1))
         return index, np.full(n, 1.0 / n)
     steps = [common // n for n in sizes]
-    ends = np.unique(np.concatenate([np.arange(1, n + 1, dtype=np.int64) * s
-                                     for n, s in zip(sizes, steps, strict=True)]))
+    ends = np.unique(
+        np.concatenate(
+            [np.arange(1, n + 1, dtype=np.int64) * s for n, s in zip(sizes, steps, strict=True)]
+        )
+    )
     # The sample-k quantile on the cell ending at e is its element ceil(e / step_k) - 1.
     index = np.stack([(ends + s - 1) // s - 1 for s in steps])
     mass = np.diff(ends, prepend=0) / common
@@ -102,8 +107,10 @@ def _sorted_inputs(
     v_weights: ArrayLike | None,
 ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray | None]]:
     xs = [check_array_1d(u, "u_values"), check_array_1d(v, "v_values")]
-    ws = [check_weights(u_weights, xs[0].shape[0], "u_weights"),
-          check_weights(v_weights, xs[1].shape[0], "v_weights")]
+    ws = [
+        check_weights(u_weights, xs[0].shape[0], "u_weights"),
+        check_weights(v_weights, xs[1].shape[0], "v_weights"),
+    ]
     orders = [np.argsort(x, kind="stable") for x in xs]
     return (
         orders,
