@@ -1,0 +1,1 @@
+"""fairot.face: fair face recognition with MBN's meta-learned group margins (PyTorch)."""

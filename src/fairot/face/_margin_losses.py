@@ -1,0 +1,530 @@
+r"""Margin-softmax losses: one base with hooks, NormSoftmax/ArcFace/CosFace and MBN's group margins.
+
+Every loss here L2-normalises the embeddings :math:`z_j` and the class weights :math:`W_i`, so that
+the logit of class :math:`i` is :math:`s \cos\theta_i`, and edits the target logit only:
+
+.. math::
+
+    L_j = -\log \frac{e^{s\,\psi(\theta_{y_j}, m_j)}}
+        {e^{s\,\psi(\theta_{y_j}, m_j)} + \sum_{i \ne y_j} e^{s \cos\theta_i}},
+
+with :math:`\psi = \cos\theta` (Norm-Softmax), :math:`\cos(\theta + m)` (ArcFace) or
+:math:`\cos\theta - m` (CosFace). MBN (Eqs. (1)-(2) of [1]_) replaces the one margin :math:`m` by
+the margin :math:`m_{g_j}` of the sample's group. All margins are in **radians** (for ArcFace) or
+cosine units (for CosFace) — never degrees, unlike pytorch-metric-learning's ``ArcFaceLoss``.
+
+References
+----------
+.. [1] Wang, M., Zhang, Y. and Deng, W. "Meta Balanced Network for Fair Face Recognition",
+   IEEE TPAMI (2021).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = [
+    "ArcFaceLoss",
+    "CosFaceLoss",
+    "GroupMarginLoss",
+    "MarginSoftmaxLoss",
+    "NormSoftmaxLoss",
+    "SoftmaxLoss",
+    "arc_margin_cosine",
+]
+
+_ANGLE_EPS = 1e-7
+
+EMBEDDINGS_SHAPE_ERROR = "embeddings must have shape (n_samples, {expected}); got {shape}."
+LABELS_SHAPE_ERROR = "labels must be a 1-D integer tensor of length {n}; got shape {shape}."
+LABELS_RANGE_ERROR = "labels must lie in [0, n_classes={n_classes}); got values in [{lo}, {hi}]."
+GROUPS_REQUIRED_ERROR = "groups is required by {name}: one integer group code per sample."
+GROUPS_RANGE_ERROR = "groups must lie in [0, n_groups={n_groups}); got values in [{lo}, {hi}]."
+SAMPLE_WEIGHT_ERROR = (
+    "sample_weight must be a non-negative 1-D tensor of length {n} with a positive sum."
+)
+POSITIVE_ERROR = "{name} must be a positive number; got {value!r}."
+KIND_ERROR = "{name} must be one of {options}; got {value!r}."
+BOUNDS_ERROR = "margin_bounds must be (low, high) with 0 <= low <= high; got {value!r}."
+INIT_MARGIN_ERROR = (
+    "init_margin must be a float or one value per group (n_groups={n_groups}), each within "
+    "margin_bounds={bounds} for the learnable groups; got {value!r}."
+)
+ANCHOR_ERROR = (
+    "anchor_groups must be distinct group codes in [0, n_groups={n_groups}) and leave at least one "
+    "group with a learnable margin; got {value!r}."
+)
+
+
+def arc_margin_cosine(cos_theta: torch.Tensor, margin: torch.Tensor | float) -> torch.Tensor:
+    r"""ArcFace's target cosine :math:`\cos(\theta + m)`, kept monotone and differentiable in m.
+
+    Where :math:`\theta + m > \pi` the cosine would start to increase again, so it is replaced by
+    the usual linear fallback :math:`\cos\theta - m \sin m` (insightface, pytorch-metric-learning).
+    Both branches are computed with tensor operations, so the result stays differentiable with
+    respect to the margin — insightface edits the logits in place under ``no_grad``, which MBN
+    cannot use because it differentiates the loss with respect to :math:`m` (Eq. (10) of [1]_).
+
+    Parameters
+    ----------
+    cos_theta : Tensor of shape (n,)
+        Cosine between each embedding and its target class weight.
+    margin : Tensor of shape (n,) or float
+        Additive angular margin in radians.
+
+    Returns
+    -------
+    Tensor of shape (n,)
+    """
+    margin = torch.as_tensor(margin, dtype=cos_theta.dtype, device=cos_theta.device)
+    theta = torch.acos(cos_theta.clamp(-1.0 + _ANGLE_EPS, 1.0 - _ANGLE_EPS))
+    return torch.where(
+        theta <= math.pi - margin,
+        torch.cos(theta + margin),
+        cos_theta - margin * torch.sin(margin),
+    )
+
+
+def _check_positive(value: float, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(POSITIVE_ERROR.format(name=name, value=value))
+    return float(value)
+
+
+def _check_batch(
+    embeddings: torch.Tensor,
+    labels: torch.Tensor,
+    embedding_size: int,
+    n_classes: int,
+) -> None:
+    if embeddings.ndim != 2 or embeddings.shape[1] != embedding_size:
+        raise ValueError(
+            EMBEDDINGS_SHAPE_ERROR.format(expected=embedding_size, shape=tuple(embeddings.shape))
+        )
+    if labels.ndim != 1 or labels.shape[0] != embeddings.shape[0] or labels.is_floating_point():
+        raise ValueError(
+            LABELS_SHAPE_ERROR.format(n=embeddings.shape[0], shape=tuple(labels.shape))
+        )
+    if labels.numel() and (int(labels.min()) < 0 or int(labels.max()) >= n_classes):
+        raise ValueError(
+            LABELS_RANGE_ERROR.format(
+                n_classes=n_classes, lo=int(labels.min()), hi=int(labels.max())
+            )
+        )
+
+
+def _check_groups(groups: torch.Tensor | None, n: int, n_groups: int, name: str) -> torch.Tensor:
+    if groups is None:
+        raise ValueError(GROUPS_REQUIRED_ERROR.format(name=name))
+    groups = torch.as_tensor(groups)
+    if groups.ndim != 1 or groups.shape[0] != n or groups.is_floating_point():
+        raise ValueError(GROUPS_REQUIRED_ERROR.format(name=name))
+    if groups.numel() and (int(groups.min()) < 0 or int(groups.max()) >= n_groups):
+        raise ValueError(
+            GROUPS_RANGE_ERROR.format(n_groups=n_groups, lo=int(groups.min()), hi=int(groups.max()))
+        )
+    return groups
+
+
+def _weighted_mean(losses: torch.Tensor, sample_weight: torch.Tensor | None) -> torch.Tensor:
+    if sample_weight is None:
+        return losses.mean()
+    sample_weight = torch.as_tensor(sample_weight, dtype=losses.dtype, device=losses.device)
+    if (
+        sample_weight.shape != losses.shape
+        or bool((sample_weight < 0).any())
+        or not float(sample_weight.sum()) > 0
+    ):
+        raise ValueError(SAMPLE_WEIGHT_ERROR.format(n=losses.shape[0]))
+    return (sample_weight * losses).sum() / sample_weight.sum()
+
+
+class MarginSoftmaxLoss(nn.Module):
+    r"""Normalised softmax head with a hook that edits the target logit (the margin).
+
+    Subclasses override :meth:`target_cosine` (how the margin enters) and, for per-sample margins,
+    :meth:`sample_margins`. With no override the loss is Norm-Softmax: cross-entropy over
+    :math:`s \cos\theta_i` with L2-normalised features and class weights.
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of training identities :math:`c`.
+    embedding_size : int
+        Dimension :math:`d` of the embeddings.
+    scale : float, default=64.0
+        Scale :math:`s` applied to the cosines.
+
+    Attributes
+    ----------
+    weight : Parameter of shape (n_classes, embedding_size)
+        Class weights :math:`W_i` (rows; normalised on the fly). Part of the model parameters
+        :math:`w` that MBN's look-ahead updates.
+    """
+
+    n_groups: int | None = None
+
+    def __init__(self, n_classes: int, embedding_size: int, *, scale: float = 64.0) -> None:
+        super().__init__()
+        for name, value in (("n_classes", n_classes), ("embedding_size", embedding_size)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(POSITIVE_ERROR.format(name=name, value=value))
+        self.n_classes = n_classes
+        self.embedding_size = embedding_size
+        self.scale = _check_positive(scale, "scale")
+        self.weight = nn.Parameter(torch.empty(n_classes, embedding_size))
+        nn.init.normal_(self.weight, std=0.01)
+
+    def cosine(self, embeddings: torch.Tensor) -> torch.Tensor:
+        """Cosine between every embedding and every class weight, shape (n_samples, n_classes)."""
+        return F.normalize(embeddings, dim=1) @ F.normalize(self.weight, dim=1).t()
+
+    def sample_margins(
+        self, labels: torch.Tensor, groups: torch.Tensor | None
+    ) -> torch.Tensor | float:
+        """Margin of each sample (hook); the base class has none."""
+        return 0.0
+
+    def target_cosine(
+        self,
+        cos_target: torch.Tensor,
+        margins: torch.Tensor | float,
+        groups: torch.Tensor | None,
+    ) -> torch.Tensor:
+        """Edited cosine of each sample's target class (hook); the base class leaves it as is."""
+        return cos_target
+
+    def logits(
+        self,
+        embeddings: torch.Tensor,
+        labels: torch.Tensor,
+        groups: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Scaled logits with the margin applied to each sample's target class.
+
+        Parameters
+        ----------
+        embeddings : Tensor of shape (n_samples, embedding_size)
+        labels : integer Tensor of shape (n_samples,)
+        groups : integer Tensor of shape (n_samples,), optional
+            Group code of each sample (required by :class:`GroupMarginLoss`).
+
+        Returns
+        -------
+        Tensor of shape (n_samples, n_classes)
+        """
+        labels = torch.as_tensor(labels, device=embeddings.device)
+        _check_batch(embeddings, labels, self.embedding_size, self.n_classes)
+        if self.n_groups is not None:
+            groups = _check_groups(groups, embeddings.shape[0], self.n_groups, type(self).__name__)
+            groups = groups.to(embeddings.device)
+        cosine = self.cosine(embeddings)
+        cos_target = cosine.gather(1, labels[:, None]).squeeze(1)
+        margins = self.sample_margins(labels, groups)
+        edited = self.target_cosine(cos_target, margins, groups)
+        # Adding (edited - original) on the target column keeps the graph differentiable in the
+        # margins, unlike an in-place scatter under no_grad.
+        one_hot = F.one_hot(labels, self.n_classes).to(cosine.dtype)
+        return self.scale * (cosine + one_hot * (edited - cos_target)[:, None])
+
+    def per_sample_loss(
+        self,
+        embeddings: torch.Tensor,
+        labels: torch.Tensor,
+        groups: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Cross-entropy of each sample, shape (n_samples,)."""
+        labels = torch.as_tensor(labels, device=embeddings.device)
+        return F.cross_entropy(self.logits(embeddings, labels, groups), labels, reduction="none")
+
+    def forward(
+        self,
+        embeddings: torch.Tensor,
+        labels: torch.Tensor,
+        groups: torch.Tensor | None = None,
+        *,
+        sample_weight: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        r"""Mean loss over the batch (weighted by ``sample_weight`` when given).
+
+        Parameters
+        ----------
+        embeddings : Tensor of shape (n_samples, embedding_size)
+        labels : integer Tensor of shape (n_samples,)
+            Identity of each sample, in ``[0, n_classes)``.
+        groups : integer Tensor of shape (n_samples,), optional
+            Group of each sample, in ``[0, n_groups)``; ignored by single-margin losses.
+        sample_weight : Tensor of shape (n_samples,), optional
+            Non-negative weights; the loss is then :math:`\sum_j v_j L_j / \sum_j v_j`.
+
+        Returns
+        -------
+        Tensor
+            Scalar loss.
+        """
+        return _weighted_mean(self.per_sample_loss(embeddings, labels, groups), sample_weight)
+
+
+class NormSoftmaxLoss(MarginSoftmaxLoss):
+    """Norm-Softmax: normalised features and weights, no margin (MBN(soft)'s anchor loss)."""
+
+
+class ArcFaceLoss(MarginSoftmaxLoss):
+    r"""ArcFace: target logit :math:`s \cos(\theta_y + m)`.
+
+    Parameters
+    ----------
+    n_classes, embedding_size, scale
+        As :class:`MarginSoftmaxLoss`.
+    margin : float, default=0.5
+        Additive angular margin :math:`m` in **radians** (0.5 rad ≈ 28.6°, pytorch-metric-learning's
+        default in degrees). The paper's ArcFace baseline uses 0.3 with ``scale=60``.
+    """
+
+    def __init__(
+        self, n_classes: int, embedding_size: int, *, margin: float = 0.5, scale: float = 64.0
+    ) -> None:
+        super().__init__(n_classes, embedding_size, scale=scale)
+        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or margin < 0:
+            raise ValueError(POSITIVE_ERROR.format(name="margin", value=margin))
+        self.margin = float(margin)
+
+    def sample_margins(self, labels, groups):  # noqa: D102
+        return self.margin
+
+    def target_cosine(self, cos_target, margins, groups):  # noqa: D102
+        return arc_margin_cosine(cos_target, margins)
+
+
+class CosFaceLoss(MarginSoftmaxLoss):
+    r"""CosFace: target logit :math:`s (\cos\theta_y - m)`.
+
+    Parameters
+    ----------
+    n_classes, embedding_size, scale
+        As :class:`MarginSoftmaxLoss`.
+    margin : float, default=0.35
+        Additive cosine margin :math:`m`. The paper's CosFace baseline uses 0.2 with ``scale=60``.
+    """
+
+    def __init__(
+        self, n_classes: int, embedding_size: int, *, margin: float = 0.35, scale: float = 64.0
+    ) -> None:
+        super().__init__(n_classes, embedding_size, scale=scale)
+        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or margin < 0:
+            raise ValueError(POSITIVE_ERROR.format(name="margin", value=margin))
+        self.margin = float(margin)
+
+    def sample_margins(self, labels, groups):  # noqa: D102
+        return self.margin
+
+    def target_cosine(self, cos_target, margins, groups):  # noqa: D102
+        return cos_target - margins
+
+
+class SoftmaxLoss(nn.Module):
+    """Plain softmax cross-entropy over a linear layer with bias (the paper's "Softmax" baseline).
+
+    Same call signature as :class:`MarginSoftmaxLoss` so that the trainer treats all heads alike.
+
+    Parameters
+    ----------
+    n_classes : int
+    embedding_size : int
+
+    Attributes
+    ----------
+    weight : Parameter of shape (n_classes, embedding_size)
+    bias : Parameter of shape (n_classes,)
+    """
+
+    n_groups: int | None = None
+
+    def __init__(self, n_classes: int, embedding_size: int) -> None:
+        super().__init__()
+        for name, value in (("n_classes", n_classes), ("embedding_size", embedding_size)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(POSITIVE_ERROR.format(name=name, value=value))
+        self.n_classes = n_classes
+        self.embedding_size = embedding_size
+        self.weight = nn.Parameter(torch.empty(n_classes, embedding_size))
+        self.bias = nn.Parameter(torch.zeros(n_classes))
+        nn.init.normal_(self.weight, std=0.01)
+
+    def logits(self, embeddings, labels=None, groups=None):  # noqa: D102
+        return F.linear(embeddings, self.weight, self.bias)
+
+    def per_sample_loss(self, embeddings, labels, groups=None):  # noqa: D102
+        labels = torch.as_tensor(labels, device=embeddings.device)
+        _check_batch(embeddings, labels, self.embedding_size, self.n_classes)
+        return F.cross_entropy(self.logits(embeddings), labels, reduction="none")
+
+    def forward(self, embeddings, labels, groups=None, *, sample_weight=None):  # noqa: D102
+        return _weighted_mean(self.per_sample_loss(embeddings, labels, groups), sample_weight)
+
+
+_KIND_CODES = {"softmax": 0, "arc": 1, "cos": 2}
+
+
+class GroupMarginLoss(MarginSoftmaxLoss):
+    r"""MBN's adaptive margin loss: each sample's margin is the margin of its group.
+
+    .. math::
+
+        L_j^{T(arc)} = -\log \frac{e^{s\cos(\theta_{y_j} + m_{g_j})}}
+            {e^{s\cos(\theta_{y_j} + m_{g_j})} + \sum_{i\ne y_j} e^{s\cos\theta_i}}
+        \quad\text{or}\quad
+        L_j^{T(cos)}:\ s(\cos\theta_{y_j} - m_{g_j}),
+
+    Eqs. (1)-(2) of [1]_, where :math:`g_j` is the group (skin tone) of sample :math:`j`. The anchor
+    groups (Tone I in the paper) keep a fixed margin — or no margin at all with
+    ``anchor_loss="softmax"`` — and the other groups' margins are the differentiable parameter
+    :attr:`margins` that :class:`~fairot.face.MetaBalancedTrainer` learns. The paper's variants:
+
+    - MBN(soft): ``kind="arc", anchor_loss="softmax", init_margin=0.3``;
+    - MBN(arc): ``kind="arc", anchor_loss="arc", init_margin=0.3``;
+    - MBN(cos): ``kind="cos", anchor_loss="cos", init_margin=0.15``.
+
+    With ``anchor_groups=()`` and per-group ``init_margin`` it is also a fixed group-margin loss
+    (M-RBN) when the margins are not optimised.
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of training identities.
+    embedding_size : int
+        Dimension of the embeddings.
+    n_groups : int
+        Number of groups :math:`k`; group codes are ``0 .. n_groups - 1``.
+    kind : {"arc", "cos"}, default="arc"
+        How the learnable margins enter: additive angle (radians) or additive cosine.
+    anchor_groups : sequence of int, default=(0,)
+        Groups whose margin is fixed (the paper's lighter-skinned anchors).
+    anchor_loss : {"arc", "cos", "softmax"}, optional
+        Loss of the anchor groups; defaults to ``kind``. ``"softmax"`` means Norm-Softmax
+        (no margin).
+    init_margin : float or sequence of float, default=0.3
+        Initial margin of every group (or one per group); the fixed margin of arc/cos anchors.
+    scale : float, default=64.0
+        Scale :math:`s`.
+    margin_bounds : (float, float), default=(0.0, 0.8)
+        The learnable margins are clamped into this interval after every meta step.
+
+    Attributes
+    ----------
+    margins : Parameter of shape (n_groups,)
+        The learnable margins :math:`m_g` (the anchors' entries are ignored; see
+        :meth:`group_margins`).
+    weight : Parameter of shape (n_classes, embedding_size)
+        Class weights.
+    learnable_mask : bool Tensor of shape (n_groups,)
+        ``True`` for the groups whose margin is learned.
+    """
+
+    def __init__(
+        self,
+        n_classes: int,
+        embedding_size: int,
+        n_groups: int,
+        *,
+        kind: Literal["arc", "cos"] = "arc",
+        anchor_groups: Sequence[int] = (0,),
+        anchor_loss: Literal["arc", "cos", "softmax"] | None = None,
+        init_margin: float | Sequence[float] = 0.3,
+        scale: float = 64.0,
+        margin_bounds: tuple[float, float] = (0.0, 0.8),
+    ) -> None:
+        super().__init__(n_classes, embedding_size, scale=scale)
+        if isinstance(n_groups, bool) or not isinstance(n_groups, int) or n_groups < 1:
+            raise ValueError(POSITIVE_ERROR.format(name="n_groups", value=n_groups))
+        if kind not in ("arc", "cos"):
+            raise ValueError(KIND_ERROR.format(name="kind", options=("arc", "cos"), value=kind))
+        anchor_loss = kind if anchor_loss is None else anchor_loss
+        if anchor_loss not in _KIND_CODES:
+            raise ValueError(
+                KIND_ERROR.format(name="anchor_loss", options=tuple(_KIND_CODES), value=anchor_loss)
+            )
+        anchors = tuple(int(g) for g in anchor_groups)
+        if (
+            len(set(anchors)) != len(anchors)
+            or any(g < 0 or g >= n_groups for g in anchors)
+            or len(anchors) >= n_groups
+        ):
+            raise ValueError(ANCHOR_ERROR.format(n_groups=n_groups, value=anchor_groups))
+        try:
+            low, high = (float(b) for b in margin_bounds)
+        except (TypeError, ValueError):
+            raise ValueError(BOUNDS_ERROR.format(value=margin_bounds)) from None
+        if not 0.0 <= low <= high:
+            raise ValueError(BOUNDS_ERROR.format(value=margin_bounds))
+        init = torch.as_tensor(init_margin, dtype=torch.get_default_dtype())
+        if init.ndim == 0:
+            init = init.repeat(n_groups)
+        learnable = torch.ones(n_groups, dtype=torch.bool)
+        learnable[list(anchors)] = False
+        if (
+            init.shape != (n_groups,)
+            or not bool(torch.isfinite(init).all())
+            or bool((init[learnable] < low).any() or (init[learnable] > high).any())
+            or bool((init < 0).any())
+        ):
+            raise ValueError(
+                INIT_MARGIN_ERROR.format(n_groups=n_groups, bounds=(low, high), value=init_margin)
+            )
+        self.n_groups = n_groups
+        self.kind = kind
+        self.anchor_groups = anchors
+        self.anchor_loss = anchor_loss
+        self.margin_bounds = (low, high)
+        self.margins = nn.Parameter(init.clone())
+        self.register_buffer("learnable_mask", learnable)
+        fixed = init.clone() if anchor_loss != "softmax" else torch.zeros(n_groups)
+        self.register_buffer("fixed_margins", fixed)
+        codes = torch.full((n_groups,), _KIND_CODES[kind], dtype=torch.long)
+        codes[list(anchors)] = _KIND_CODES[anchor_loss]
+        self.register_buffer("kind_codes", codes)
+
+    def group_margins(self) -> torch.Tensor:
+        """Effective margin of each group, shape (n_groups,): learned, or fixed for the anchors."""
+        return torch.where(self.learnable_mask, self.margins, self.fixed_margins.to(self.margins))
+
+    def sample_margins(self, labels, groups):  # noqa: D102
+        return self.group_margins()[groups]
+
+    def target_cosine(self, cos_target, margins, groups):  # noqa: D102
+        codes = self.kind_codes[groups]
+        margins = margins.to(cos_target.dtype)
+        arc = arc_margin_cosine(cos_target, margins)
+        return torch.where(
+            codes == _KIND_CODES["arc"],
+            arc,
+            torch.where(codes == _KIND_CODES["cos"], cos_target - margins, cos_target),
+        )
+
+    @torch.no_grad()
+    def clamp_margins_(self) -> torch.Tensor:
+        """Clamp the learnable margins into ``margin_bounds`` in place.
+
+        Returns
+        -------
+        bool Tensor of shape (n_groups,)
+            ``True`` for the learnable groups whose margin sits on a bound after clamping.
+        """
+        low, high = self.margin_bounds
+        self.margins.clamp_(low, high)
+        at_bound = (self.margins <= low) | (self.margins >= high)
+        return at_bound & self.learnable_mask
+
+    def extra_repr(self) -> str:  # noqa: D102
+        return (
+            f"n_classes={self.n_classes}, embedding_size={self.embedding_size}, "
+            f"n_groups={self.n_groups}, kind={self.kind!r}, anchor_groups={self.anchor_groups}, "
+            f"anchor_loss={self.anchor_loss!r}, scale={self.scale}, "
+            f"margin_bounds={self.margin_bounds}"
+        )

@@ -1,0 +1,130 @@
+r"""Hardest-triplet mining within groups, the triplet selection of MBN's meta skewness loss.
+
+For each anchor :math:`i` of a batch of L2-normalised embeddings, its hardest positive is the
+sample of the same identity at the largest squared distance :math:`d_p`, and its hardest negative
+the sample of another identity at the smallest squared distance :math:`d_n` — both searched
+**within the anchor's own group**, since Eq. (7) of [1]_ compares a skin-tone bin with itself. The
+online selection of [1]_ (Section V, experimental settings) then keeps the triplets with
+:math:`d_n - d_p \le 0.2`.
+
+References
+----------
+.. [1] Wang, M., Zhang, Y. and Deng, W. "Meta Balanced Network for Fair Face Recognition",
+   IEEE TPAMI (2021).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = ["HardestTripletMiner", "TripletIndices", "squared_distances"]
+
+MINER_INPUT_ERROR = (
+    "embeddings must be 2-D (n_samples, dim) and labels/groups 1-D integer tensors of length "
+    "n_samples; got embeddings {emb}, labels {lab}, groups {grp}."
+)
+SELECTION_MARGIN_ERROR = "selection_margin must be a finite number or None; got {value!r}."
+
+
+class TripletIndices(NamedTuple):
+    """Index tuple returned by :class:`HardestTripletMiner` (pytorch-metric-learning's order)."""
+
+    anchors: torch.Tensor
+    positives: torch.Tensor
+    negatives: torch.Tensor
+
+
+def squared_distances(embeddings: torch.Tensor, anchors, others) -> torch.Tensor:
+    """Squared Euclidean distance between L2-normalised rows ``anchors`` and ``others``."""
+    normed = F.normalize(embeddings, dim=1)
+    return (normed[anchors] - normed[others]).pow(2).sum(dim=1)
+
+
+class HardestTripletMiner(nn.Module):
+    r"""Return (anchor, hardest positive, hardest negative) index triplets.
+
+    Parameters
+    ----------
+    within_groups : bool, default=True
+        Search positives and negatives only among samples of the anchor's group.
+    selection_margin : float or None, default=None
+        Keep only the triplets with :math:`d_n - d_p \le` ``selection_margin`` (0.2 in [1]_);
+        ``None`` keeps every anchor that has a positive and a negative.
+
+    Notes
+    -----
+    Mining is done without gradient (it only chooses indices); the loss recomputes the distances
+    of the chosen triplets with gradient.
+    """
+
+    def __init__(self, *, within_groups: bool = True, selection_margin: float | None = None):
+        super().__init__()
+        if selection_margin is not None and (
+            isinstance(selection_margin, bool)
+            or not isinstance(selection_margin, (int, float))
+            or selection_margin != selection_margin
+            or abs(selection_margin) == float("inf")
+        ):
+            raise ValueError(SELECTION_MARGIN_ERROR.format(value=selection_margin))
+        self.within_groups = within_groups
+        self.selection_margin = None if selection_margin is None else float(selection_margin)
+
+    @torch.no_grad()
+    def forward(
+        self,
+        embeddings: torch.Tensor,
+        labels: torch.Tensor,
+        groups: torch.Tensor | None = None,
+    ) -> TripletIndices:
+        """Mine the triplets of a batch.
+
+        Parameters
+        ----------
+        embeddings : Tensor of shape (n_samples, dim)
+        labels : integer Tensor of shape (n_samples,)
+        groups : integer Tensor of shape (n_samples,), optional
+            Required when ``within_groups=True``; otherwise ignored.
+
+        Returns
+        -------
+        TripletIndices
+            Three integer tensors of equal length.
+        """
+        n = embeddings.shape[0] if embeddings.ndim == 2 else -1
+        labels = torch.as_tensor(labels, device=embeddings.device)
+        if groups is None and self.within_groups:
+            groups_ok = False
+        else:
+            groups = (
+                torch.zeros_like(labels)
+                if groups is None or not self.within_groups
+                else torch.as_tensor(groups, device=embeddings.device)
+            )
+            groups_ok = groups.shape == (n,) and not groups.is_floating_point()
+        if n < 0 or labels.shape != (n,) or labels.is_floating_point() or not groups_ok:
+            raise ValueError(
+                MINER_INPUT_ERROR.format(
+                    emb=tuple(embeddings.shape),
+                    lab=tuple(labels.shape),
+                    grp=None if groups is None else tuple(torch.as_tensor(groups).shape),
+                )
+            )
+        normed = F.normalize(embeddings.detach(), dim=1)
+        dist = (2.0 - 2.0 * normed @ normed.t()).clamp_min(0.0)
+        same_group = groups[:, None] == groups[None, :]
+        same_label = labels[:, None] == labels[None, :]
+        eye = torch.eye(n, dtype=torch.bool, device=embeddings.device)
+        pos_mask = same_group & same_label & ~eye
+        neg_mask = same_group & ~same_label
+        inf = torch.finfo(dist.dtype).max
+        d_pos, positives = torch.where(pos_mask, dist, -inf).max(dim=1)
+        d_neg, negatives = torch.where(neg_mask, dist, inf).min(dim=1)
+        keep = pos_mask.any(dim=1) & neg_mask.any(dim=1)
+        if self.selection_margin is not None:
+            keep &= (d_neg - d_pos) <= self.selection_margin
+        anchors = torch.nonzero(keep).squeeze(1)
+        return TripletIndices(anchors, positives[anchors], negatives[anchors])

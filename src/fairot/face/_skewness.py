@@ -1,0 +1,222 @@
+r"""MBN's meta skewness loss: the gap in feature scatter between each group and the anchors.
+
+On an L2-normalised, group-balanced meta batch, each sample :math:`i` gets
+
+.. math::
+
+    l_i = \lVert f(x_i) - f(x_{i,p}) \rVert_2^2 - \gamma \lVert f(x_i) - f(x_{i,n}) \rVert_2^2
+
+(Eq. (7) of [1]_), with :math:`x_{i,p}` / :math:`x_{i,n}` its hardest positive / negative within its
+group, kept only when :math:`d_n - d_p \le 0.2` (online selection). The skewness of group :math:`g`
+against the anchors :math:`A` (Tone I) is
+
+.. math::
+
+    B^g = \frac{1}{|g|} \sum_{i \in g} l_i - \frac{1}{|A|} \sum_{k \in A} l_k
+    \qquad \text{(Eq. (6) of [1]_)},
+
+and the meta loss is :math:`L^M = \sum_{g \notin A} B^g` (Eq. (5)).
+
+References
+----------
+.. [1] Wang, M., Zhang, Y. and Deng, W. "Meta Balanced Network for Fair Face Recognition",
+   IEEE TPAMI (2021).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import nn
+
+from ._miners import HardestTripletMiner, TripletIndices, squared_distances
+
+__all__ = ["MetaBatchWarning", "MetaSkewnessLoss", "SkewnessResult"]
+
+GAMMA_ERROR = "gamma must be a finite non-negative number; got {value!r}."
+REDUCTION_ERROR = "reduction must be one of ('sum', 'abs', 'squared'); got {value!r}."
+ANCHORS_ERROR = "anchor_groups must be a non-empty sequence of distinct group codes; got {value!r}."
+NO_POSITIVE_WARNING = (
+    "meta batch: group {group} has no positive pair (two samples of one identity) or no negative; "
+    "it is skipped for this step. Sample meta batches with BalancedGroupSampler "
+    "(samples_per_identity >= 2). This warning is shown once per group."
+)
+NO_ANCHOR_WARNING = (
+    "meta batch: the anchor groups {anchors} have no selected triplet, so no skewness can be "
+    "measured and the meta step is skipped. This warning is shown once."
+)
+
+
+class MetaBatchWarning(UserWarning):
+    """A meta batch from which part of the meta skewness loss could not be computed."""
+
+
+@dataclass(frozen=True)
+class SkewnessResult:
+    """Everything :meth:`MetaSkewnessLoss.compute` measured on one meta batch.
+
+    Attributes
+    ----------
+    loss : Tensor
+        The scalar meta loss :math:`L^M` (zero, still attached to the graph, when undefined).
+    group_bias : Tensor of shape (n_groups,)
+        :math:`B^g` of each group; NaN for the anchors and for groups skipped in this batch.
+    group_loss : Tensor of shape (n_groups,)
+        Mean :math:`l_i` of each group over its selected triplets; NaN where none was selected.
+    n_triplets : Tensor of shape (n_groups,)
+        Number of selected triplets of each group.
+    """
+
+    loss: torch.Tensor
+    group_bias: torch.Tensor
+    group_loss: torch.Tensor
+    n_triplets: torch.Tensor
+
+
+class MetaSkewnessLoss(nn.Module):
+    r"""Meta skewness loss :math:`L^M` of MBN (Eqs. (5)-(7) of [1]_).
+
+    Parameters
+    ----------
+    gamma : float, default=0.5
+        Trade-off :math:`\gamma` between the positive and the negative distance (0.5 in [1]_).
+    selection_margin : float or None, default=0.2
+        Online selection: keep the triplets with :math:`d_n - d_p \le` ``selection_margin``.
+    anchor_groups : sequence of int, default=(0,)
+        The anchor groups :math:`A` (Tone I; Tones I and II with 8 bins).
+    reduction : {"sum", "abs", "squared"}, default="sum"
+        :math:`\sum_g B^g` as in the paper, or :math:`\sum_g |B^g|`, or :math:`\sum_g (B^g)^2`.
+    n_groups : int, optional
+        Number of groups, to size :class:`SkewnessResult`; inferred from the batch when omitted.
+
+    Notes
+    -----
+    A group present in the batch without any positive pair is skipped for that step, with a
+    :class:`MetaBatchWarning` shown once per group. A group whose triplets are all easier than the
+    selection margin is skipped silently (nothing to balance). When the anchors have no triplet the
+    loss is a zero attached to the graph, so that the meta step is a no-op.
+    """
+
+    def __init__(
+        self,
+        gamma: float = 0.5,
+        selection_margin: float | None = 0.2,
+        anchor_groups: Sequence[int] = (0,),
+        reduction: Literal["sum", "abs", "squared"] = "sum",
+        *,
+        n_groups: int | None = None,
+    ) -> None:
+        super().__init__()
+        if (
+            isinstance(gamma, bool)
+            or not isinstance(gamma, (int, float))
+            or not math.isfinite(gamma)
+            or gamma < 0
+        ):
+            raise ValueError(GAMMA_ERROR.format(value=gamma))
+        if reduction not in ("sum", "abs", "squared"):
+            raise ValueError(REDUCTION_ERROR.format(value=reduction))
+        anchors = tuple(int(g) for g in anchor_groups)
+        if not anchors or len(set(anchors)) != len(anchors) or min(anchors) < 0:
+            raise ValueError(ANCHORS_ERROR.format(value=anchor_groups))
+        self.gamma = float(gamma)
+        self.selection_margin = selection_margin
+        self.anchor_groups = anchors
+        self.reduction = reduction
+        self.n_groups = n_groups
+        self.miner = HardestTripletMiner(within_groups=True, selection_margin=selection_margin)
+        self._warned: set[object] = set()
+
+    def compute(
+        self,
+        embeddings: torch.Tensor,
+        labels: torch.Tensor,
+        groups: torch.Tensor,
+        indices_tuple: TripletIndices | None = None,
+    ) -> SkewnessResult:
+        r"""Meta loss with its per-group terms.
+
+        Parameters
+        ----------
+        embeddings : Tensor of shape (n_samples, dim)
+            Meta-batch embeddings :math:`f(x^v; \hat w)`; normalised here.
+        labels : integer Tensor of shape (n_samples,)
+        groups : integer Tensor of shape (n_samples,)
+        indices_tuple : TripletIndices, optional
+            Precomputed (anchor, positive, negative) triplets; mined with
+            :class:`~fairot.face.miners.HardestTripletMiner` when omitted.
+
+        Returns
+        -------
+        SkewnessResult
+        """
+        groups = torch.as_tensor(groups, device=embeddings.device)
+        labels = torch.as_tensor(labels, device=embeddings.device)
+        if indices_tuple is None:
+            indices_tuple = self.miner(embeddings, labels, groups)
+        anchors_idx, pos_idx, neg_idx = indices_tuple
+        n_groups = self.n_groups
+        if n_groups is None:
+            present = int(groups.max()) + 1 if groups.numel() else 0
+            n_groups = max(present, max(self.anchor_groups) + 1)
+        dtype = embeddings.dtype
+        d_pos = squared_distances(embeddings, anchors_idx, pos_idx)
+        d_neg = squared_distances(embeddings, anchors_idx, neg_idx)
+        l_i = d_pos - self.gamma * d_neg
+        triplet_group = groups[anchors_idx]
+        counts = torch.bincount(triplet_group, minlength=n_groups)[:n_groups]
+        sums = torch.zeros(n_groups, dtype=dtype, device=embeddings.device).index_add(
+            0, triplet_group, l_i
+        )
+        nan = torch.tensor(float("nan"), dtype=dtype, device=embeddings.device)
+        group_loss = torch.where(counts > 0, sums / counts.clamp_min(1), nan)
+
+        self._warn_missing_pairs(labels, groups)
+        is_anchor = torch.zeros(n_groups, dtype=torch.bool, device=embeddings.device)
+        is_anchor[list(a for a in self.anchor_groups if a < n_groups)] = True
+        anchor_count = counts[is_anchor].sum()
+        zero = embeddings.sum() * 0.0
+        if int(anchor_count) == 0:
+            if "anchors" not in self._warned:
+                self._warned.add("anchors")
+                warnings.warn(
+                    NO_ANCHOR_WARNING.format(anchors=self.anchor_groups),
+                    MetaBatchWarning,
+                    stacklevel=3,
+                )
+            bias = torch.full((n_groups,), float("nan"), dtype=dtype, device=embeddings.device)
+            return SkewnessResult(zero, bias, group_loss.detach(), counts)
+        anchor_mean = sums[is_anchor].sum() / anchor_count
+        active = (counts > 0) & ~is_anchor
+        bias = torch.where(active, group_loss - anchor_mean, nan)
+        terms = bias[active]
+        if self.reduction == "abs":
+            terms = terms.abs()
+        elif self.reduction == "squared":
+            terms = terms.pow(2)
+        loss = terms.sum() + zero
+        return SkewnessResult(loss, bias.detach(), group_loss.detach(), counts)
+
+    def _warn_missing_pairs(self, labels: torch.Tensor, groups: torch.Tensor) -> None:
+        for g in torch.unique(groups).tolist():
+            in_g = groups == g
+            _, label_counts = torch.unique(labels[in_g], return_counts=True)
+            has_pair = bool((label_counts >= 2).any()) and label_counts.numel() >= 2
+            if not has_pair and g not in self._warned:
+                self._warned.add(g)
+                warnings.warn(NO_POSITIVE_WARNING.format(group=g), MetaBatchWarning, stacklevel=4)
+
+    def forward(
+        self,
+        embeddings: torch.Tensor,
+        labels: torch.Tensor,
+        groups: torch.Tensor,
+        indices_tuple: TripletIndices | None = None,
+    ) -> torch.Tensor:
+        """Scalar meta loss :math:`L^M`; see :meth:`compute` for the parameters."""
+        return self.compute(embeddings, labels, groups, indices_tuple).loss

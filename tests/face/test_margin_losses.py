@@ -1,0 +1,224 @@
+import math
+import re
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from pytorch_metric_learning import losses as pml_losses
+
+from fairot.face import losses
+from fairot.face._margin_losses import (
+    ANCHOR_ERROR,
+    GROUPS_RANGE_ERROR,
+    GROUPS_REQUIRED_ERROR,
+    INIT_MARGIN_ERROR,
+    LABELS_RANGE_ERROR,
+    SAMPLE_WEIGHT_ERROR,
+)
+
+N, D, C, K = 24, 8, 5, 4
+
+
+def _prefix(message):
+    return re.escape(message.split("{")[0])
+
+
+def _batch(dtype=torch.float64, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    emb = torch.randn(N, D, generator=g, dtype=dtype)
+    labels = torch.randint(0, C, (N,), generator=g)
+    groups = torch.randint(0, K, (N,), generator=g)
+    return emb, labels, groups
+
+
+def _naive_loss(loss, emb, labels, target_fn):
+    """Cross-entropy over hand-margined logits, one sample at a time."""
+    w = F.normalize(loss.weight.detach(), dim=1)
+    total = []
+    for j in range(emb.shape[0]):
+        cos = F.normalize(emb[j], dim=0) @ w.t()
+        logits = cos.clone()
+        logits[labels[j]] = target_fn(j, cos[labels[j]])
+        total.append(F.cross_entropy((loss.scale * logits)[None], labels[j : j + 1]))
+    return torch.stack(total).mean()
+
+
+def _naive_arc(cos, m):
+    theta = math.acos(float(cos))
+    if theta <= math.pi - m:
+        return torch.cos(torch.acos(cos) + m)
+    return cos - m * math.sin(m)
+
+
+@pytest.mark.parametrize("margin", [0.0, 0.3, 0.5])
+def test_arcface_equals_naive_cross_entropy(margin):
+    emb, labels, _ = _batch()
+    loss = losses.ArcFaceLoss(C, D, margin=margin, scale=30.0).double()
+    expected = _naive_loss(loss, emb, labels, lambda j, c: _naive_arc(c, margin))
+    torch.testing.assert_close(loss(emb, labels), expected, rtol=1e-10, atol=1e-10)
+
+
+def test_cosface_and_normsoftmax_equal_naive_cross_entropy():
+    emb, labels, _ = _batch()
+    cos_loss = losses.CosFaceLoss(C, D, margin=0.2, scale=60.0).double()
+    expected = _naive_loss(cos_loss, emb, labels, lambda j, c: c - 0.2)
+    torch.testing.assert_close(cos_loss(emb, labels), expected)
+    norm = losses.NormSoftmaxLoss(C, D, scale=16.0).double()
+    torch.testing.assert_close(norm(emb, labels), _naive_loss(norm, emb, labels, lambda j, c: c))
+
+
+def _pml_copy(pml_loss, ours):
+    with torch.no_grad():
+        pml_loss.W.copy_(ours.weight.detach().t().to(pml_loss.W.dtype))
+    return pml_loss
+
+
+@pytest.mark.parametrize("margin", [0.2, 0.3, 0.5])
+def test_arcface_matches_pytorch_metric_learning_in_degrees(margin):
+    emb, labels, _ = _batch(torch.float32, seed=1)
+    ours = losses.ArcFaceLoss(C, D, margin=margin, scale=64.0)
+    # pytorch-metric-learning takes the ArcFace margin in degrees.
+    oracle = _pml_copy(
+        pml_losses.ArcFaceLoss(C, D, margin=float(np.degrees(margin)), scale=64.0), ours
+    )
+    torch.testing.assert_close(ours(emb, labels), oracle(emb, labels), rtol=1e-5, atol=1e-5)
+
+
+def test_cosface_matches_pytorch_metric_learning():
+    emb, labels, _ = _batch(torch.float32, seed=2)
+    ours = losses.CosFaceLoss(C, D, margin=0.2, scale=60.0)
+    oracle = _pml_copy(pml_losses.CosFaceLoss(C, D, margin=0.2, scale=60.0), ours)
+    torch.testing.assert_close(ours(emb, labels), oracle(emb, labels), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("kind", "margin", "oracle_cls", "oracle_margin"),
+    [
+        ("arc", 0.3, pml_losses.ArcFaceLoss, float(np.degrees(0.3))),
+        ("cos", 0.15, pml_losses.CosFaceLoss, 0.15),
+    ],
+)
+def test_group_margin_loss_with_equal_margins_matches_pml(kind, margin, oracle_cls, oracle_margin):
+    emb, labels, groups = _batch(torch.float32, seed=3)
+    ours = losses.GroupMarginLoss(C, D, K, kind=kind, init_margin=margin, scale=64.0)
+    oracle = _pml_copy(oracle_cls(C, D, margin=oracle_margin, scale=64.0), ours)
+    torch.testing.assert_close(ours(emb, labels, groups), oracle(emb, labels), rtol=1e-5, atol=1e-5)
+
+
+def test_group_margin_loss_uses_each_samples_group_margin():
+    emb, labels, groups = _batch()
+    margins = [0.1, 0.25, 0.4, 0.6]
+    ours = losses.GroupMarginLoss(
+        C, D, K, kind="arc", anchor_groups=(0,), anchor_loss="softmax", init_margin=margins
+    ).double()
+
+    def target(j, c):
+        g = int(groups[j])
+        return c if g == 0 else _naive_arc(c, margins[g])
+
+    torch.testing.assert_close(ours(emb, labels, groups), _naive_loss(ours, emb, labels, target))
+    # anchors with a cos loss and learnable arc groups: a mixed batch
+    mixed = losses.GroupMarginLoss(
+        C, D, K, kind="arc", anchor_groups=(0, 1), anchor_loss="cos", init_margin=margins
+    ).double()
+
+    def mixed_target(j, c):
+        g = int(groups[j])
+        return c - margins[g] if g in (0, 1) else _naive_arc(c, margins[g])
+
+    torch.testing.assert_close(
+        mixed(emb, labels, groups), _naive_loss(mixed, emb, labels, mixed_target)
+    )
+
+
+def test_anchor_margins_are_fixed_and_get_no_gradient():
+    emb, labels, groups = _batch()
+    loss = losses.GroupMarginLoss(C, D, K, anchor_groups=(0,), init_margin=0.3).double()
+    loss(emb, labels, groups).backward()
+    assert loss.margins.grad[0] == 0
+    assert torch.all(loss.margins.grad[1:] != 0)
+    with torch.no_grad():
+        loss.margins[0] = 0.7  # an anchor's entry is not used
+    torch.testing.assert_close(loss.group_margins()[0], torch.tensor(0.3, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("kind", ["arc", "cos"])
+def test_gradcheck_on_margins(kind):
+    emb, labels, groups = _batch()
+    loss = losses.GroupMarginLoss(C, D, K, kind=kind, anchor_groups=(0,), scale=8.0).double()
+    margins = torch.tensor([0.3, 0.2, 0.45, 0.6], dtype=torch.float64, requires_grad=True)
+
+    def f(m):
+        return torch.func.functional_call(loss, {"margins": m}, (emb, labels, groups))
+
+    assert torch.autograd.gradcheck(f, (margins,))
+
+
+def test_arc_fallback_branch_stays_differentiable_in_the_margin():
+    # theta close to pi: theta + m > pi takes the linear fallback cos(theta) - m sin(m)
+    cos = torch.tensor([-0.99, 0.2], dtype=torch.float64)
+    m = torch.tensor([0.5, 0.5], dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda mm: losses.arc_margin_cosine(cos, mm), (m,))
+    out = losses.arc_margin_cosine(cos, m)
+    torch.testing.assert_close(out[0], cos[0] - 0.5 * math.sin(0.5), check_dtype=False)
+
+
+def test_sample_weight_is_a_weighted_mean():
+    emb, labels, groups = _batch()
+    loss = losses.ArcFaceLoss(C, D, margin=0.3).double()
+    w = torch.rand(N, dtype=torch.float64) + 0.1
+    per_sample = loss.per_sample_loss(emb, labels)
+    torch.testing.assert_close(loss(emb, labels, sample_weight=w), (w * per_sample).sum() / w.sum())
+    with pytest.raises(ValueError, match=_prefix(SAMPLE_WEIGHT_ERROR)):
+        loss(emb, labels, sample_weight=-w)
+
+
+def test_softmax_loss_matches_linear_cross_entropy():
+    emb, labels, _ = _batch()
+    loss = losses.SoftmaxLoss(C, D).double()
+    logits = emb @ loss.weight.t() + loss.bias
+    torch.testing.assert_close(loss(emb, labels), F.cross_entropy(logits, labels))
+
+
+def test_bad_labels_and_groups_raise():
+    emb, labels, groups = _batch()
+    loss = losses.GroupMarginLoss(C, D, K).double()
+    bad = labels.clone()
+    bad[0] = C
+    with pytest.raises(ValueError, match=_prefix(LABELS_RANGE_ERROR)):
+        loss(emb, bad, groups)
+    bad_groups = groups.clone()
+    bad_groups[3] = -1
+    with pytest.raises(ValueError, match=_prefix(GROUPS_RANGE_ERROR)):
+        loss(emb, labels, bad_groups)
+    with pytest.raises(ValueError, match=_prefix(GROUPS_REQUIRED_ERROR)):
+        loss(emb, labels)
+    with pytest.raises(ValueError, match="embeddings must have shape"):
+        loss(emb[:, :3], labels, groups)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"init_margin": 0.9}, INIT_MARGIN_ERROR),
+        ({"init_margin": [0.3, 0.3]}, INIT_MARGIN_ERROR),
+        ({"anchor_groups": (0, 1, 2, 3)}, ANCHOR_ERROR),
+        ({"anchor_groups": (7,)}, ANCHOR_ERROR),
+        ({"kind": "sphere"}, "kind must be one of"),
+        ({"margin_bounds": (0.5, 0.1)}, "margin_bounds must be"),
+        ({"scale": 0.0}, "scale must be a positive number"),
+    ],
+)
+def test_bad_constructor_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=_prefix(message)):
+        losses.GroupMarginLoss(C, D, K, **kwargs)
+
+
+def test_clamp_reports_margins_at_a_bound():
+    loss = losses.GroupMarginLoss(C, D, K, init_margin=0.3, margin_bounds=(0.0, 0.8))
+    with torch.no_grad():
+        loss.margins.copy_(torch.tensor([5.0, 1.2, 0.4, -0.3]))
+    at_bound = loss.clamp_margins_()
+    assert at_bound.tolist() == [False, True, False, True]
+    torch.testing.assert_close(loss.margins[1:], torch.tensor([0.8, 0.4, 0.0]))
