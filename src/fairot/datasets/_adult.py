@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import io
 import os
+from pathlib import Path
 
 import pandas as pd
 from sklearn.utils import Bunch
@@ -80,17 +81,11 @@ def _parse(content: bytes, *, skip_banner: bool) -> pd.DataFrame:
 
 @functools.lru_cache(maxsize=4)
 def _raw_frame(train_key: tuple, test_key: tuple) -> pd.DataFrame:
-    train = _parse(read_raw_bytes(_path(train_key), ADULT_TRAIN), skip_banner=False)
-    test = _parse(read_raw_bytes(_path(test_key), ADULT_TEST), skip_banner=True)
+    train = _parse(read_raw_bytes(Path(train_key[0]), ADULT_TRAIN), skip_banner=False)
+    test = _parse(read_raw_bytes(Path(test_key[0]), ADULT_TEST), skip_banner=True)
     train["split"] = "train"
     test["split"] = "test"
     return pd.concat([train, test], ignore_index=True)
-
-
-def _path(key: tuple):
-    from pathlib import Path
-
-    return Path(key[0])
 
 
 def load_adult(
@@ -105,7 +100,7 @@ def load_adult(
 
     The 48,842 records of ``adult.data`` (32,561, the official training set) and ``adult.test``
     (16,281) are concatenated, in file order. By default only the records whose race is Black or
-    White are kept (46,033 rows), giving the four groups of the COT paper [1]_:
+    White are kept (46,447 rows), giving the four groups of the COT paper [1]_:
     {Black, White} x {Female, Male}. The label is income > 50K. Missing values (``?``) are kept as
     a category of their own; no row is dropped.
 
@@ -167,7 +162,7 @@ def load_adult(
     >>> from fairot.datasets import load_adult
     >>> adult = load_adult()
     >>> adult.data.shape[0], adult.sensitive.value_counts().size
-    (46033, 4)
+    (46447, 4)
     """
     kwargs = {"data_home": data_home, "download_if_missing": download_if_missing}
     train_path = fetch_raw_file(ADULT_TRAIN, **kwargs)

@@ -18,6 +18,7 @@ import shutil
 import tempfile
 import urllib.request
 import warnings
+import zipfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -142,11 +143,12 @@ def _download_raw_file(remote: RemoteFile, local: Path) -> None:
     except OSError as exc:  # urllib.error.URLError and socket timeouts are OSErrors
         raise OSError(MSG_DOWNLOAD_FAILED.format(error=exc, **fmt)) from exc
     if remote.archive_member is not None:
-        import zipfile
-
-        with zipfile.ZipFile(target) as archive, archive.open(remote.archive_member) as member:
-            with open(local, "wb") as out:
-                shutil.copyfileobj(member, out)
+        with (
+            zipfile.ZipFile(target) as archive,
+            archive.open(remote.archive_member) as member,
+            open(local, "wb") as out,
+        ):
+            shutil.copyfileobj(member, out)
         target.unlink()
     if remote.sha256 is not None:
         actual = _file_sha256(local)
@@ -301,7 +303,8 @@ def threshold_label(values: pd.Series, cut: float, *, above: str, below: str) ->
 
 def load_descr(name: str) -> str:
     """Return the text of ``fairot/datasets/descr/<name>.rst``."""
-    return (resources.files("fairot.datasets") / "descr" / f"{name}.rst").read_text(encoding="utf-8")
+    descr = resources.files("fairot.datasets") / "descr" / f"{name}.rst"
+    return descr.read_text(encoding="utf-8")
 
 
 def make_bunch(

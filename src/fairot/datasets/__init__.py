@@ -1,0 +1,22 @@
+"""Real data sets of the seed papers, as pandas frames with their sensitive groups.
+
+Adult, German Credit and Communities & Crime (UCI, CC BY 4.0) ship inside the package, compressed
+and checked by SHA-256; ACS income (US Census PUMS) is read from the data home or downloaded. Each
+loader follows scikit-learn's ``fetch_*`` conventions (``data_home``, ``download_if_missing``) and
+returns a :class:`~sklearn.utils.Bunch` with ``data``, ``target``, ``sensitive``, ``split``,
+``feature_names`` and ``DESCR``. See ``docs/datasets.md``.
+"""
+
+from ._acs_income import load_acs_income
+from ._adult import load_adult
+from ._base import get_data_home
+from ._communities_crime import load_communities_crime
+from ._german_credit import load_german_credit
+
+__all__ = [
+    "get_data_home",
+    "load_acs_income",
+    "load_adult",
+    "load_communities_crime",
+    "load_german_credit",
+]
