@@ -236,7 +236,7 @@ def _read_verified(path: str, mtime_ns: int, size: int, expected: str | None) ->
             warnings.warn(
                 MSG_LOCAL_CHECKSUM_DIFFERS.format(path=path, actual=actual, expected=expected),
                 UserWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
     return content
 

@@ -1,0 +1,39 @@
+"""Oracle for the loaders: read the shipped raw files with the standard library only."""
+
+import csv
+import gzip
+import io
+from pathlib import Path
+
+import fairot.datasets
+
+SHIPPED = Path(fairot.datasets.__file__).parent / "data"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+
+# SHA-256 of the publisher's files, copied from ../shared/data/SOURCES.md (and SHA256SUMS).
+SOURCES_SHA256 = {
+    "adult.data": "5b00264637dbfec36bdeaab5676b0b309ff9eb788d63554ca0a249491c86603d",
+    "adult.test": "a2a9044bc167a35b2361efbabec64e89d69ce82d9790d2980119aac5fd7e9c05",
+    "german.data": "b21f3d81db8071257d5ff1deaeba1fd4303b62712e6fcc9715c7a86202cb5871",
+    "communities.data": "09e0b5c07eae24c1efab19b2edee05e160e7f5743b6f31e31eec3d73624da2ea",
+    "communities.names": "f71e9049d2a8efe566e41be59cae27c84282a8d9d5c4bce4861490227f42c429",
+}
+SUBDIRS = {
+    "adult.data": "adult",
+    "adult.test": "adult",
+    "german.data": "german_credit",
+    "communities.data": "communities_crime",
+    "communities.names": "communities_crime",
+}
+
+
+def shipped_bytes(name: str) -> bytes:
+    return gzip.decompress((SHIPPED / f"{name}.gz").read_bytes())
+
+
+def shipped_rows(name: str, *, delimiter: str = ",", skip: int = 0) -> list[list[str]]:
+    """Records of a shipped file, fields stripped, blank lines dropped."""
+    text = shipped_bytes(name).decode("ascii")
+    lines = text.splitlines()[skip:]
+    reader = csv.reader(io.StringIO("\n".join(lines)), delimiter=delimiter)
+    return [[field.strip() for field in row] for row in reader if row]
