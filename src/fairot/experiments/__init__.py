@@ -1,0 +1,48 @@
+"""The seed papers' studies, each a function returning a :class:`StudyResult`.
+
+``fairot reproduce NAME`` runs the study registered under ``NAME`` in :data:`STUDIES` and writes its
+results. Study modules import lazily, so listing studies imports neither numba kernels nor torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from fairot.experiments._result import StudyResult
+
+#: Study name -> "module:function"; each function takes ``quick``, ``n_seeds``,
+#: ``random_state`` and ``progress`` keyword arguments and returns a StudyResult.
+STUDIES: dict[str, str] = {
+    "cot-table1": "fairot.experiments.cot:run_cot_table1",
+    "cot-batch-size": "fairot.experiments.cot:run_cot_batch_size",
+    "cot-drift": "fairot.experiments.cot:run_cot_drift",
+    "cot-duals": "fairot.experiments.cot:run_cot_duals",
+    "afr-simulation": "fairot.experiments.afr:run_afr_simulation",
+    "afr-multigroup": "fairot.experiments.afr:run_afr_multigroup",
+    "afr-crime": "fairot.experiments.afr:run_afr_crime",
+    "afr-acs": "fairot.experiments.afr:run_afr_acs",
+    "afr-classification": "fairot.experiments.afr:run_afr_classification",
+    "mbn-synthetic": "fairot.experiments.mbn:run_mbn_synthetic",
+}
+
+MSG_UNKNOWN_STUDY = "unknown study {name!r}; available: {names}."
+
+
+def get_study(name: str) -> Callable[..., StudyResult]:
+    """Return the function that runs study ``name``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name.
+    ImportError
+        When the study's module needs an optional dependency that is missing.
+    """
+    if name not in STUDIES:
+        raise ValueError(MSG_UNKNOWN_STUDY.format(name=name, names=", ".join(STUDIES)))
+    module_name, function_name = STUDIES[name].split(":")
+    return getattr(importlib.import_module(module_name), function_name)
+
+
+__all__ = ["STUDIES", "StudyResult", "get_study"]

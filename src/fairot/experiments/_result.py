@@ -1,0 +1,151 @@
+"""The result of one study: tables, curves, figures, and the paper's numbers beside ours."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+
+@dataclass
+class StudyResult:
+    """Everything one study produced.
+
+    Attributes
+    ----------
+    name : str
+        The study's name, as given to ``fairot reproduce``.
+    tables : dict of str to pandas.DataFrame
+        Result tables (ours).
+    curves : dict of str to pandas.DataFrame
+        Curves over updates, tolerances or steps, in long or wide form.
+    figures : dict of str to matplotlib.figure.Figure
+        Figures; written as ``<key>.png``.
+    paper : dict of str to pandas.DataFrame
+        The paper's published numbers, keyed like ``tables`` where they correspond.
+    notes : str
+        Markdown prose: what was run, and how our numbers compare with the paper's.
+    config : dict
+        Parameters of the run (seeds, sizes, hyper-parameters), for reproducibility.
+    """
+
+    name: str
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    curves: dict[str, pd.DataFrame] = field(default_factory=dict)
+    figures: dict[str, Any] = field(default_factory=dict)
+    paper: dict[str, pd.DataFrame] = field(default_factory=dict)
+    notes: str = ""
+    config: dict[str, Any] = field(default_factory=dict)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The result as JSON-ready data (tables as lists of records)."""
+        return {
+            "name": self.name,
+            "config": _jsonable(self.config),
+            "tables": {k: _frame_records(v) for k, v in self.tables.items()},
+            "paper": {k: _frame_records(v) for k, v in self.paper.items()},
+            "curves": {k: _frame_records(v) for k, v in self.curves.items()},
+            "notes": self.notes,
+        }
+
+    def to_markdown(self) -> str:
+        """The tables, with the paper's beside them, as a markdown document."""
+        lines = [f"# {self.name}", ""]
+        if self.notes:
+            lines += [self.notes.strip(), ""]
+        for key, table in self.tables.items():
+            lines += [f"## {key}", "", _markdown_table(table), ""]
+            if key in self.paper:
+                lines += [f"Paper ({key}):", "", _markdown_table(self.paper[key]), ""]
+        for key, table in self.paper.items():
+            if key not in self.tables:
+                lines += [f"## Paper: {key}", "", _markdown_table(table), ""]
+        if self.figures:
+            lines += ["## Figures", ""]
+            lines += [f"![{key}]({key}.png)" for key in self.figures]
+            lines.append("")
+        if self.config:
+            lines += [
+                "## Configuration",
+                "",
+                "```json",
+                json.dumps(_jsonable(self.config), indent=2),
+                "```",
+                "",
+            ]
+        return "\n".join(lines)
+
+    def write(self, out_dir: str | Path) -> Path:
+        """Write ``results.json``, ``results.md`` and one PNG per figure to ``out_dir``.
+
+        Parameters
+        ----------
+        out_dir : str or pathlib.Path
+            Folder, created when missing.
+
+        Returns
+        -------
+        pathlib.Path
+            The folder.
+        """
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "results.json").write_text(
+            json.dumps(self.to_json_dict(), indent=2) + "\n", encoding="utf-8"
+        )
+        (out / "results.md").write_text(self.to_markdown(), encoding="utf-8")
+        for key, figure in self.figures.items():
+            figure.savefig(out / f"{key}.png", dpi=110, bbox_inches="tight")
+        return out
+
+
+def _markdown_table(frame: pd.DataFrame) -> str:
+    """Markdown table without the optional ``tabulate`` dependency."""
+    frame = frame.copy()
+    index_name = frame.index.name or ""
+    header = [str(index_name), *map(str, frame.columns)]
+    rows = [
+        [str(idx), *(_format_cell(v) for v in row)]
+        for idx, row in zip(frame.index, frame.itertuples(index=False), strict=True)
+    ]
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _format_cell(value: Any) -> str:
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ""
+        return f"{value:.4g}" if abs(value) < 1e4 else f"{value:.3e}"
+    return str(value)
+
+
+def _frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    flat = (
+        frame.reset_index()
+        if frame.index.name or not isinstance(frame.index, pd.RangeIndex)
+        else frame
+    )
+    return _jsonable(flat.to_dict(orient="records"))
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            return _jsonable(value.item())
+        except (ValueError, TypeError):
+            return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)

@@ -1,0 +1,19 @@
+"""Audits: fairness reports printed, written as markdown and JSON, and plotted."""
+
+from fairot.reporting._audit import Audit, audit
+from fairot.reporting._builtin import (
+    BUILTIN_DATASETS,
+    audit_logistic_regression,
+    load_baseline_split,
+)
+from fairot.reporting._plots import plot_group_histograms, plot_group_quantile_functions
+
+__all__ = [
+    "BUILTIN_DATASETS",
+    "Audit",
+    "audit",
+    "audit_logistic_regression",
+    "load_baseline_split",
+    "plot_group_histograms",
+    "plot_group_quantile_functions",
+]
