@@ -1,0 +1,51 @@
+r"""Fair regression under approximate demographic parity (the regression seed paper, [1]_).
+
+Every pair of groups' prediction distributions is kept within a Wasserstein tolerance
+:math:`\epsilon` (:math:`W_1`, :math:`W_2` or :math:`W_\infty`), for any number of groups, by
+adjusting the groups' quantile curves of a fitted score at the smallest cost in accuracy.
+
+* :func:`adjust_quantiles` — the functional solver on the midpoint grid (closed forms for two
+  groups, group-weighted Dykstra projection, projected gradient, the :math:`W_\infty` rank-wise
+  construction), returning a :class:`QuantileAdjustment`.
+* :class:`WassersteinFairRegressor` — the paper's four stages as a scikit-learn regressor;
+  :func:`fairness_accuracy_path` fits a whole tolerance path.
+* Induced costs: :class:`SquaredCost`, :class:`AbsoluteGaussianCost`, :class:`PinballGaussianCost`,
+  :class:`LogisticCost`, and the observed-loss proxy :class:`ObservedLossCost`.
+* Plots: :func:`plot_path`, :func:`plot_quantile_curves`.
+
+References
+----------
+.. [1] "Fair Regression under Approximate Demographic Parity" (``../shared/seeds/001_*.txt``).
+"""
+
+from fairot.regression._adjust import QuantileAdjustment, adjust_quantiles
+from fairot.regression._costs import (
+    AbsoluteGaussianCost,
+    InducedCost,
+    LogisticCost,
+    ObservedLossCost,
+    PinballGaussianCost,
+    SquaredCost,
+)
+from fairot.regression._estimator import (
+    FairnessAccuracyPath,
+    WassersteinFairRegressor,
+    fairness_accuracy_path,
+)
+from fairot.regression._projections import project_lp_ball, project_monotone_box
+
+__all__ = [
+    "AbsoluteGaussianCost",
+    "FairnessAccuracyPath",
+    "InducedCost",
+    "LogisticCost",
+    "ObservedLossCost",
+    "PinballGaussianCost",
+    "QuantileAdjustment",
+    "SquaredCost",
+    "WassersteinFairRegressor",
+    "adjust_quantiles",
+    "fairness_accuracy_path",
+    "project_lp_ball",
+    "project_monotone_box",
+]

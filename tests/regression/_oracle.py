@@ -1,0 +1,72 @@
+"""A generic convex solver of problem (6) on small grids (scipy SLSQP), the tests' oracle."""
+
+import itertools
+
+import numpy as np
+from scipy.optimize import minimize
+
+
+def solve_generic(latent, weights, p, eps, bounds, value, gradient, start=None):
+    """min sum_s r_s mean_k c(latent, q) s.t. pairwise grid-norm <= eps, monotone, box."""
+    k, m = latent.shape
+    pairs = list(itertools.combinations(range(k), 2))
+    n_q = k * m
+    n_t = len(pairs) * m if p == 1 else 0
+    w = np.asarray(weights, float) / np.sum(weights)
+
+    def unpack(z):
+        return z[:n_q].reshape(k, m)
+
+    def obj(z):
+        return float(w @ value(latent, unpack(z)).mean(axis=1))
+
+    def jac(z):
+        g = np.zeros_like(z)
+        g[:n_q] = (w[:, None] * gradient(latent, unpack(z)) / m).ravel()
+        return g
+
+    cons = [{"type": "ineq", "fun": lambda z: np.diff(unpack(z), axis=1).ravel()}]
+    for t_idx, (i, j) in enumerate(pairs):
+        if p == 2:
+            cons.append(
+                {
+                    "type": "ineq",
+                    "fun": lambda z, i=i, j=j: eps**2 - np.mean((unpack(z)[i] - unpack(z)[j]) ** 2),
+                }
+            )
+        elif p == np.inf:
+            cons.append(
+                {"type": "ineq", "fun": lambda z, i=i, j=j: eps - (unpack(z)[i] - unpack(z)[j])}
+            )
+            cons.append(
+                {"type": "ineq", "fun": lambda z, i=i, j=j: eps + (unpack(z)[i] - unpack(z)[j])}
+            )
+        else:
+            sl = slice(n_q + t_idx * m, n_q + (t_idx + 1) * m)
+            cons.append(
+                {
+                    "type": "ineq",
+                    "fun": lambda z, i=i, j=j, sl=sl: z[sl] - (unpack(z)[i] - unpack(z)[j]),
+                }
+            )
+            cons.append(
+                {
+                    "type": "ineq",
+                    "fun": lambda z, i=i, j=j, sl=sl: z[sl] + (unpack(z)[i] - unpack(z)[j]),
+                }
+            )
+            cons.append({"type": "ineq", "fun": lambda z, sl=sl: eps - z[sl].mean()})
+    x0 = np.concatenate([(latent if start is None else start).ravel(), np.zeros(n_t)])
+    if n_t:
+        x0[n_q:] = np.abs(np.concatenate([latent[i] - latent[j] for i, j in pairs]))
+    bnds = [bounds] * n_q + [(0, None)] * n_t
+    res = minimize(
+        obj,
+        x0,
+        jac=jac,
+        bounds=bnds,
+        constraints=cons,
+        method="SLSQP",
+        options={"ftol": 1e-15, "maxiter": 3000},
+    )
+    return unpack(res.x), res.fun
