@@ -1,0 +1,93 @@
+"""fairness_report's per-group rows against pandas/scikit-learn, and its summary."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import mean_squared_error, r2_score
+
+from fairot.metrics import (
+    fairness_report,
+    fairness_summary,
+    max_pairwise_wasserstein,
+    strong_demographic_disparity,
+    strong_pairwise_demographic_disparity,
+    wass1,
+)
+from fairot.metrics._report import MSG_TASK
+
+
+def _frame(seed=0, n=500):
+    rng = np.random.default_rng(seed)
+    sf = pd.DataFrame({"race": rng.choice(["A", "B"], n), "sex": rng.choice(["F", "M"], n)})
+    s = np.clip(rng.beta(2, 4, n) + 0.1 * (sf.sex == "M"), 0, 1)
+    y = (rng.random(n) < s).astype(int)
+    return y, s, sf
+
+
+def test_classification_rows_match_groupby():
+    y, s, sf = _frame()
+    report = fairness_report(y, s, sf)
+    assert list(report.index) == [
+        "race=A, sex=F",
+        "race=A, sex=M",
+        "race=B, sex=F",
+        "race=B, sex=M",
+        "overall",
+    ]
+    df = sf.assign(y=y, s=s, correct=((s > 0.5) == y))
+    grouped = df.groupby(["race", "sex"])
+    np.testing.assert_array_equal(report["size"].iloc[:-1], grouped.size().to_numpy())
+    np.testing.assert_allclose(report["accuracy"].iloc[:-1], grouped.correct.mean().to_numpy())
+    np.testing.assert_allclose(report["mean_score"].iloc[:-1], grouped.s.mean().to_numpy())
+    assert report.loc["overall", "share"] == 1.0
+    summary = report.attrs["summary"]
+    assert summary["err"] == pytest.approx(1 - ((s > 0.5) == y).mean())
+    assert summary["wass1"] == pytest.approx(wass1(s, sf))
+    assert summary["sdd"] == pytest.approx(strong_demographic_disparity(s, sf))
+    assert summary["spdd"] == pytest.approx(strong_pairwise_demographic_disparity(s, sf))
+    gap = max_pairwise_wasserstein(s, sf, 2)
+    assert summary["max_pairwise_w2"] == pytest.approx(gap.distance)
+    assert summary["max_pairwise_w2_pair"] == " vs ".join(gap.pair)
+    assert summary["accuracy_std"] == pytest.approx(np.std(grouped.correct.mean().to_numpy()))
+    # SDD is the sum of the rows' W1 to the pooled distribution.
+    assert report["w1_to_pooled"].iloc[:-1].sum() == pytest.approx(summary["sdd"])
+
+
+def test_regression_rows_match_sklearn():
+    rng = np.random.default_rng(1)
+    g = rng.integers(0, 3, 400)
+    y = rng.normal(size=400) + g
+    pred = y + rng.normal(0, 0.5, 400)
+    report = fairness_report(y, pred, g, task="regression")
+    for name in ("0", "1", "2"):
+        m = g == int(name)
+        assert report.loc[name, "mse"] == pytest.approx(mean_squared_error(y[m], pred[m]))
+        assert report.loc[name, "r2"] == pytest.approx(r2_score(y[m], pred[m]))
+    summary = fairness_summary(y, pred, g, task="regression")
+    assert summary["r2"] == pytest.approx(r2_score(y, pred))
+    assert summary["max_pairwise_winf"] == pytest.approx(
+        max_pairwise_wasserstein(pred, g, np.inf).distance
+    )
+
+
+def test_scores_only_report():
+    _, s, sf = _frame(2)
+    report = fairness_report(None, s, sf["sex"])
+    assert "accuracy" not in report.columns
+    assert "err" not in report.attrs["summary"]
+
+
+def test_marginal_groups_shares_exceed_one():
+    _, s, sf = _frame(3)
+    report = fairness_report(None, s, sf, groups="marginal")
+    assert report["share"].iloc[:-1].sum() == pytest.approx(2.0)
+
+
+def test_inputs_not_mutated_and_bad_task():
+    y, s, sf = _frame(4)
+    s0, sf0 = s.copy(), sf.copy()
+    fairness_report(y, s, sf)
+    np.testing.assert_array_equal(s, s0)
+    pd.testing.assert_frame_equal(sf, sf0)
+    with pytest.raises(ValueError, match=MSG_TASK.split("{")[0]):
+        fairness_report(y, s, sf, task="ranking")

@@ -1,0 +1,56 @@
+"""StudyResult and Audit serialise what they hold."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairot.experiments import STUDIES, StudyResult, get_study
+from fairot.reporting import audit
+
+
+def test_study_result_write(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    table = pd.DataFrame(
+        {"err": [0.1, np.nan], "wass1": [0.3, 0.02]}, index=pd.Index(["LR", "COT"], name="method")
+    )
+    result = StudyResult(
+        "demo-study",
+        tables={"adult": table},
+        figures={"line": fig},
+        paper={"adult": table * 2},
+        notes="Some *notes*.",
+        config={"seeds": np.int64(3), "inf": float("inf")},
+    )
+    out = result.write(tmp_path / "r")
+    payload = json.loads((out / "results.json").read_text())
+    assert payload["tables"]["adult"][0] == {"method": "LR", "err": 0.1, "wass1": 0.3}
+    assert payload["tables"]["adult"][1]["err"] is None
+    assert payload["config"] == {"seeds": 3, "inf": "inf"}
+    md = (out / "results.md").read_text()
+    assert "| method | err | wass1 |" in md and "Paper (adult)" in md and "![line]" in md
+    assert (out / "line.png").stat().st_size > 0
+    plt.close(fig)
+
+
+def test_unknown_study():
+    with pytest.raises(ValueError, match="unknown study"):
+        get_study("nope")
+    assert "cot-table1" in STUDIES
+
+
+def test_audit_text_and_markdown():
+    rng = np.random.default_rng(0)
+    s = rng.random(100)
+    g = rng.choice(["a", "b"], 100)
+    result = audit(None, s, g, plots=False, title="T")
+    assert result.to_text().startswith("T\n=")
+    assert "## Summary" in result.to_markdown()
+    assert json.loads(result.to_json())["summary"]["n_samples"] == 100

@@ -1,0 +1,168 @@
+"""The exact coupling and W_p against POT and SciPy, on random inputs with ties and weights."""
+
+import math
+
+import numpy as np
+import ot
+import pytest
+import scipy.stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from fairot.transport import check_p, optimal_coupling_1d, wasserstein_1d
+from fairot.transport._coupling import MSG_P
+
+SIZES = [(1, 1), (5, 5), (5, 7), (37, 100), (200, 200), (13, 1000)]
+
+
+def _sample(rng, n, ties):
+    x = rng.normal(size=n)
+    if ties:
+        x = np.round(x, 1)  # many exact ties
+    return x
+
+
+def _pot_wp(u, v, p, uw=None, vw=None):
+    """W_p by POT's exact LP (ot.emd2) on the full cost matrix."""
+    a = np.full(len(u), 1 / len(u)) if uw is None else uw / uw.sum()
+    b = np.full(len(v), 1 / len(v)) if vw is None else vw / vw.sum()
+    cost = np.abs(u[:, None] - v[None, :]) ** p
+    return ot.emd2(a, b, cost) ** (1 / p)
+
+
+@pytest.mark.parametrize("n,m", SIZES)
+@pytest.mark.parametrize("ties", [False, True])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_w1_matches_scipy(n, m, ties, weighted):
+    rng = np.random.default_rng(n * 1000 + m)
+    u, v = _sample(rng, n, ties), _sample(rng, m, ties) + 0.3
+    uw = rng.random(n) + 0.01 if weighted else None
+    vw = rng.random(m) + 0.01 if weighted else None
+    expected = scipy.stats.wasserstein_distance(u, v, uw, vw)
+    assert wasserstein_1d(u, v, 1, uw, vw) == pytest.approx(expected, rel=1e-12, abs=1e-14)
+
+
+@pytest.mark.parametrize("n,m", SIZES)
+@pytest.mark.parametrize("p", [1.5, 2, 3])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_wp_matches_pot(n, m, p, weighted):
+    rng = np.random.default_rng(7 + n + m)
+    u, v = _sample(rng, n, True), _sample(rng, m, False) * 2
+    uw = rng.random(n) + 0.01 if weighted else None
+    vw = rng.random(m) + 0.01 if weighted else None
+    expected = ot.wasserstein_1d(
+        u, v, None if uw is None else uw / uw.sum(), None if vw is None else vw / vw.sum(), p=p
+    ) ** (1 / p)
+    assert wasserstein_1d(u, v, p, uw, vw) == pytest.approx(expected, rel=1e-9)
+    if n * m <= 40_000:
+        assert wasserstein_1d(u, v, p, uw, vw) == pytest.approx(_pot_wp(u, v, p, uw, vw), rel=1e-7)
+
+
+@pytest.mark.parametrize("n,m", [(5, 7), (30, 30), (37, 100), (1, 9)])
+def test_winf_is_largest_quantile_gap(n, m):
+    # Oracle: W_p -> W_inf as p grows (monotone in p, bounded by W_inf) and the brute-force sup of
+    # |Q_u - Q_v| over a fine grid of ranks, avoiding the breakpoints themselves.
+    rng = np.random.default_rng(n + 3 * m)
+    u, v = rng.normal(size=n), rng.exponential(size=m)
+    levels = (np.arange(1, 200_000) + 0.5) / 200_000
+    q_u = np.sort(u)[np.minimum(np.ceil(levels * n).astype(int) - 1, n - 1)]
+    q_v = np.sort(v)[np.minimum(np.ceil(levels * m).astype(int) - 1, m - 1)]
+    brute = np.abs(q_u - q_v).max()
+    assert wasserstein_1d(u, v, np.inf) == pytest.approx(brute, rel=1e-12)
+    assert wasserstein_1d(u, v, "inf") == wasserstein_1d(u, v, math.inf)
+    assert wasserstein_1d(u, v, 64) <= wasserstein_1d(u, v, np.inf) + 1e-12
+
+
+def test_winf_ignores_rounding_slivers_with_weights():
+    # Equal weights given explicitly create breakpoints that differ from k/n only by rounding:
+    # no spurious gap may appear.
+    u = np.array([0.0, 1.0, 2.0])
+    v = np.array([0.0, 1.0, 2.0])
+    w = np.array([0.1, 0.1, 0.1])
+    assert wasserstein_1d(u, v, np.inf, w, w * 7) == 0.0
+
+
+@pytest.mark.parametrize("n,m", SIZES)
+@pytest.mark.parametrize("weighted", [False, True])
+def test_coupling_is_optimal_and_feasible(n, m, weighted):
+    rng = np.random.default_rng(n + m)
+    u, v = _sample(rng, n, True), _sample(rng, m, True)
+    uw = rng.random(n) + 0.1 if weighted else np.ones(n)
+    vw = rng.random(m) + 0.1 if weighted else np.ones(m)
+    rows, cols, mass = optimal_coupling_1d(u, v, uw if weighted else None, vw if weighted else None)
+    assert np.all(mass > 0)
+    assert len(mass) <= n + m - 1
+    np.testing.assert_allclose(np.bincount(rows, mass, n), uw / uw.sum(), atol=1e-12)
+    np.testing.assert_allclose(np.bincount(cols, mass, m), vw / vw.sum(), atol=1e-12)
+    plan = ot.lp.emd_1d(u, v, uw / uw.sum(), vw / vw.sum(), metric="cityblock")
+    ours = mass @ np.abs(u[rows] - v[cols])
+    assert ours == pytest.approx(np.sum(plan * np.abs(u[:, None] - v[None, :])), rel=1e-10)
+
+
+def test_coupling_equal_sizes_is_sorted_matching():
+    u = np.array([3.0, 1.0, 2.0])
+    v = np.array([10.0, 30.0, 20.0])
+    rows, cols, mass = optimal_coupling_1d(u, v)
+    assert sorted(zip(rows.tolist(), cols.tolist(), strict=False)) == [(0, 1), (1, 0), (2, 2)]
+    np.testing.assert_allclose(mass, 1 / 3)
+
+
+def test_inputs_are_not_mutated():
+    u = np.array([3.0, 1.0, 2.0])
+    w = np.array([1.0, 2.0, 3.0])
+    u0, w0 = u.copy(), w.copy()
+    wasserstein_1d(u, u[::-1], 2, w, w)
+    optimal_coupling_1d(u, u, w, w)
+    np.testing.assert_array_equal(u, u0)
+    np.testing.assert_array_equal(w, w0)
+
+
+@pytest.mark.parametrize("bad", [0.5, 0, -1, "two", None])
+def test_bad_p(bad):
+    with pytest.raises(ValueError, match=MSG_P.split("{")[0]):
+        check_p(bad)
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match="NaN"):
+        wasserstein_1d([0.0, np.nan], [1.0])
+    with pytest.raises(ValueError, match="empty"):
+        wasserstein_1d([], [1.0])
+    with pytest.raises(ValueError, match="u_weights has 1 entries"):
+        wasserstein_1d([0.0, 1.0], [1.0], u_weights=[1.0])
+    with pytest.raises(ValueError, match="non-negative"):
+        wasserstein_1d([0.0, 1.0], [1.0], u_weights=[1.0, -1.0])
+
+
+finite = st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False)
+samples = arrays(np.float64, st.integers(1, 30), elements=finite)
+
+
+@settings(max_examples=60, deadline=None)
+@given(samples, samples, samples, st.sampled_from([1, 2, np.inf]))
+def test_metric_axioms(a, b, c, p):
+    ab, ba = wasserstein_1d(a, b, p), wasserstein_1d(b, a, p)
+    assert ab == pytest.approx(ba, rel=1e-9, abs=1e-9)
+    assert wasserstein_1d(a, a, p) == 0.0
+    assert ab <= wasserstein_1d(a, c, p) + wasserstein_1d(c, b, p) + 1e-7
+
+
+@settings(max_examples=60, deadline=None)
+@given(samples, samples)
+def test_w1_is_integral_of_cdf_gap(a, b):
+    # W1 = integral over x of |F_a(x) - F_b(x)|, computed independently on the merged support.
+    support = np.unique(np.concatenate([a, b]))
+    fa = np.searchsorted(np.sort(a), support, side="right") / a.size
+    fb = np.searchsorted(np.sort(b), support, side="right") / b.size
+    integral = np.sum(np.abs(fa - fb)[:-1] * np.diff(support))
+    assert wasserstein_1d(a, b, 1) == pytest.approx(integral, rel=1e-9, abs=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(samples, samples, finite)
+def test_translation_and_order_invariance(a, b, shift):
+    w = wasserstein_1d(a, b, 2)
+    assert wasserstein_1d(a[::-1], b, 2) == pytest.approx(w, rel=1e-12, abs=1e-12)
+    shifted = wasserstein_1d(a + shift, b + shift, 2)
+    assert shifted == pytest.approx(w, rel=1e-6, abs=1e-6)
