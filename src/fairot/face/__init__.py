@@ -1,1 +1,55 @@
-"""fairot.face: fair face recognition with MBN's meta-learned group margins (PyTorch)."""
+"""fairot.face: fair face recognition with MBN's meta-learned group margins (PyTorch).
+
+The only part of fairot that imports torch (install the ``torch`` extra). Losses, miners and the
+trainer are separate pieces, as in pytorch-metric-learning:
+
+- :mod:`fairot.face.losses` — Norm-Softmax, ArcFace, CosFace, MBN's :class:`GroupMarginLoss` and
+  :class:`MetaSkewnessLoss` (margins in radians / cosine units, never degrees);
+- :mod:`fairot.face.miners` — :class:`HardestTripletMiner`;
+- :class:`MetaBalancedTrainer` — Algorithm 1 of MBN (and every baseline with the meta step off);
+- :mod:`fairot.face.evaluation` — the LFW/RFW verification protocol per group, ROC, thresholds;
+- data and models — :class:`FaceFolderDataset`, RFW pair lists, IResNet-18/34/50, an MLP, and the
+  synthetic identity benchmark of ``fairot reproduce mbn-synthetic``.
+"""
+
+from ._callbacks import Callback, History
+from ._margin_losses import (
+    ArcFaceLoss,
+    CosFaceLoss,
+    GroupMarginLoss,
+    MarginSoftmaxLoss,
+    NormSoftmaxLoss,
+    SoftmaxLoss,
+)
+from ._methods import METHODS, MethodSpec, make_method
+from ._miners import HardestTripletMiner
+from ._models import MLP, IResNet, iresnet18, iresnet34, iresnet50
+from ._samplers import BalancedGroupSampler, RandomBatchSampler
+from ._skewness import MetaBatchWarning, MetaSkewnessLoss, SkewnessResult
+from ._trainer import MetaBalancedTrainer
+
+__all__ = [
+    "METHODS",
+    "MLP",
+    "ArcFaceLoss",
+    "BalancedGroupSampler",
+    "Callback",
+    "CosFaceLoss",
+    "GroupMarginLoss",
+    "HardestTripletMiner",
+    "History",
+    "IResNet",
+    "MarginSoftmaxLoss",
+    "MetaBalancedTrainer",
+    "MetaBatchWarning",
+    "MetaSkewnessLoss",
+    "MethodSpec",
+    "NormSoftmaxLoss",
+    "RandomBatchSampler",
+    "SkewnessResult",
+    "SoftmaxLoss",
+    "iresnet18",
+    "iresnet34",
+    "iresnet50",
+    "make_method",
+]

@@ -1,0 +1,78 @@
+"""Training callbacks: hooks called by :class:`~fairot.face.MetaBalancedTrainer`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._trainer import MetaBalancedTrainer
+
+__all__ = ["Callback", "History"]
+
+EVERY_ERROR = "every must be an int >= 1; got {value!r}."
+
+
+class Callback:
+    """Base class: override any of the hooks; each receives the trainer."""
+
+    def on_fit_start(self, trainer: MetaBalancedTrainer) -> None:
+        """Called when :meth:`~fairot.face.MetaBalancedTrainer.fit` starts."""
+
+    def on_step_end(self, trainer: MetaBalancedTrainer, record: dict[str, Any]) -> None:
+        """Called after every step with what the step measured."""
+
+    def on_fit_end(self, trainer: MetaBalancedTrainer) -> None:
+        """Called when :meth:`~fairot.face.MetaBalancedTrainer.fit` returns."""
+
+
+class History(Callback):
+    """Record the margins, the skewness :math:`B^g`, the losses and per-group training accuracy.
+
+    Parameters
+    ----------
+    every : int, default=1
+        Keep one record every ``every`` steps.
+
+    Attributes
+    ----------
+    records : list of dict
+        One dict per kept step (see :meth:`~fairot.face.MetaBalancedTrainer.train_step`).
+    """
+
+    def __init__(self, every: int = 1) -> None:
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            raise ValueError(EVERY_ERROR.format(value=every))
+        self.every = every
+        self.records: list[dict[str, Any]] = []
+
+    def on_step_end(self, trainer, record):  # noqa: D102
+        if record["step"] % self.every == 0:
+            self.records.append(record)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per kept step, the per-group lists spread over one column per group.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``step, loss, meta_loss, learning_rate`` then ``margin_<g>``, ``bias_<g>`` (NaN
+            where the meta step did not measure it) and ``train_acc_<g>``.
+        """
+        rows = []
+        for rec in self.records:
+            row = {k: rec[k] for k in ("step", "loss", "meta_loss", "learning_rate")}
+            for key, prefix in (
+                ("margins", "margin"),
+                ("group_bias", "bias"),
+                ("group_accuracy", "train_acc"),
+            ):
+                for gi, value in enumerate(rec.get(key, [])):
+                    row[f"{prefix}_{gi}"] = value
+            rows.append(row)
+        frame = pd.DataFrame(rows)
+        return frame.astype({c: float for c in frame.columns if c != "step"}) if rows else frame
+
+    def __len__(self) -> int:
+        return len(self.records)
