@@ -1,0 +1,247 @@
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.interpolate import interp1d
+from scipy.stats import percentileofscore
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LinearRegression
+from sklearn.tree import DecisionTreeRegressor
+
+from fairot.metrics import max_pairwise_wasserstein
+from fairot.regression import WassersteinFairRegressor, fairness_accuracy_path
+from fairot.regression._adjust import MSG_BOUNDS_EXCLUDE
+from fairot.regression._estimator import (
+    MSG_BOTH_TOLERANCES,
+    MSG_MISSING_GROUP,
+    MSG_NAN_SCORES,
+    MSG_SMALL_GROUP,
+)
+
+
+def _data(n=600, seed=0, k=2):
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, k, n)
+    X = rng.normal(size=(n, 3))
+    y = X @ np.array([1.0, 0.5, -0.3]) + 1.5 * s + rng.normal(scale=0.5, size=n)
+    return X, y, s
+
+
+def _frozen_linear(X, y, s):
+    model = LinearRegression().fit(np.column_stack([X, s]), y)
+    return model
+
+
+class _ColumnScore(RegressorMixin, BaseEstimator):
+    """Score = the first column; used frozen so that scores are known exactly."""
+
+    def fit(self, X, y):
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X):
+        return np.asarray(X)[:, 0].astype(float)
+
+
+def _frozen_column():
+    return FrozenEstimator(_ColumnScore().fit(np.zeros((1, 1)), [0.0]))
+
+
+def test_frozen_estimator_calibrates_on_all_data_and_curves_are_exact_quantiles():
+    rng = np.random.default_rng(1)
+    scores = rng.normal(size=300)
+    s = rng.integers(0, 2, 300)
+    model = WassersteinFairRegressor(_frozen_column(), tau=0.4, n_grid=50)
+    model.fit(scores[:, None], np.zeros(300), sensitive_features=s)
+    u = (np.arange(50) + 0.5) / 50
+    for g in range(2):
+        expected = np.quantile(scores[s == g], u, method="inverted_cdf")
+        np.testing.assert_array_equal(model.latent_curves_[g], expected)
+    np.testing.assert_allclose(model.group_weights_, np.bincount(s) / 300)
+    assert model.grid_gap_ <= model.epsilon_ + 1e-12
+
+
+def test_predict_is_rank_then_interpolated_curve():
+    rng = np.random.default_rng(2)
+    scores = rng.normal(size=200)
+    s = rng.integers(0, 2, 200)
+    model = WassersteinFairRegressor(_frozen_column(), tau=0.3, n_grid=40, p=1)
+    model.fit(scores[:, None], np.zeros(200), sensitive_features=s)
+    new = np.concatenate([rng.normal(size=50), [-10.0, 10.0]])
+    new_s = np.concatenate([rng.integers(0, 2, 50), [0, 1]])
+    pred = model.predict(new[:, None], sensitive_features=new_s)
+    u = (np.arange(40) + 0.5) / 40
+    for g in range(2):
+        ref = scores[s == g]
+        ranks = np.array([percentileofscore(ref, x, kind="weak") / 100 for x in new[new_s == g]])
+        curve = model.adjusted_curves_[g]
+        f = interp1d(u, curve, bounds_error=False, fill_value=(curve[0], curve[-1]))
+        np.testing.assert_allclose(pred[new_s == g], f(ranks), atol=1e-12)
+
+
+def test_identity_convention_two_groups_inactive():
+    X, y, s = _data()
+    frozen = FrozenEstimator(LinearRegression().fit(X, y))
+    for p in (1, 2):
+        model = WassersteinFairRegressor(frozen, tau=1.0, p=p).fit(X, y, sensitive_features=s)
+        np.testing.assert_array_equal(model.predict(X, sensitive_features=s), frozen.predict(X))
+    # W-infinity reconstructs through ranks even when inactive (the paper's convention)
+    model = WassersteinFairRegressor(frozen, tau=1.0, p=np.inf).fit(X, y, sensitive_features=s)
+    assert not model._identity
+
+
+@pytest.mark.parametrize("p", [1, 2, np.inf])
+def test_strict_parity_removes_most_of_the_calibration_gap(p):
+    X, y, s = _data(n=2000)
+    model = WassersteinFairRegressor(tau=0.0, p=p, random_state=0, n_grid=500)
+    model.fit(X, y, sensitive_features=s)
+    raw = model.score_unadjusted(X, sensitive_features=s)
+    fair = model.predict(X, sensitive_features=s)
+    before = max_pairwise_wasserstein(raw, s, p=2).distance
+    after = max_pairwise_wasserstein(fair, s, p=2).distance
+    assert model.grid_gap_ <= 1e-12
+    assert after < 0.1 * before
+
+
+def test_groupwise_and_single_model_and_random_state():
+    X, y, s = _data()
+    a = WassersteinFairRegressor(
+        DecisionTreeRegressor(max_depth=3, random_state=0), tau=0.5, random_state=3
+    ).fit(X, y, sensitive_features=s)
+    b = WassersteinFairRegressor(
+        DecisionTreeRegressor(max_depth=3, random_state=0), tau=0.5, random_state=3
+    ).fit(X, y, sensitive_features=s)
+    assert len(a.estimators_) == 2
+    np.testing.assert_array_equal(
+        a.predict(X, sensitive_features=s), b.predict(X, sensitive_features=s)
+    )
+    c = WassersteinFairRegressor(groupwise=False, tau=0.5, random_state=3)
+    c.fit(X, y, sensitive_features=s)
+    assert len(c.estimators_) == 1
+
+
+@pytest.mark.parametrize("kind", ["list", "ndarray", "series", "dataframe", "float32"])
+def test_input_types_give_the_same_answer(kind):
+    X, y, s = _data()
+    ref = WassersteinFairRegressor(tau=0.3, random_state=0).fit(X, y, sensitive_features=s)
+    expected = ref.predict(X, sensitive_features=s)
+    if kind == "list":
+        args = (X.tolist(), y.tolist(), s.tolist())
+    elif kind == "ndarray":
+        args = (X, y, s)
+    elif kind == "series":
+        args = (pd.DataFrame(X), pd.Series(y), pd.Series(s, name="group"))
+    elif kind == "dataframe":
+        args = (pd.DataFrame(X, columns=list("abc")), pd.Series(y), pd.DataFrame({"g": s}))
+    else:
+        args = (X.astype(np.float32), y.astype(np.float32), s)
+    X_in, y_in, s_in = args
+    before = np.array(X_in, dtype=float).copy()
+    model = WassersteinFairRegressor(tau=0.3, random_state=0).fit(
+        X_in, y_in, sensitive_features=s_in
+    )
+    got = model.predict(X_in, sensitive_features=s_in)
+    tol = 1e-4 if kind == "float32" else 1e-12
+    np.testing.assert_allclose(got, expected, atol=tol * 10, rtol=tol)
+    np.testing.assert_array_equal(np.array(X_in, dtype=float), before)
+
+
+def test_intersectional_groups_from_several_columns():
+    rng = np.random.default_rng(5)
+    n = 800
+    sf = pd.DataFrame({"a": rng.integers(0, 2, n), "b": rng.choice(["x", "y"], n)})
+    X = rng.normal(size=(n, 2))
+    y = X[:, 0] + sf["a"].to_numpy() + (sf["b"] == "x").to_numpy() * 2.0
+    model = WassersteinFairRegressor(tau=0.2, p=2, random_state=0).fit(X, y, sensitive_features=sf)
+    assert model.latent_curves_.shape[0] == 4
+    assert model.grid_gap_ <= model.epsilon_ + 1e-10
+
+
+def test_explicit_calibration_set_and_observed_loss():
+    X, y, s = _data(n=900, k=3)
+    model = WassersteinFairRegressor(tau=0.5, cost="observed_squared", n_grid=100)
+    model.fit(X[:400], y[:400], sensitive_features=s[:400], calibration=(X[400:], y[400:], s[400:]))
+    assert model.latent_curves_.shape == (3, 100)
+    assert model.grid_gap_ <= model.epsilon_ + 1e-10
+    assert np.all(np.diff(model.adjusted_curves_, axis=1) >= -1e-12)
+
+
+def test_path_matches_separate_fits():
+    X, y, s = _data(n=800, k=3)
+    taus = [0.0, 0.25, 0.5, 1.0]
+    template = WassersteinFairRegressor(p=2, random_state=0, n_grid=200)
+    path = fairness_accuracy_path(
+        template,
+        X[:500],
+        y[:500],
+        sensitive_features=s[:500],
+        taus=taus,
+        X_test=X[500:],
+        y_test=y[500:],
+        sensitive_features_test=s[500:],
+    )
+    assert list(path.table["tau"]) == taus
+    for tau, est, mse in zip(taus, path.estimators, path.table["mse"], strict=True):
+        single = WassersteinFairRegressor(p=2, random_state=0, n_grid=200, tau=tau)
+        single.fit(X[:500], y[:500], sensitive_features=s[:500])
+        pred = single.predict(X[500:], sensitive_features=s[500:])
+        np.testing.assert_allclose(est.predict(X[500:], sensitive_features=s[500:]), pred)
+        np.testing.assert_allclose(mse, np.mean((y[500:] - pred) ** 2))
+    assert (path.table["grid_violation"] <= 1e-10).all()
+
+
+class _NaNRegressor(RegressorMixin, BaseEstimator):
+    def fit(self, X, y):
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X):
+        out = np.zeros(len(X))
+        out[0] = np.nan
+        return out
+
+
+def test_bad_input_errors():
+    X, y, s = _data()
+    with pytest.raises(ValueError, match="epsilon"):
+        WassersteinFairRegressor(epsilon=-1.0).fit(X, y, sensitive_features=s)
+    with pytest.raises(ValueError, match="tau"):
+        WassersteinFairRegressor(tau=-0.5).fit(X, y, sensitive_features=s)
+    with pytest.raises(ValueError, match=MSG_BOTH_TOLERANCES[:20]):
+        WassersteinFairRegressor(epsilon=0.1, tau=0.1).fit(X, y, sensitive_features=s)
+    with pytest.warns(UserWarning, match="tau=1.5 > 1"):
+        WassersteinFairRegressor(tau=1.5, random_state=0).fit(X, y, sensitive_features=s)
+    with pytest.raises(ValueError, match="p must be"):
+        WassersteinFairRegressor(p=3).fit(X, y, sensitive_features=s)
+    model = WassersteinFairRegressor(tau=0.5, random_state=0).fit(X, y, sensitive_features=s)
+    with pytest.raises(ValueError, match="not seen at fit time"):
+        model.predict(X[:3], sensitive_features=[0, 1, 7])
+    # a group absent from an explicit calibration set
+    with pytest.raises(ValueError, match=MSG_MISSING_GROUP.split("{")[1][8:30]):
+        WassersteinFairRegressor(tau=0.5).fit(
+            X, y, sensitive_features=s, calibration=(X[s == 0], y[s == 0], s[s == 0])
+        )
+    # a group with one calibration point
+    s_one = s.copy()
+    s_one[:] = 0
+    s_one[0] = 1
+    with pytest.raises(ValueError, match=MSG_SMALL_GROUP.split("{")[1][8:30]):
+        WassersteinFairRegressor(_frozen_column(), tau=0.5).fit(X, y, sensitive_features=s_one)
+    # NaN scores
+    with pytest.raises(ValueError, match=re.escape(MSG_NAN_SCORES[:30])):
+        WassersteinFairRegressor(FrozenEstimator(_NaNRegressor().fit(X, y)), tau=0.5).fit(
+            X, y, sensitive_features=s
+        )
+    # NaN input
+    X_nan = X.copy()
+    X_nan[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        WassersteinFairRegressor(tau=0.5).fit(X_nan, y, sensitive_features=s)
+    # bounds that exclude the data
+    with pytest.raises(ValueError, match="exclude the data"):
+        WassersteinFairRegressor(tau=0.5, bounds=(0.0, 1.0)).fit(X, y, sensitive_features=s)
+    # sensitive features of the wrong length
+    with pytest.raises(ValueError, match="inconsistent|samples"):
+        WassersteinFairRegressor(tau=0.5).fit(X, y, sensitive_features=s[:10])
