@@ -2,8 +2,8 @@
 
 The checks call ``fit(X, y)`` and ``predict(X)`` without sensitive features, which fairot requires
 (keyword-only, as fairlearn does). A thin test adapter derives the group of each row from its
-first feature (a deterministic parity of its value), so that every other part of the contract is exercised:
-cloning, parameters, fitted attributes, input validation, idempotence and pickling.
+first feature (a deterministic parity of its value), so that every other part of the contract
+is exercised: cloning, parameters, fitted attributes, input validation, idempotence, pickling.
 """
 
 import numpy as np

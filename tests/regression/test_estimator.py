@@ -12,7 +12,6 @@ from sklearn.tree import DecisionTreeRegressor
 
 from fairot.metrics import max_pairwise_wasserstein
 from fairot.regression import WassersteinFairRegressor, fairness_accuracy_path
-from fairot.regression._adjust import MSG_BOUNDS_EXCLUDE
 from fairot.regression._estimator import (
     MSG_BOTH_TOLERANCES,
     MSG_MISSING_GROUP,
