@@ -244,3 +244,29 @@ def test_bad_input_errors():
     # sensitive features of the wrong length
     with pytest.raises(ValueError, match="inconsistent|samples"):
         WassersteinFairRegressor(tau=0.5).fit(X, y, sensitive_features=s[:10])
+
+
+def test_plots_return_figures():
+    from matplotlib.figure import Figure
+
+    from fairot.regression import plot_path, plot_quantile_curves
+
+    X, y, s = _data(n=500)
+    path = fairness_accuracy_path(
+        WassersteinFairRegressor(random_state=0, n_grid=50),
+        X[:300],
+        y[:300],
+        sensitive_features=s[:300],
+        taus=[0.0, 0.5, 1.0],
+        X_test=X[300:],
+        y_test=y[300:],
+        sensitive_features_test=s[300:],
+    )
+    fig = plot_path(path, x="test_gap", y="mse", label="W2")
+    assert isinstance(fig, Figure)
+    assert len(fig.axes[0].lines) == 2  # the path and the unadjusted star
+    np.testing.assert_allclose(fig.axes[0].lines[0].get_ydata(), path.table["mse"])
+    fig2 = plot_quantile_curves(path.estimators[1])
+    assert isinstance(fig2, Figure) and len(fig2.axes[0].lines) == 4
+    with pytest.raises(ValueError, match="no column"):
+        plot_path(path, x="nope")

@@ -32,6 +32,7 @@ from fairot.regression._estimator import (
     WassersteinFairRegressor,
     fairness_accuracy_path,
 )
+from fairot.regression._plotting import plot_path, plot_quantile_curves
 from fairot.regression._projections import project_lp_ball, project_monotone_box
 
 __all__ = [
@@ -46,6 +47,8 @@ __all__ = [
     "WassersteinFairRegressor",
     "adjust_quantiles",
     "fairness_accuracy_path",
+    "plot_path",
+    "plot_quantile_curves",
     "project_lp_ball",
     "project_monotone_box",
 ]

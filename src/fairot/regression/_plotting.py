@@ -1,0 +1,145 @@
+"""Figures of the regression paper: fairness-accuracy paths and group quantile curves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["plot_path", "plot_quantile_curves"]
+
+
+def _new_axes(ax):
+    if ax is not None:
+        return ax.figure, ax
+    from matplotlib.figure import Figure  # no pyplot: figures never touch a GUI backend
+
+    fig = Figure(figsize=(5.5, 4.0), layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def plot_path(
+    path: Any,
+    *,
+    x: str = "test_gap",
+    y: str = "mse",
+    label: str | None = None,
+    annotate: bool = True,
+    unadjusted: dict | None = None,
+    ax=None,
+):
+    """Plot a fairness-accuracy path: accuracy against the fairness gap along the tolerances.
+
+    The paper's Figures 1, 5, 7 and 8 (held-out MSE or R² against the test or grid gap).
+
+    Parameters
+    ----------
+    path : FairnessAccuracyPath or pandas.DataFrame
+        A path from :func:`~fairot.regression.fairness_accuracy_path`, or its ``table``.
+    x, y : str, default="test_gap", "mse"
+        Columns for the horizontal and vertical axes (e.g. ``"grid_gap"``, ``"r2"``).
+    label : str, optional
+        Legend label of the line.
+    annotate : bool, default=True
+        Write tau beside the first, middle and last points.
+    unadjusted : dict, optional
+        Values of the raw model (keys ``x`` and ``y``), drawn as a star; taken from the path
+        when it is a :class:`FairnessAccuracyPath`.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure otherwise.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    table = path if isinstance(path, pd.DataFrame) else path.table
+    if unadjusted is None and not isinstance(path, pd.DataFrame):
+        unadjusted = path.unadjusted or None
+    for column in (x, y):
+        if column not in table.columns:
+            raise ValueError(
+                f"the path has no column {column!r}; available: {list(table.columns)}."
+            )
+    fig, ax = _new_axes(ax)
+    ax.plot(table[x], table[y], marker="o", markersize=3, label=label)
+    if annotate and "tau" in table.columns:
+        for i in sorted({0, len(table) // 2, len(table) - 1}):
+            ax.annotate(
+                f"τ={table['tau'].iloc[i]:.2g}",
+                (table[x].iloc[i], table[y].iloc[i]),
+                textcoords="offset points",
+                xytext=(4, 4),
+                fontsize=8,
+            )
+    if unadjusted and x in unadjusted and y in unadjusted:
+        ax.plot(
+            [unadjusted[x]],
+            [unadjusted[y]],
+            marker="*",
+            color="red",
+            markersize=12,
+            linestyle="none",
+            label="unadjusted",
+        )
+    ax.set_xlabel(x.replace("_", " "))
+    ax.set_ylabel(y.replace("_", " "))
+    if label is not None or unadjusted:
+        ax.legend(fontsize=8)
+    return fig
+
+
+def plot_quantile_curves(
+    latent_curves,
+    adjusted_curves=None,
+    *,
+    grid=None,
+    group_names=None,
+    ax=None,
+):
+    """Plot each group's latent (dashed) and adjusted (solid) quantile curves.
+
+    The paper's Figures 2-4 (where along the distribution each rule acts).
+
+    Parameters
+    ----------
+    latent_curves : array-like of shape (n_groups, n_grid) or fitted WassersteinFairRegressor
+        Latent curves; a fitted regressor gives its latent and adjusted curves, grid and group
+        names.
+    adjusted_curves : array-like of shape (n_groups, n_grid), optional
+    grid : array-like of shape (n_grid,), optional
+        Ranks; the midpoint grid by default.
+    group_names : list of str, optional
+    ax : matplotlib Axes, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    if hasattr(latent_curves, "adjusted_curves_"):
+        model = latent_curves
+        latent_curves = model.latent_curves_
+        adjusted_curves = model.adjusted_curves_ if adjusted_curves is None else adjusted_curves
+        grid = model.grid_ if grid is None else grid
+        group_names = list(model.groups_.names) if group_names is None else group_names
+    latent = np.asarray(latent_curves, dtype=float)
+    if latent.ndim != 2:
+        raise ValueError("latent_curves must have shape (n_groups, n_grid).")
+    n_groups, n_grid = latent.shape
+    grid = (np.arange(n_grid) + 0.5) / n_grid if grid is None else np.asarray(grid)
+    names = group_names or [f"group {g}" for g in range(n_groups)]
+    fig, ax = _new_axes(ax)
+    for g in range(n_groups):
+        (line,) = ax.plot(grid, latent[g], linestyle="--", linewidth=1, label=f"{names[g]} latent")
+        if adjusted_curves is not None:
+            ax.plot(
+                grid,
+                np.asarray(adjusted_curves)[g],
+                color=line.get_color(),
+                linewidth=1.5,
+                label=f"{names[g]} adjusted",
+            )
+    ax.set_xlabel("rank u")
+    ax.set_ylabel("quantile Q(u)")
+    ax.legend(fontsize=7)
+    return fig
