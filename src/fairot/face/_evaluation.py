@@ -1,0 +1,462 @@
+r"""Verification fairness: the LFW/RFW protocol per group, ROC operating points and feature scatter.
+
+Face verification decides "same identity" when the cosine similarity of two embeddings exceeds a
+threshold. The LFW protocol [2]_ (used for RFW/IDS in MBN [1]_) splits the pairs into 10 folds,
+picks on 9 folds the threshold that maximises accuracy and measures the 10th. Per group, the
+accuracies feed MBN's fairness metrics: the mean, the standard deviation STD and the skewed error
+ratio :math:`\mathrm{SER} = \max_g \mathrm{err}_g / \min_g \mathrm{err}_g` (Section V of [1]_),
+from :mod:`fairot.metrics`.
+
+References
+----------
+.. [1] Wang, M., Zhang, Y. and Deng, W. "Meta Balanced Network for Fair Face Recognition",
+   IEEE TPAMI (2021).
+.. [2] Huang, G. B. et al. "Labeled Faces in the Wild", UMass Amherst TR 07-49 (2007).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from fairot.metrics import group_accuracy_std, skewed_error_ratio
+
+__all__ = [
+    "GroupVerification",
+    "VerificationResult",
+    "cosine_similarity",
+    "feature_scatter",
+    "group_verification",
+    "roc_by_group",
+    "sample_pairs",
+    "select_difficult_pairs",
+    "threshold_at_far",
+    "verification_accuracy",
+]
+
+PAIRS_ERROR = (
+    "{name} must be a 2-D array of shape (n_pairs, dim) matching the other embeddings; got {shape}."
+)
+IS_SAME_ERROR = "is_same must be a 1-D boolean array of length n_pairs={n}; got shape {shape}."
+FOLDS_ERROR = "n_folds must be an int in [2, n_pairs={n}]; got {value!r}."
+BOTH_CLASSES_ERROR = (
+    "{where} needs both genuine (same identity) and impostor pairs; got {n_same} genuine and "
+    "{n_diff} impostor pairs."
+)
+FAR_ERROR = "far must be in (0, 1); got {value!r}."
+GROUPS_ERROR = "groups must be a 1-D array of length {n}; got shape {shape}."
+NAN_ERROR = "{name} contains NaN or infinite values."
+N_PAIRS_ERROR = "{name} must be a non-negative int; got {value!r}."
+
+
+def _as_2d(x, name: str) -> np.ndarray:
+    arr = np.asarray(x.detach().cpu() if hasattr(x, "detach") else x, dtype=float)
+    if arr.ndim != 2:
+        raise ValueError(PAIRS_ERROR.format(name=name, shape=arr.shape))
+    if not np.isfinite(arr).all():
+        raise ValueError(NAN_ERROR.format(name=name))
+    return arr
+
+
+def _as_bool(is_same, n: int) -> np.ndarray:
+    arr = np.asarray(is_same)
+    if arr.shape != (n,) or not (arr.dtype == bool or np.isin(arr, (0, 1)).all()):
+        raise ValueError(IS_SAME_ERROR.format(n=n, shape=arr.shape))
+    return arr.astype(bool)
+
+
+def cosine_similarity(emb1, emb2) -> np.ndarray:
+    """Row-wise cosine similarity of two arrays of embeddings, shape (n_pairs,).
+
+    Parameters
+    ----------
+    emb1, emb2 : array-like or Tensor of shape (n_pairs, dim)
+
+    Returns
+    -------
+    ndarray of shape (n_pairs,)
+    """
+    a = _as_2d(emb1, "emb1")
+    b = _as_2d(emb2, "emb2")
+    if a.shape != b.shape:
+        raise ValueError(PAIRS_ERROR.format(name="emb2", shape=b.shape))
+    a = a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
+    b = b / np.maximum(np.linalg.norm(b, axis=1, keepdims=True), 1e-12)
+    return np.einsum("ij,ij->i", a, b)
+
+
+def _best_threshold(similarity: np.ndarray, is_same: np.ndarray) -> tuple[float, float]:
+    """Threshold maximising accuracy of ``similarity > t`` (exact, over every cut point)."""
+    order = np.argsort(similarity, kind="stable")
+    s, y = similarity[order], is_same[order]
+    n = len(s)
+    # cut after k sorted pairs (k = 0..n): pairs [0, k) predicted different, [k, n) same.
+    diff_below = np.concatenate(([0], np.cumsum(~y)))
+    same_above = np.concatenate(([0], np.cumsum(y[::-1])))[::-1]
+    correct = diff_below + same_above
+    # a cut between equal similarities cannot be realised by a threshold
+    valid = np.ones(n + 1, dtype=bool)
+    valid[1:n] = s[1:] > s[:-1]
+    correct = np.where(valid, correct, -1)
+    k = int(np.argmax(correct))
+    if k == 0:
+        threshold = s[0] - 1.0
+    elif k == n:
+        threshold = s[-1]
+    else:
+        threshold = 0.5 * (s[k - 1] + s[k])
+    return float(threshold), correct[k] / n
+
+
+@dataclass(frozen=True)
+class VerificationResult:
+    """Result of :func:`verification_accuracy`.
+
+    Attributes
+    ----------
+    accuracy : float
+        Mean of the fold accuracies.
+    std : float
+        Standard deviation of the fold accuracies (ddof=0, as insightface's LFW evaluation).
+    fold_accuracies : ndarray of shape (n_folds,)
+    thresholds : ndarray of shape (n_folds,)
+        Cosine threshold chosen on the other folds for each test fold.
+    """
+
+    accuracy: float
+    std: float
+    fold_accuracies: np.ndarray
+    thresholds: np.ndarray
+
+
+def _kfold_verification(similarity: np.ndarray, is_same: np.ndarray, n_folds: int):
+    n = len(similarity)
+    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)):
+        raise ValueError(FOLDS_ERROR.format(n=n, value=n_folds))
+    if not 2 <= n_folds <= n:
+        raise ValueError(FOLDS_ERROR.format(n=n, value=n_folds))
+    folds = np.array_split(np.arange(n), n_folds)  # contiguous, unshuffled: the LFW protocol
+    accs, thresholds = [], []
+    for test in folds:
+        train = np.ones(n, dtype=bool)
+        train[test] = False
+        t, _ = _best_threshold(similarity[train], is_same[train])
+        accs.append(np.mean((similarity[test] > t) == is_same[test]))
+        thresholds.append(t)
+    accs = np.asarray(accs)
+    return VerificationResult(float(accs.mean()), float(accs.std()), accs, np.asarray(thresholds))
+
+
+def verification_accuracy(emb1, emb2, is_same, n_folds: int = 10) -> VerificationResult:
+    """Verification accuracy under the LFW/RFW 10-fold protocol.
+
+    For each fold the cosine threshold that maximises accuracy on the other folds is chosen
+    (exactly, over every cut between sorted similarities) and applied to the fold; a pair is
+    declared genuine when its similarity is strictly above the threshold.
+
+    Parameters
+    ----------
+    emb1, emb2 : array-like or Tensor of shape (n_pairs, dim)
+        Embeddings of the two images of each pair.
+    is_same : array-like of bool, shape (n_pairs,)
+    n_folds : int, default=10
+        Folds are contiguous blocks in the given pair order, as in the LFW/RFW pair lists.
+
+    Returns
+    -------
+    VerificationResult
+    """
+    sim = cosine_similarity(emb1, emb2)
+    same = _as_bool(is_same, len(sim))
+    return _kfold_verification(sim, same, n_folds)
+
+
+def _as_groups(groups, n: int) -> np.ndarray:
+    arr = np.asarray(groups)
+    if arr.shape != (n,):
+        raise ValueError(GROUPS_ERROR.format(n=n, shape=arr.shape))
+    return arr
+
+
+@dataclass(frozen=True)
+class GroupVerification:
+    """Per-group verification accuracy and MBN's fairness summary.
+
+    Attributes
+    ----------
+    by_group : pandas.DataFrame
+        Index: the groups; columns ``accuracy``, ``fold_std``, ``threshold`` (mean over folds),
+        ``n_pairs``.
+    mean_accuracy : float
+        Average of the group accuracies (the paper's "Avg").
+    std : float
+        STD of the group accuracies, ddof=0 (:func:`fairot.metrics.group_accuracy_std`).
+    ser : float
+        Skewed error ratio (:func:`fairot.metrics.skewed_error_ratio`); ``inf`` when some group
+        makes no error.
+    """
+
+    by_group: pd.DataFrame
+    mean_accuracy: float
+    std: float
+    ser: float
+
+    def summary(self) -> pd.Series:
+        """Group accuracies followed by ``mean``, ``std`` and ``ser``, as one Series."""
+        values = self.by_group["accuracy"].copy()
+        values.index = [str(g) for g in values.index]
+        extra = pd.Series({"mean": self.mean_accuracy, "std": self.std, "ser": self.ser})
+        return pd.concat([values, extra])
+
+
+def group_verification(emb1, emb2, is_same, groups, n_folds: int = 10) -> GroupVerification:
+    """Run :func:`verification_accuracy` within each group and summarise the disparity.
+
+    Parameters
+    ----------
+    emb1, emb2 : array-like or Tensor of shape (n_pairs, dim)
+    is_same : array-like of bool, shape (n_pairs,)
+    groups : array-like of shape (n_pairs,)
+        Group of each pair (RFW: the race of the pair list it comes from).
+    n_folds : int, default=10
+
+    Returns
+    -------
+    GroupVerification
+    """
+    sim = cosine_similarity(emb1, emb2)
+    same = _as_bool(is_same, len(sim))
+    grp = _as_groups(groups, len(sim))
+    rows = {}
+    for g in np.unique(grp):
+        in_g = grp == g
+        if same[in_g].all() or not same[in_g].any():
+            raise ValueError(
+                BOTH_CLASSES_ERROR.format(
+                    where=f"group {g!r}",
+                    n_same=int(same[in_g].sum()),
+                    n_diff=int((~same[in_g]).sum()),
+                )
+            )
+        res = _kfold_verification(sim[in_g], same[in_g], n_folds)
+        rows[g] = {
+            "accuracy": res.accuracy,
+            "fold_std": res.std,
+            "threshold": float(res.thresholds.mean()),
+            "n_pairs": int(in_g.sum()),
+        }
+    by_group = pd.DataFrame.from_dict(rows, orient="index")
+    by_group.index.name = "group"
+    acc = by_group["accuracy"]
+    ser = float("inf") if (acc >= 1.0).any() else skewed_error_ratio(acc)
+    return GroupVerification(by_group, float(acc.mean()), group_accuracy_std(acc), ser)
+
+
+def threshold_at_far(similarity, is_same, far: float) -> tuple[float, float]:
+    """Smallest threshold whose false accept rate is at most ``far``, and its true accept rate.
+
+    Parameters
+    ----------
+    similarity : array-like of shape (n_pairs,)
+    is_same : array-like of bool, shape (n_pairs,)
+    far : float in (0, 1)
+        Target false accept rate (fraction of impostor pairs above the threshold).
+
+    Returns
+    -------
+    threshold : float
+        Pairs with similarity strictly above it are accepted.
+    tar : float
+        True accept rate at that threshold.
+    """
+    sim = np.asarray(similarity, dtype=float)
+    same = _as_bool(is_same, len(sim))
+    if isinstance(far, bool) or not isinstance(far, (int, float)) or not 0 < far < 1:
+        raise ValueError(FAR_ERROR.format(value=far))
+    if same.all() or not same.any():
+        raise ValueError(
+            BOTH_CLASSES_ERROR.format(
+                where="threshold_at_far", n_same=int(same.sum()), n_diff=int((~same).sum())
+            )
+        )
+    impostor = np.sort(sim[~same])[::-1]
+    k = int(np.floor(far * len(impostor) + 1e-9))  # impostors allowed above the threshold
+    threshold = float(impostor[min(k, len(impostor) - 1)])
+    return threshold, float(np.mean(sim[same] > threshold))
+
+
+def roc_by_group(
+    similarity, is_same, groups, far_targets: Sequence[float] = (1e-3, 1e-4)
+) -> pd.DataFrame:
+    """True accept rate and threshold of each group at fixed false accept rates.
+
+    The paper's Section III-C shows that the threshold giving one FAR differs between skin-tone
+    groups; this table makes that visible.
+
+    Parameters
+    ----------
+    similarity : array-like of shape (n_pairs,)
+    is_same : array-like of bool, shape (n_pairs,)
+    groups : array-like of shape (n_pairs,)
+    far_targets : sequence of float, default=(1e-3, 1e-4)
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index: the groups; columns ``tar@far=<f>`` and ``threshold@far=<f>`` for each target.
+    """
+    sim = np.asarray(similarity, dtype=float)
+    same = _as_bool(is_same, len(sim))
+    grp = _as_groups(groups, len(sim))
+    rows = {}
+    for g in np.unique(grp):
+        in_g = grp == g
+        row = {}
+        for far in far_targets:
+            t, tar = threshold_at_far(sim[in_g], same[in_g], far)
+            row[f"tar@far={far:g}"] = tar
+            row[f"threshold@far={far:g}"] = t
+        rows[g] = row
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index.name = "group"
+    return frame
+
+
+def select_difficult_pairs(similarity, is_same, n_pairs: int) -> np.ndarray:
+    """Indices of the hardest pairs: the least similar genuine and the most similar impostor pairs.
+
+    MBN's IDS test sets keep such "difficult" pairs (in cosine similarity) so that accuracy does
+    not saturate (Section III-B of [1]_). Half of ``n_pairs`` comes from each kind (as available).
+
+    Parameters
+    ----------
+    similarity : array-like of shape (n_pairs_total,)
+        Similarity under a reference model.
+    is_same : array-like of bool, shape (n_pairs_total,)
+    n_pairs : int
+
+    Returns
+    -------
+    ndarray of int
+        Sorted indices into the given pairs.
+    """
+    sim = np.asarray(similarity, dtype=float)
+    same = _as_bool(is_same, len(sim))
+    if isinstance(n_pairs, bool) or not isinstance(n_pairs, (int, np.integer)) or n_pairs < 0:
+        raise ValueError(N_PAIRS_ERROR.format(name="n_pairs", value=n_pairs))
+    genuine = np.flatnonzero(same)
+    impostor = np.flatnonzero(~same)
+    n_gen = n_pairs // 2
+    hard_gen = genuine[np.argsort(sim[genuine], kind="stable")[:n_gen]]
+    hard_imp = impostor[np.argsort(-sim[impostor], kind="stable")[: n_pairs - n_gen]]
+    return np.sort(np.concatenate([hard_gen, hard_imp]))
+
+
+def sample_pairs(
+    labels, groups, n_genuine: int, n_impostor: int, random_state=None
+) -> pd.DataFrame:
+    """Draw genuine and impostor verification pairs within each group.
+
+    Parameters
+    ----------
+    labels : array-like of shape (n_samples,)
+        Identity of each sample.
+    groups : array-like of shape (n_samples,)
+    n_genuine, n_impostor : int
+        Pairs per group of each kind (genuine: two distinct samples of one identity; impostor:
+        samples of two identities of the group).
+    random_state : int, numpy Generator or None
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``i``, ``j`` (sample indices), ``is_same``, ``group``; the pairs of each group are
+        contiguous and shuffled, so that contiguous folds mix genuine and impostor pairs.
+    """
+    labels = np.asarray(labels)
+    grp = _as_groups(groups, len(labels))
+    for name, value in (("n_genuine", n_genuine), ("n_impostor", n_impostor)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError(N_PAIRS_ERROR.format(name=name, value=value))
+    rng = (
+        random_state
+        if isinstance(random_state, np.random.Generator)
+        else (np.random.default_rng(random_state))
+    )
+    frames = []
+    for g in np.unique(grp):
+        idx = np.flatnonzero(grp == g)
+        lab = labels[idx]
+        ids, inverse, counts = np.unique(lab, return_inverse=True, return_counts=True)
+        multi = np.flatnonzero(counts >= 2)
+        if (n_genuine and not len(multi)) or (n_impostor and len(ids) < 2):
+            raise ValueError(
+                BOTH_CLASSES_ERROR.format(
+                    where=f"sample_pairs in group {g!r}", n_same=len(multi), n_diff=len(ids)
+                )
+            )
+        members = [idx[inverse == k] for k in range(len(ids))]
+        pairs = []
+        for k in rng.choice(multi, n_genuine) if n_genuine else []:
+            a, b = rng.choice(members[k], 2, replace=False)
+            pairs.append((a, b, True))
+        for _ in range(n_impostor):
+            ka, kb = rng.choice(len(ids), 2, replace=False)
+            pairs.append((rng.choice(members[ka]), rng.choice(members[kb]), False))
+        frame = pd.DataFrame(pairs, columns=["i", "j", "is_same"])
+        frame = frame.iloc[rng.permutation(len(frame))].reset_index(drop=True)
+        frame["group"] = g
+        frames.append(frame)
+    out = pd.concat(frames, ignore_index=True)
+    return out.astype({"i": np.int64, "j": np.int64, "is_same": bool})
+
+
+def feature_scatter(embeddings, labels, groups) -> pd.DataFrame:
+    """Intra-class and inter-class cosine scatter of each group (Fig. 16(b) of [1]_).
+
+    Intra-class scatter is the mean cosine between each feature and its identity's centre;
+    inter-class scatter is the mean cosine between the centres of distinct identities of the group.
+    The paper's feature scatter is their ratio (larger is better when the inter-class cosine is
+    positive; compare ``intra`` and ``inter`` directly when it is near zero).
+
+    Parameters
+    ----------
+    embeddings : array-like or Tensor of shape (n_samples, dim)
+    labels : array-like of shape (n_samples,)
+    groups : array-like of shape (n_samples,)
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index: the groups; columns ``intra``, ``inter``, ``scatter`` (= intra / inter),
+        ``n_identities``.
+    """
+    emb = _as_2d(embeddings, "embeddings")
+    emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
+    labels = np.asarray(labels)
+    grp = _as_groups(groups, len(emb))
+    rows = {}
+    for g in np.unique(grp):
+        in_g = grp == g
+        ids, inverse = np.unique(labels[in_g], return_inverse=True)
+        centres = np.zeros((len(ids), emb.shape[1]))
+        np.add.at(centres, inverse, emb[in_g])
+        centres /= np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-12)
+        intra = float(np.mean(np.einsum("ij,ij->i", emb[in_g], centres[inverse])))
+        if len(ids) > 1:
+            gram = centres @ centres.T
+            inter = float(gram[~np.eye(len(ids), dtype=bool)].mean())
+        else:
+            inter = float("nan")
+        rows[g] = {
+            "intra": intra,
+            "inter": inter,
+            "scatter": intra / inter if inter else float("inf"),
+            "n_identities": len(ids),
+        }
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index.name = "group"
+    return frame
