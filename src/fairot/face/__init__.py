@@ -13,6 +13,7 @@ trainer are separate pieces, as in pytorch-metric-learning:
 """
 
 from ._callbacks import Callback, History
+from ._data import FaceFolderDataset, embed_images, load_face_image, load_rfw_pairs, read_rfw_pairs
 from ._margin_losses import (
     ArcFaceLoss,
     CosFaceLoss,
@@ -35,6 +36,7 @@ __all__ = [
     "BalancedGroupSampler",
     "Callback",
     "CosFaceLoss",
+    "FaceFolderDataset",
     "GroupMarginLoss",
     "HardestTripletMiner",
     "History",
@@ -48,8 +50,12 @@ __all__ = [
     "RandomBatchSampler",
     "SkewnessResult",
     "SoftmaxLoss",
+    "embed_images",
     "iresnet18",
     "iresnet34",
     "iresnet50",
+    "load_face_image",
+    "load_rfw_pairs",
     "make_method",
+    "read_rfw_pairs",
 ]
