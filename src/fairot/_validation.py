@@ -148,14 +148,50 @@ def _as_frame(sensitive_features: Any, name: str) -> pd.DataFrame:
     return frame.reset_index(drop=True)
 
 
-def _sort_key(label: Any) -> tuple[str, str]:
-    # Mixed types (e.g. 0 and "a") cannot be compared directly; sorting on (type, str) is stable
-    # and deterministic, which is all that group order needs.
-    return (type(label).__name__, str(label))
+def _label_key(label: Any) -> tuple:
+    """Hashable identity of a group label: 1, 1.0 and np.int64(1) name the same group."""
+    label = label.item() if isinstance(label, np.generic) else label
+    if isinstance(label, bool):
+        return ("bool", label)
+    if isinstance(label, (int, float)):
+        return ("num", int(label)) if float(label).is_integer() else ("num", float(label))
+    return (type(label).__name__, label)
+
+
+def _sort_key(label: Any) -> tuple:
+    # Mixed types (e.g. 0 and "a") cannot be compared directly; numbers sort numerically, then
+    # everything else by (type, text): deterministic, which is all that group order needs.
+    kind, value = _label_key(label)
+    return (0, value, "") if kind == "num" else (1, kind, str(value))
 
 
 def _to_python(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
+
+
+def _factorize_columns(frame: pd.DataFrame) -> tuple[list[np.ndarray], list[list]]:
+    """Per column: codes into its sorted distinct labels, and those labels."""
+    codes, labels = [], []
+    for j in range(frame.shape[1]):
+        raw_codes, uniques = pd.factorize(frame.iloc[:, j], sort=False)
+        values = [_to_python(v) for v in np.asarray(uniques, dtype=object)]
+        merged: dict[tuple, Any] = {}
+        for v in values:
+            merged.setdefault(_label_key(v), v)
+        ordered = sorted(merged.values(), key=_sort_key)
+        position = {_label_key(v): i for i, v in enumerate(ordered)}
+        remap = np.array([position[_label_key(v)] for v in values], dtype=np.intp)
+        codes.append(remap[raw_codes])
+        labels.append(ordered)
+    return codes, labels
+
+
+def _combine(codes: list[np.ndarray], radices: list[int]) -> np.ndarray:
+    """Mixed-radix code of each row's combination of column codes (lexicographic order)."""
+    combined = np.zeros(codes[0].shape[0], dtype=np.int64)
+    for c, r in zip(codes, radices, strict=True):
+        combined = combined * r + c
+    return combined
 
 
 @dataclass(frozen=True)
@@ -186,8 +222,8 @@ class GroupEncoding:
     codes: np.ndarray | None
     columns: list[str]
     mode: GroupsMode
-    _lookup: dict = field(repr=False, compare=False, default_factory=dict)
-    _row_key_to_label: dict = field(repr=False, compare=False, default_factory=dict)
+    _column_labels: list[list] = field(repr=False, compare=False, default_factory=list)
+    _group_combos: np.ndarray | None = field(repr=False, compare=False, default=None)
 
     @property
     def n_groups(self) -> int:
@@ -206,14 +242,18 @@ class GroupEncoding:
 
     def indices(self) -> list[np.ndarray]:
         """Row indices of each group, in the order of :attr:`labels`."""
+        if self.codes is not None:
+            order = np.argsort(self.codes, kind="stable")
+            bounds = np.searchsorted(self.codes[order], np.arange(self.n_groups + 1))
+            return [order[bounds[g] : bounds[g + 1]] for g in range(self.n_groups)]
         return [np.flatnonzero(self.membership[:, g]) for g in range(self.n_groups)]
 
     def index_of(self, label: Any) -> int:
         """Return the position of a group given its label or its readable name."""
-        key = label if label in self._lookup else str(label)
-        if key not in self._lookup:
-            raise ValueError(MSG_UNSEEN_GROUP.format(name="group", label=label, known=self.names))
-        return self._lookup[key]
+        for g, (lab, name) in enumerate(zip(self.labels, self.names, strict=True)):
+            if name == str(label) or _same_label(lab, label):
+                return g
+        raise ValueError(MSG_UNSEEN_GROUP.format(name="group", label=label, known=self.names))
 
     def encode(self, sensitive_features: Any, name: str = "sensitive_features") -> np.ndarray:
         """Map new sensitive features to the fitted groups.
@@ -227,9 +267,9 @@ class GroupEncoding:
 
         Returns
         -------
-        numpy.ndarray of int of shape (n_samples,)
-            Group index of each sample (intersection groups), or, for marginal groups, a boolean
-            membership matrix of shape (n_samples, n_groups).
+        numpy.ndarray
+            Group index of each sample, shape (n_samples,), for intersection groups; a boolean
+            membership matrix of shape (n_samples, n_groups) for marginal groups.
 
         Raises
         ------
@@ -241,62 +281,51 @@ class GroupEncoding:
             raise ValueError(
                 MSG_NCOLS.format(name=name, got=frame.shape[1], expected=len(self.columns))
             )
-        keys = _row_keys(frame)
-        if self.mode == "marginal":
-            membership = np.zeros((len(frame), self.n_groups), dtype=bool)
-            for j, col in enumerate(self.columns):
-                for i, value in enumerate(frame.iloc[:, j].to_numpy()):
-                    key = (col, _to_python(value))
-                    if key not in self._lookup:
-                        raise ValueError(
-                            MSG_UNSEEN_GROUP.format(name=name, label=key, known=self.names)
-                        )
-                    membership[i, self._lookup[key]] = True
-            return membership
-        uniques, inverse = np.unique(keys, return_inverse=True)
-        mapped = np.empty(len(uniques), dtype=np.intp)
-        for u, key in enumerate(uniques):
-            if key not in self._row_key_to_label:
-                raise ValueError(
-                    MSG_UNSEEN_GROUP.format(
-                        name=name, label=_decode_key(key, len(self.columns)), known=self.names
+        column_codes = []
+        for j, known in enumerate(self._column_labels):
+            raw_codes, uniques = pd.factorize(frame.iloc[:, j], sort=False)
+            position = {_label_key(v): i for i, v in enumerate(known)}
+            remap = np.empty(len(uniques), dtype=np.intp)
+            for u, value in enumerate(np.asarray(uniques, dtype=object)):
+                key = _label_key(value)
+                if key not in position:
+                    label = (
+                        (self.columns[j], _to_python(value))
+                        if self.mode == "marginal"
+                        else _to_python(value)
                     )
-                )
-            mapped[u] = self._lookup[self._row_key_to_label[key]]
-        return mapped[inverse]
+                    raise ValueError(
+                        MSG_UNSEEN_GROUP.format(name=name, label=label, known=self.names)
+                    )
+                remap[u] = position[key]
+            column_codes.append(remap[raw_codes])
+        if self.mode == "marginal":
+            blocks = [
+                column_codes[j][:, None] == np.arange(len(known))[None, :]
+                for j, known in enumerate(self._column_labels)
+            ]
+            return np.hstack(blocks)
+        combos = _combine(column_codes, [len(k) for k in self._column_labels])
+        group = np.searchsorted(self._group_combos, combos)
+        group = np.minimum(group, self.n_groups - 1)
+        unseen = self._group_combos[group] != combos
+        if np.any(unseen):
+            i = int(np.flatnonzero(unseen)[0])
+            row = tuple(_to_python(v) for v in frame.iloc[i].to_numpy())
+            label = row[0] if len(row) == 1 else row
+            raise ValueError(MSG_UNSEEN_GROUP.format(name=name, label=label, known=self.names))
+        return group.astype(np.intp)
 
 
-_SEP = "\x1f"
-
-
-def _row_keys(frame: pd.DataFrame) -> np.ndarray:
-    """One string key per row, unique per combination of column values."""
-    if frame.shape[1] == 1:
-        col = frame.iloc[:, 0].to_numpy()
-        return np.array([_encode_value(v) for v in col], dtype=object)
-    parts = [
-        np.array([_encode_value(v) for v in frame.iloc[:, j].to_numpy()], dtype=object)
-        for j in range(frame.shape[1])
-    ]
-    keys = parts[0]
-    for p in parts[1:]:
-        keys = keys + _SEP + p
-    return keys
-
-
-def _encode_value(v: Any) -> str:
-    v = _to_python(v)
-    # 1, 1.0 and np.int64(1) name the same group whichever dtype a later call uses.
-    if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer():
-        return f"num:{int(v)}"
-    if isinstance(v, float):
-        return f"num:{v!r}"
-    return f"{type(v).__name__}:{v}"
-
-
-def _decode_key(key: str, n_columns: int) -> Any:
-    values = [part.split(":", 1)[1] for part in key.split(_SEP)]
-    return values[0] if n_columns == 1 else tuple(values)
+def _same_label(a: Any, b: Any) -> bool:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same_label(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return False
+    try:
+        return _label_key(a) == _label_key(b)
+    except TypeError:
+        return False
 
 
 def check_sensitive_features(
@@ -345,52 +374,53 @@ def check_sensitive_features(
     if len(frame) == 0:
         raise ValueError(MSG_EMPTY.format(name=name))
     columns = [str(c) for c in frame.columns]
-    n_cols = len(columns)
+    column_codes, column_labels = _factorize_columns(frame)
 
     if groups == "marginal":
-        labels: list = []
-        names: list[str] = []
-        blocks = []
-        for j, col in enumerate(columns):
-            values = frame.iloc[:, j].to_numpy()
-            uniq = sorted({_to_python(v) for v in values}, key=_sort_key)
-            for u in uniq:
-                labels.append((col, u))
-                names.append(f"{col}={u}")
-                blocks.append(np.array([_to_python(v) == u for v in values], dtype=bool))
-        membership = np.column_stack(blocks)
-        lookup = {lab: g for g, lab in enumerate(labels)}
-        lookup.update({nm: g for g, nm in enumerate(names)})
+        labels = [
+            (col, v) for col, known in zip(columns, column_labels, strict=True) for v in known
+        ]
+        names = [f"{col}={v}" for col, v in labels]
+        membership = np.hstack(
+            [
+                codes[:, None] == np.arange(len(known))[None, :]
+                for codes, known in zip(column_codes, column_labels, strict=True)
+            ]
+        )
         encoding = GroupEncoding(
-            tuple(labels), names, membership, None, columns, "marginal", lookup
+            tuple(labels), names, membership, None, columns, "marginal", column_labels
         )
     else:
-        keys = _row_keys(frame)
-        uniq_keys, codes = np.unique(keys, return_inverse=True)
-        first = np.zeros(len(uniq_keys), dtype=np.intp)
-        first[codes[::-1]] = np.arange(len(codes))[::-1]
-        raw_labels = []
-        for idx in first:
-            row = tuple(_to_python(v) for v in frame.iloc[idx].to_numpy())
-            raw_labels.append(row[0] if n_cols == 1 else row)
-        order = sorted(range(len(raw_labels)), key=lambda g: _sort_key(raw_labels[g]))
-        rank = np.empty(len(order), dtype=np.intp)
-        rank[order] = np.arange(len(order))
-        labels = [raw_labels[g] for g in order]
-        codes = rank[codes].astype(np.intp)
-        if n_cols == 1:
+        radices = [len(known) for known in column_labels]
+        combos = _combine(column_codes, radices)
+        # Sorted distinct combinations are in lexicographic order of the sorted column labels.
+        group_combos, codes = np.unique(combos, return_inverse=True)
+        codes = codes.astype(np.intp)
+        labels = []
+        for combo in group_combos:
+            parts, rest = [], int(combo)
+            for r in reversed(radices):
+                rest, digit = divmod(rest, r)
+                parts.append(digit)
+            values = tuple(column_labels[j][d] for j, d in enumerate(reversed(parts)))
+            labels.append(values[0] if len(values) == 1 else values)
+        if len(columns) == 1:
             names = [str(lab) for lab in labels]
         else:
             names = [
                 ", ".join(f"{c}={v}" for c, v in zip(columns, lab, strict=True)) for lab in labels
             ]
-        membership = np.zeros((len(codes), len(labels)), dtype=bool)
-        membership[np.arange(len(codes)), codes] = True
-        lookup: dict = {lab: g for g, lab in enumerate(labels)}
-        lookup.update({nm: g for g, nm in enumerate(names)})
-        row_keys = {uniq_keys[g]: raw_labels[g] for g in range(len(uniq_keys))}
+        membership = np.zeros((codes.shape[0], len(labels)), dtype=bool)
+        membership[np.arange(codes.shape[0]), codes] = True
         encoding = GroupEncoding(
-            tuple(labels), names, membership, codes, columns, "intersection", lookup, row_keys
+            tuple(labels),
+            names,
+            membership,
+            codes,
+            columns,
+            "intersection",
+            column_labels,
+            group_combos,
         )
 
     if encoding.n_groups < min_groups:

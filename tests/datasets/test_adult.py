@@ -3,7 +3,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
-from datasets_raw import shipped_bytes, shipped_rows
+from .datasets_raw import shipped_bytes, shipped_rows
 from sklearn.linear_model import LogisticRegression
 
 from fairot._validation import check_sensitive_features

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from datasets_raw import SHARED, SHIPPED, SOURCES_SHA256, SUBDIRS, shipped_bytes
+from .datasets_raw import SHARED, SHIPPED, SOURCES_SHA256, SUBDIRS, shipped_bytes
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from fairot.datasets import _base, get_data_home

@@ -2,7 +2,7 @@ import re
 
 import numpy as np
 import pytest
-from datasets_raw import shipped_bytes, shipped_rows
+from .datasets_raw import shipped_bytes, shipped_rows
 
 from fairot._validation import check_sensitive_features
 from fairot.datasets import load_communities_crime

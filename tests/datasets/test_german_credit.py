@@ -2,7 +2,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from datasets_raw import shipped_bytes, shipped_rows
+from .datasets_raw import shipped_bytes, shipped_rows
 
 from fairot._validation import check_sensitive_features
 from fairot.datasets import load_german_credit

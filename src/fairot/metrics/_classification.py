@@ -6,6 +6,7 @@ import itertools
 from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 
 from fairot._validation import (
@@ -30,13 +31,16 @@ def check_binary_labels(y_true: ArrayLike, name: str = "y_true") -> np.ndarray:
         raise ValueError(f"{name} must be one-dimensional; got shape {raw.shape}.")
     if raw.dtype == bool:
         return raw.astype(int)
-    values = np.unique(raw)
-    try:
-        ok = set(values.astype(float).tolist()) <= {0.0, 1.0}
-    except (TypeError, ValueError):
-        ok = False
+    if raw.dtype.kind in "iuf":
+        ok = bool(np.all((raw == 0) | (raw == 1)))
+    else:
+        try:
+            ok = bool(np.all(np.isin(raw.astype(float), (0.0, 1.0))))
+        except (TypeError, ValueError):
+            ok = False
     if not ok:
-        raise ValueError(MSG_NOT_BINARY.format(name=name, values=values[:10].tolist()))
+        found = pd.unique(pd.Series(raw))[:10].tolist()
+        raise ValueError(MSG_NOT_BINARY.format(name=name, values=found))
     return raw.astype(float).astype(int)
 
 

@@ -64,7 +64,7 @@ def joint_quantile_cells(
         if common < 2**62:
             return _integer_cells(sizes, common)
     cums = [cumulative_levels(w, n) for w, n in zip(sorted_weights, sizes, strict=True)]
-    breaks = np.unique(np.concatenate(cums))
+    breaks = _sorted_unique(np.concatenate(cums))
     keep = np.diff(breaks, prepend=0.0) > MASS_TOLERANCE
     keep[-1] = True
     breaks = breaks[keep]
@@ -89,7 +89,7 @@ def _integer_cells(sizes: list[int], common: int) -> tuple[np.ndarray, np.ndarra
         index = np.tile(np.arange(n), (len(sizes), 1))
         return index, np.full(n, 1.0 / n)
     steps = [common // n for n in sizes]
-    ends = np.unique(
+    ends = _sorted_unique(
         np.concatenate(
             [np.arange(1, n + 1, dtype=np.int64) * s for n, s in zip(sizes, steps, strict=True)]
         )
@@ -98,6 +98,15 @@ def _integer_cells(sizes: list[int], common: int) -> tuple[np.ndarray, np.ndarra
     index = np.stack([(ends + s - 1) // s - 1 for s in steps])
     mass = np.diff(ends, prepend=0) / common
     return index, mass
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values; one sort, cheaper than numpy's hash-based ``unique`` here."""
+    values = np.sort(values)
+    keep = np.empty(values.shape[0], dtype=bool)
+    keep[0] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
 
 
 def _sorted_inputs(
@@ -189,6 +198,11 @@ def wasserstein_1d(
         The distance.
     """
     p = check_p(p)
+    if u_weights is None and v_weights is None:
+        # No weights to carry along: a plain sort is several times faster than an argsort.
+        x = np.sort(check_array_1d(u, "u_values"))
+        y = np.sort(check_array_1d(v, "v_values"))
+        return _wasserstein_sorted(x, y, p)
     _, xs, ws = _sorted_inputs(u, v, u_weights, v_weights)
     return _wasserstein_sorted(xs[0], xs[1], p, ws[0], ws[1])
 
