@@ -1,0 +1,36 @@
+"""Fair binary classification under strong demographic parity by optimal transport.
+
+Three ways to make a classifier's scores independent of the sensitive groups, from the COT paper
+(Chiappa and Pacchiano, 2021) and its baselines (Jiang et al., 2019):
+
+- :class:`COTClassifier` — continuous OT: stochastic dual potentials in random Fourier features
+  (Algorithm 1), with continual re-adjustment by ``partial_fit``;
+- :class:`DOTClassifier` — discrete OT: exact 1-D couplings of mini-batches;
+- :class:`QuantileParityPostProcessor` — DPP: each group's scores mapped to the target quantiles.
+"""
+
+from fairot.classification._base import DivergenceError
+from fairot.classification._cot import COTClassifier, DualPotentials
+from fairot.classification._dot import DOTClassifier
+from fairot.classification._duals import DualFit, fit_dual_potentials
+from fairot.classification._features import (
+    FourierFeatures,
+    draw_fourier_features,
+    fourier_features,
+    tabulate_features,
+)
+from fairot.classification._postprocessing import QuantileParityPostProcessor
+
+__all__ = [
+    "COTClassifier",
+    "DOTClassifier",
+    "DivergenceError",
+    "DualFit",
+    "DualPotentials",
+    "FourierFeatures",
+    "QuantileParityPostProcessor",
+    "draw_fourier_features",
+    "fit_dual_potentials",
+    "fourier_features",
+    "tabulate_features",
+]

@@ -1,0 +1,150 @@
+"""DOT: strong demographic parity by discrete optimal transport (Jiang et al., 2019)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from sklearn.base import _fit_context
+
+from fairot.classification._base import OTInProcessingClassifier
+from fairot.classification._kernels import dot_kernel
+
+
+class DOTClassifier(OTInProcessingClassifier):
+    r"""Fair binary classifier by discrete optimal transport (DOT), the baseline of [1]_.
+
+    Starting from a logistic model :math:`\theta^*`, each update draws a batch of :math:`N`
+    scores per group and :math:`N` target samples, couples them by the exact optimal plan
+    :math:`T^*_a` of Eq. (8) (sorted matching, marginals :math:`1/N`) and steps
+
+    .. math::
+
+        \theta \leftarrow \theta - \epsilon_\theta \sum_a \sum_{i,j} T^*_a(i, j)\,
+        \mathrm{sign}(s^i_a - \bar s^j)\,\nabla_\theta s^i_a,
+
+    a stochastic subgradient of :math:`\sum_a W_1(p_{S_a}, p_{\bar S})`.
+
+    Parameters
+    ----------
+    estimator : estimator or None, default=None
+        As in :class:`COTClassifier`.
+    target : "barycenter", group label or name, or array-like, default="barycenter"
+        As in :class:`COTClassifier`.
+    groups : {"intersection", "marginal"}, default="intersection"
+        As in :class:`COTClassifier`.
+    step_size : float, default=1e-3
+        :math:`\epsilon_\theta` (the coupling carries mass :math:`1/N`, so the step is a mean
+        over the batch; 1e-3 to 1e-2 worked on Adult with ``batch_size=100``).
+    n_updates : int, default=100_000
+        :math:`K`.
+    batch_size : int, default=100
+        :math:`N_S = N_{\bar S}`.
+    history_every : int or None, default=None
+        Record :attr:`history_` every this many updates (default: 100 records per run).
+    verbose : bool, default=False
+        Show a progress bar over updates.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the mini-batches.
+
+    Attributes
+    ----------
+    coef_, intercept_, initial_coef_, initial_intercept_, estimator_, classes_, groups_,
+    group_names_, target_samples_, history_, n_updates_, n_features_in_
+        As in :class:`COTClassifier` (``objective`` in ``history_`` is the mini-batch
+        :math:`\sum_a \langle T^*_a, C\rangle`).
+
+    See Also
+    --------
+    COTClassifier : the continuous-OT method.
+    fairot.transport.optimal_coupling_1d : the coupling, in NumPy.
+
+    References
+    ----------
+    .. [1] R. Jiang, A. Pacchiano, T. Stepleton, H. Jiang and S. Chiappa, "Wasserstein Fair
+       Classification", UAI 2019; used as the DOT baseline of S. Chiappa and A. Pacchiano,
+       "Fairness with Continuous Optimal Transport", 2021.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.classification import DOTClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 2, 400)
+    >>> X = np.column_stack([rng.normal(a, 1.0), a])
+    >>> y = (X[:, 0] + rng.normal(0, 1, 400) > 0.5).astype(int)
+    >>> dot = DOTClassifier(n_updates=2000, random_state=0).fit(X, y, sensitive_features=a)
+    >>> dot.predict(X).shape
+    (400,)
+    """
+
+    _display_name = "DOT"
+
+    def __init__(
+        self,
+        *,
+        estimator=None,
+        target="barycenter",
+        groups: Literal["intersection", "marginal"] = "intersection",
+        step_size: float = 1e-3,
+        n_updates: int = 100_000,
+        batch_size: int = 100,
+        history_every: int | None = None,
+        verbose: bool = False,
+        random_state=None,
+    ):
+        self.estimator = estimator
+        self.target = target
+        self.groups = groups
+        self.step_size = step_size
+        self.n_updates = n_updates
+        self.batch_size = batch_size
+        self.history_every = history_every
+        self.verbose = verbose
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=False)
+    def fit(self, X, y, *, sensitive_features, eval_set=None):
+        """Fit :math:`\\theta^*`, then run ``n_updates`` DOT updates.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Binary labels.
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
+        eval_set : tuple (X, y, sensitive_features), optional
+            Held-out data recorded in :attr:`history_`.
+
+        Returns
+        -------
+        self : DOTClassifier
+        """
+        self._fit(X, y, sensitive_features, eval_set, self.n_updates)
+        return self
+
+    def partial_fit(self, X, y, *, sensitive_features, n_updates=None, eval_set=None):
+        """Continue the updates from the current :math:`\\theta` on new data.
+
+        Parameters
+        ----------
+        X, y, sensitive_features, eval_set
+            As in :meth:`fit`; the groups must be those seen at fit time.
+        n_updates : int, optional
+            Number of updates to run (default: ``self.n_updates``).
+
+        Returns
+        -------
+        self : DOTClassifier
+        """
+        return self._partial_fit(X, y, sensitive_features, n_updates, eval_set)
+
+    def _init_solver(self, rng: np.random.RandomState, n_groups: int) -> None:
+        pass
+
+    def _run_chunk(self, indices, values, members, offsets, batches, target_batches, objectives,
+                   diagnostics):
+        return dot_kernel(
+            self._theta, indices, values, members, offsets, self.target_samples_, batches,
+            target_batches, float(self.step_size), objectives, diagnostics,
+        )

@@ -1,0 +1,305 @@
+r"""Plain NumPy transcription of Algorithm 1 (COT) and of DOT's update, and the objective (7).
+
+This module is the readable statement of the mathematics and the test oracle of the fast kernels
+in :mod:`fairot.classification._kernels`: fed the same mini-batch indices, both produce the same
+iterates (to rounding). It is also the baseline that ``benchmarks/bench_classification.py`` times.
+
+Notation (Section "COT Method" of [1]_): groups :math:`a`, scores :math:`s_a^i = \sigma(\theta^\top
+(x^i, 1))` of a batch of :math:`N_S` rows of group :math:`a`, target samples :math:`\bar s^j`, dual
+potentials :math:`\lambda_{S_a}(s) = \lambda_a^\top\psi(s)` and
+:math:`\lambda_{\bar S, a}(s) = \mu_a^\top\psi(s)` (:math:`\mu_a = -\lambda_a` under the constraint
+:math:`\lambda_{S_a}(x) + \lambda_{\bar S,a}(x) = 0`), cost :math:`C(s, \bar s) = |s - \bar s|`,
+:math:`z_{ij} = (\lambda_{S_a}(s^i) + \lambda_{\bar S,a}(\bar s^j) - C(s^i, \bar s^j))/\lambda`.
+The mini-batch estimate of the objective (7) is
+
+.. math::
+
+    J = \sum_a \frac{1}{|P|}\sum_{(i, j) \in P}
+        \Big(\lambda_{S_a}(s^i) + \lambda_{\bar S,a}(\bar s^j) - \lambda\,\phi^*(z_{ij})\Big),
+
+with :math:`P = \{(i, i)\}` for the paper's pairing :math:`i = j` and all :math:`N_S N_{\bar S}`
+pairs otherwise. With :math:`\alpha_{ij} = \phi^{*\prime}(z_{ij})` its gradients are exactly the
+paper's updates: the dual step is :math:`\lambda_a \leftarrow \lambda_a + \epsilon_\lambda
+\nabla_{\lambda_a} J` (update (5), plus the extra term under the constraint) and the model step is
+:math:`\theta \leftarrow \theta - \epsilon_\theta N_S \nabla_\theta J`, the paper's sums over
+groups and batch.
+
+References
+----------
+.. [1] S. Chiappa and A. Pacchiano, "Fairness with Continuous Optimal Transport", 2021.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from fairot.classification._features import (
+    FeatureTable,
+    FourierFeatures,
+    fourier_features,
+    fourier_features_derivative,
+    interpolate_features,
+)
+from fairot.transport import optimal_coupling_1d
+
+REG_ENTROPIC = 0
+REG_L2 = 1
+
+
+class CotParams(NamedTuple):
+    """Step sizes and options of one COT run (see :class:`~fairot.classification.COTClassifier`)."""
+
+    reg: int
+    reg_strength: float
+    dual_step_size: float
+    step_size: float
+    constrain_duals: bool
+    all_pairs: bool
+
+
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    """Logistic function, overflow-free for any finite ``z``."""
+    out = np.empty_like(z, dtype=float)
+    pos = z >= 0
+    out[pos] = 1.0 / (1.0 + np.exp(-z[pos]))
+    e = np.exp(z[~pos])
+    out[~pos] = e / (1.0 + e)
+    return out
+
+
+def scores(theta: np.ndarray, X: np.ndarray) -> np.ndarray:
+    r""":math:`s = \sigma(\theta^\top (x, 1))`; the intercept is ``theta[-1]``."""
+    return sigmoid(X @ theta[:-1] + theta[-1])
+
+
+def conjugate(z: np.ndarray, reg: int) -> tuple[np.ndarray, np.ndarray]:
+    r""":math:`\phi^*(z)` and :math:`\alpha = \phi^{*\prime}(z)` for the two regularisations.
+
+    Entropic: :math:`\phi^*(z) = e^z`; L2: :math:`\phi^*(z) = \max(z, 0)^2/4`.
+    """
+    if reg == REG_ENTROPIC:
+        # Past exp(709) the float overflows: report inf (the caller stops) without a warning.
+        with np.errstate(over="ignore"):
+            e = np.exp(z)
+        return e, e
+    zp = np.maximum(z, 0.0)
+    return 0.25 * zp * zp, 0.5 * zp
+
+
+def _psi(s: np.ndarray, features: FourierFeatures | FeatureTable) -> tuple[np.ndarray, np.ndarray]:
+    if isinstance(features, FeatureTable):
+        return interpolate_features(s, features)
+    return fourier_features(s, features), fourier_features_derivative(s, features)
+
+
+class PairTerms(NamedTuple):
+    """One group's share of :math:`J` and its derivatives (see :func:`pair_terms`)."""
+
+    objective: float
+    duals: np.ndarray
+    target_duals: np.ndarray
+    scores: np.ndarray
+
+
+def pair_terms(
+    s: np.ndarray,
+    target_batch: np.ndarray,
+    duals: np.ndarray,
+    target_duals: np.ndarray,
+    features: FourierFeatures | FeatureTable,
+    params: CotParams,
+) -> PairTerms:
+    r"""Mini-batch regularised dual objective of one pair (group, target) and its gradients.
+
+    Parameters
+    ----------
+    s : ndarray of shape (N_S,)
+        Samples of :math:`p_{S_a}` (scores).
+    target_batch : ndarray of shape (N_S̄,)
+        Samples of :math:`p_{\bar S}`.
+    duals, target_duals : ndarray of shape (D,)
+        :math:`\lambda_a`, :math:`\mu_a` (``target_duals`` ignored under the constraint).
+    features : FourierFeatures or FeatureTable
+    params : CotParams
+
+    Returns
+    -------
+    PairTerms
+        ``objective``: the pair's term of :math:`J`; ``duals``/``target_duals``: its gradients
+        in :math:`\lambda_a` and :math:`\mu_a` (under the constraint ``duals`` is the total
+        gradient in :math:`\lambda_a` and ``target_duals`` is zero); ``scores``: its derivative
+        in each :math:`s^i`.
+    """
+    lam = params.reg_strength
+    psi_t, _ = _psi(target_batch, features)
+    psi_s, dpsi_s = _psi(s, features)
+    mu = -duals if params.constrain_duals else target_duals
+    lam_s, dlam_s, lam_t = psi_s @ duals, dpsi_s @ duals, psi_t @ mu
+    if params.all_pairs:
+        diff = s[:, None] - target_batch[None, :]
+        z = (lam_s[:, None] + lam_t[None, :] - np.abs(diff)) / lam
+    else:
+        diff = s - target_batch
+        z = (lam_s + lam_t - np.abs(diff)) / lam
+    phi, alpha = conjugate(z, params.reg)
+    objective = float(lam_s.mean() + lam_t.mean() - lam * phi.mean())
+    if params.all_pairs:
+        coef_s = 1.0 - alpha.mean(axis=1)
+        coef_t = 1.0 - alpha.mean(axis=0)
+        ds = ((1.0 - alpha) * dlam_s[:, None] + alpha * np.sign(diff)).mean(axis=1)
+    else:
+        coef_s = coef_t = 1.0 - alpha
+        ds = (1.0 - alpha) * dlam_s + alpha * np.sign(diff)
+    g_lam_s = coef_s @ psi_s / s.shape[0]
+    g_lam_t = coef_t @ psi_t / target_batch.shape[0]
+    if params.constrain_duals:
+        return PairTerms(objective, g_lam_s - g_lam_t, np.zeros_like(g_lam_t), ds / s.shape[0])
+    return PairTerms(objective, g_lam_s, g_lam_t, ds / s.shape[0])
+
+
+class CotGradients(NamedTuple):
+    """Value and gradients of the mini-batch objective :math:`J` at one point."""
+
+    objective: float
+    theta: np.ndarray
+    duals: np.ndarray
+    target_duals: np.ndarray
+
+
+def cot_objective_and_gradients(
+    theta: np.ndarray,
+    duals: np.ndarray,
+    target_duals: np.ndarray,
+    group_batches: list[np.ndarray],
+    target_batch: np.ndarray,
+    features: FourierFeatures | FeatureTable,
+    params: CotParams,
+) -> CotGradients:
+    r""":math:`J` and its exact gradients in ``theta``, ``duals`` and ``target_duals``.
+
+    Parameters
+    ----------
+    theta : ndarray of shape (d + 1,)
+        Model coefficients, intercept last.
+    duals, target_duals : ndarray of shape (n_groups, D)
+        :math:`\lambda_a` and :math:`\mu_a` (``target_duals`` is ignored under the constraint,
+        where :math:`\mu_a = -\lambda_a`; its gradient is then zero).
+    group_batches : list of ndarray of shape (N_S, d)
+        The batch of rows of each group.
+    target_batch : ndarray of shape (N_S,)
+        Target samples :math:`\bar s^j`.
+    features : FourierFeatures or FeatureTable
+        Exact features, or the tabulated ones of the fast kernel.
+    params : CotParams
+        Regularisation and options.
+    """
+    total = 0.0
+    g_theta = np.zeros_like(theta)
+    g_duals = np.zeros_like(duals)
+    g_target = np.zeros_like(target_duals)
+    for a, xb in enumerate(group_batches):
+        s = scores(theta, xb)
+        terms = pair_terms(s, target_batch, duals[a], target_duals[a], features, params)
+        total += terms.objective
+        g_duals[a] = terms.duals
+        g_target[a] = terms.target_duals
+        # d s / d theta = (x, 1) s (1 - s)
+        w = terms.scores * s * (1.0 - s)
+        g_theta[:-1] += w @ xb
+        g_theta[-1] += w.sum()
+    return CotGradients(float(total), g_theta, g_duals, g_target)
+
+
+def cot_updates_numpy(
+    theta: np.ndarray,
+    duals: np.ndarray,
+    target_duals: np.ndarray,
+    X: np.ndarray,
+    group_rows: list[np.ndarray],
+    target_samples: np.ndarray,
+    batch_positions: np.ndarray,
+    target_positions: np.ndarray,
+    features: FourierFeatures | FeatureTable,
+    params: CotParams,
+) -> np.ndarray:
+    r"""Run Algorithm 1 for ``len(batch_positions)`` updates, in place.
+
+    Parameters
+    ----------
+    theta, duals, target_duals : ndarray
+        Updated in place.
+    X : ndarray of shape (n_samples, d)
+        Dense features.
+    group_rows : list of ndarray of int
+        Row indices of each group.
+    target_samples : ndarray of shape (n_target,)
+        The target data set :math:`\bar{\mathcal D}`.
+    batch_positions : ndarray of int of shape (n_updates, n_groups, N_S)
+        Batch of each group at each update, as positions into ``group_rows[a]``.
+    target_positions : ndarray of int of shape (n_updates, N_S)
+        Target batch of each update, as positions into ``target_samples``.
+    features : FourierFeatures or FeatureTable
+    params : CotParams
+
+    Returns
+    -------
+    ndarray of shape (n_updates,)
+        Mini-batch objective :math:`J` before each update.
+    """
+    n_updates, _, n_batch = batch_positions.shape
+    objectives = np.empty(n_updates)
+    for k in range(n_updates):
+        batches = [X[rows[batch_positions[k, a]]] for a, rows in enumerate(group_rows)]
+        target_batch = target_samples[target_positions[k]]
+        grad = cot_objective_and_gradients(
+            theta, duals, target_duals, batches, target_batch, features, params
+        )
+        objectives[k] = grad.objective
+        duals += params.dual_step_size * grad.duals
+        if not params.constrain_duals:
+            target_duals += params.dual_step_size * grad.target_duals
+        theta -= params.step_size * n_batch * grad.theta
+    return objectives
+
+
+def dot_updates_numpy(
+    theta: np.ndarray,
+    X: np.ndarray,
+    group_rows: list[np.ndarray],
+    target_samples: np.ndarray,
+    batch_positions: np.ndarray,
+    target_positions: np.ndarray,
+    step_size: float,
+) -> np.ndarray:
+    r"""Run DOT's updates for ``len(batch_positions)`` steps, in place.
+
+    Each step couples each group's batch with the target batch by the exact optimal coupling
+    :math:`T^*_a` of Eq. (8) (marginals :math:`1/N`, from :func:`fairot.transport.optimal_coupling_1d`)
+    and sets :math:`\theta \leftarrow \theta - \epsilon_\theta \sum_a \sum_{ij} T^*_a(i, j)
+    \,\mathrm{sign}(s^i_a - \bar s^j)\nabla_\theta s^i_a`.
+
+    Returns
+    -------
+    ndarray of shape (n_updates,)
+        Sum over groups of the mini-batch W1 estimates :math:`\langle T^*_a, C\rangle`.
+    """
+    n_updates = batch_positions.shape[0]
+    objectives = np.empty(n_updates)
+    for k in range(n_updates):
+        target_batch = target_samples[target_positions[k]]
+        grad = np.zeros_like(theta)
+        total = 0.0
+        for a, rows in enumerate(group_rows):
+            xb = X[rows[batch_positions[k, a]]]
+            s = scores(theta, xb)
+            i, j, mass = optimal_coupling_1d(s, target_batch)
+            diff = s[i] - target_batch[j]
+            total += float(mass @ np.abs(diff))
+            w = mass * np.sign(diff) * s[i] * (1.0 - s[i])
+            grad[:-1] += w @ xb[i]
+            grad[-1] += w.sum()
+        objectives[k] = total
+        theta -= step_size * grad
+    return objectives
