@@ -162,7 +162,12 @@ def _closed_form(target, weights, p, epsilon):
         return target.copy(), 0
     r1, r2 = weights
     mean = r1 * target[0] + r2 * target[1]
-    return np.stack([mean + r2 * delta, mean - r1 * delta]), 1
+    curves = np.stack([mean + r2 * delta, mean - r1 * delta])
+    # Ranks whose gap the projection left alone (W-inf clipping inside the band) keep their
+    # latent values bit for bit, instead of a rounded mean +/- share * gap.
+    same = delta == delta_star
+    curves[:, same] = target[:, same]
+    return curves, 1
 
 
 def _pointwise_sup(cost, latent, weights, epsilon, bounds, n_bisection=200):

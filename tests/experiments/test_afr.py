@@ -1,0 +1,78 @@
+"""Quick runs of the regression paper's studies (the full runs are marked slow)."""
+
+import matplotlib
+import numpy as np
+import pytest
+
+from fairot.experiments import STUDIES, get_study
+
+matplotlib.use("Agg")
+
+AFR = ["afr-simulation", "afr-multigroup", "afr-crime", "afr-acs", "afr-classification"]
+
+
+def test_registered():
+    for name in AFR:
+        assert name in STUDIES
+        assert callable(get_study(name))
+
+
+def test_simulation_quick_meets_the_constraint_and_writes(tmp_path):
+    result = get_study("afr-simulation")(quick=True, progress=False)
+    path = result.curves["path"]
+    assert set(path["p"]) == {"W1", "W2", "Winf"} and set(path["dgp"]) == {"DGP1", "DGP2"}
+    assert path["max_grid_violation"].max() <= 1e-12
+    # tau = 0 is strict parity on the grid; tau = 1 leaves two-group curves unchanged
+    assert path.loc[path["tau"] == 0.0, "grid_gap"].max() <= 1e-12
+    unchanged = result.tables["unchanged_ranks_winf"]
+    assert np.allclose(unchanged.loc[unchanged["tau"] == 1.0, "unchanged_ranks"], 1.0)
+    # the tighter the tolerance, the smaller the held-out gap, on average
+    w2 = path[(path["p"] == "W2") & (path["dgp"] == "DGP1")].set_index("tau")
+    assert w2.loc[0.0, "test_gap"] < w2.loc[0.5, "test_gap"] < w2.loc[1.0, "test_gap"]
+    assert w2.loc[0.0, "mse"] > w2.loc[1.0, "mse"]
+    out = result.write(tmp_path)
+    assert (out / "results.md").exists() and (out / "path_dgp1.png").exists()
+
+
+def test_multigroup_quick_both_costs():
+    result = get_study("afr-multigroup")(quick=True, progress=False)
+    table = result.tables["mse"].set_index("cost")
+    assert set(table.index) == {"squared", "observed_squared"}
+    assert (table["max grid violation"] <= 1e-10).all()
+    assert (table["MSE tau=0"] > table["MSE tau=.5"]).all()
+    assert (table["MSE tau=.5"] > table["MSE tau=1"]).all()
+
+
+def test_crime_quick_gap_shrinks():
+    result = get_study("afr-crime")(quick=True, progress=False)
+    summary = result.tables["summary"]
+    assert list(summary["K"]) == [2, 3]
+    assert (summary["gap tau=0"] < 0.5 * summary["gap raw"]).all()
+
+
+def test_acs_without_the_file_reports_expected_numbers(tmp_path, monkeypatch):
+    monkeypatch.setenv("FAIROT_DATA_HOME", str(tmp_path))
+    result = get_study("afr-acs")(quick=True, progress=False)
+    assert "not available" in result.notes
+    assert "expected" in result.paper
+
+
+def test_classification_quick():
+    result = get_study("afr-classification")(quick=True, progress=False)
+    path = result.curves["path"]
+    assert path["grid_gap"].iloc[0] <= 1e-12
+    assert (path["grid_violation"] <= 1e-12).all()
+    assert path["accuracy"].between(0.5, 1.0).all()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", AFR)
+def test_full_studies(name, tmp_path):
+    result = get_study(name)(quick=False, progress=False)
+    result.write(tmp_path / name)
+    if name == "afr-simulation":
+        returns = result.tables["diminishing_returns"].set_index(["dgp", "p"])
+        row = returns.loc[("DGP1", "W2")]
+        assert 45 <= row["gap removed at tau=.5 (%)"] <= 55
+        assert 20 <= row["MSE increase at .5 / at 0 (%)"] <= 30
+        assert result.curves["path"]["max_grid_violation"].max() <= 1e-12
