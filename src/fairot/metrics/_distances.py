@@ -23,31 +23,9 @@ def wasserstein_distance(
 ) -> float:
     r"""Exact p-Wasserstein distance between two one-dimensional empirical distributions.
 
-    .. math::
-
-        W_p(\mu, \nu) = \Big(\int_0^1 |Q_\mu(u) - Q_\nu(u)|^p\,du\Big)^{1/p}, \qquad
-        W_\infty(\mu, \nu) = \sup_u |Q_\mu(u) - Q_\nu(u)|,
-
-    where :math:`Q` are the empirical quantile functions. Unlike
-    :func:`scipy.stats.wasserstein_distance` (``p = 1`` only), any ``1 <= p <= inf`` is exact.
-
-    Parameters
-    ----------
-    u, v : array-like of shape (n,) and (m,)
-        Samples of the two distributions; sizes may differ.
-    p : float or "inf", default=1
-        Order of the distance.
-    u_weights, v_weights : array-like, optional
-        Non-negative sample weights (equal by default).
-
-    Returns
-    -------
-    float
-        The distance.
-
-    See Also
-    --------
-    fairot.transport.wasserstein_1d : the same computation in the transport core.
+    The metrics-side name of :func:`fairot.transport.wasserstein_1d` (same parameters:
+    samples of any sizes, optional weights, ``1 <= p <= inf``); unlike
+    :func:`scipy.stats.wasserstein_distance`, every order ``p`` is exact, not only ``p = 1``.
 
     Examples
     --------

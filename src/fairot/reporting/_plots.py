@@ -22,6 +22,23 @@ def _pyplot():
     return plt
 
 
+def _grouped_axes(scores: ArrayLike, sensitive_features: Any, groups: GroupsMode, ax: Any):
+    """Validated values and groups, and the axes to draw on (a new figure when ``ax`` is None)."""
+    values = check_array_1d(scores, "scores")
+    enc = check_sensitive_features(sensitive_features, values.shape[0], groups=groups)
+    if ax is None:
+        _, ax = _pyplot().subplots(figsize=(7, 4))
+    return values, enc, ax
+
+
+def _label_axes(ax: Any, xlabel: str, ylabel: str, title: str):
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize="small")
+    return ax.figure
+
+
 def plot_group_histograms(
     scores: ArrayLike,
     sensitive_features: Any,
@@ -55,10 +72,7 @@ def plot_group_histograms(
     -------
     matplotlib.figure.Figure
     """
-    values = check_array_1d(scores, "scores")
-    enc = check_sensitive_features(sensitive_features, values.shape[0], groups=groups)
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4)) if ax is None else (ax.figure, ax)
+    values, enc, ax = _grouped_axes(scores, sensitive_features, groups, ax)
     edges = np.histogram_bin_edges(values, bins=bins, range=value_range)
     for name, idx in zip(enc.names, enc.indices(), strict=True):
         ax.hist(
@@ -69,11 +83,7 @@ def plot_group_histograms(
             linewidth=1.5,
             label=f"{name} (n={idx.shape[0]})",
         )
-    ax.set_xlabel("score")
-    ax.set_ylabel("density")
-    ax.set_title(title)
-    ax.legend(fontsize="small")
-    return fig
+    return _label_axes(ax, "score", "density", title)
 
 
 def plot_group_quantile_functions(
@@ -109,15 +119,8 @@ def plot_group_quantile_functions(
     -------
     matplotlib.figure.Figure
     """
-    values = check_array_1d(scores, "scores")
-    enc = check_sensitive_features(sensitive_features, values.shape[0], groups=groups)
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4)) if ax is None else (ax.figure, ax)
+    values, enc, ax = _grouped_axes(scores, sensitive_features, groups, ax)
     u = midpoint_grid(n_levels)
     for name, idx in zip(enc.names, enc.indices(), strict=True):
         ax.plot(u, quantile_function(values[idx], u), label=name, linewidth=1.5)
-    ax.set_xlabel("rank u")
-    ax.set_ylabel("quantile Q(u)")
-    ax.set_title(title)
-    ax.legend(fontsize="small")
-    return fig
+    return _label_axes(ax, "rank u", "quantile Q(u)", title)
