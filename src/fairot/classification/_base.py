@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
@@ -24,7 +24,8 @@ from fairot.classification._targets import build_target
 from fairot.metrics._classification import sum_w1_to_reference
 
 MSG_NOT_BINARY = (
-    "y must have exactly two classes (binary classification); got {n} class(es): {classes}."
+    "Only binary classification is supported: y must have exactly two classes. The type of the "
+    "target is {y_type}, with {n} class(es): {classes}."
 )
 MSG_NOT_LINEAR = (
     "estimator must be a fitted-or-fittable linear binary classifier exposing coef_ of shape "
@@ -51,6 +52,16 @@ MSG_EVAL_SET = "eval_set must be a tuple (X, y, sensitive_features); got {value!
 # A fair model keeps roughly the spread of its target; one whose scores spread this much less
 # has collapsed to a constant (Err-.5 = share of the minority class, Wass1 ~ 0: "fair" and useless).
 COLLAPSE_SPREAD_RATIO = 0.1
+
+
+def check_binary_target(y: np.ndarray, classes=None) -> np.ndarray:
+    """The two classes of ``y`` (and of ``classes`` when given), or a ValueError."""
+    check_classification_targets(y)
+    found = np.unique(y if classes is None else np.concatenate([np.unique(y), classes]))
+    if found.shape[0] != 2:
+        raise ValueError(MSG_NOT_BINARY.format(y_type=type_of_target(y), n=found.shape[0],
+                                               classes=found[:10].tolist()))
+    return found
 
 
 class DivergenceError(RuntimeError):
@@ -81,11 +92,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
     # ---------------------------------------------------------------- fitting
     def _fit(self, X, y, sensitive_features, eval_set, n_updates: int) -> None:
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
-        check_classification_targets(y)
-        classes = np.unique(y)
-        if classes.shape[0] != 2:
-            raise ValueError(MSG_NOT_BINARY.format(n=classes.shape[0], classes=classes.tolist()))
-        self.classes_ = classes
+        self.classes_ = check_binary_target(y)
         encoding = check_sensitive_features(sensitive_features, X.shape[0], groups=self.groups)
         self._encoding = encoding
         self.groups_ = list(encoding.labels)
@@ -232,17 +239,16 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
             )
         )
 
-    def _partial_fit(self, X, y, sensitive_features, n_updates, eval_set):
+    def _partial_fit(self, X, y, sensitive_features, n_updates, eval_set, classes):
+        if classes is not None:
+            classes = check_binary_target(np.asarray(classes))
         if not hasattr(self, "coef_"):
             self._validate_params()
             self._fit(X, y, sensitive_features, eval_set,
                       self.n_updates if n_updates is None else n_updates)
             return self
         X, y = validate_data(self, X, y, dtype=np.float64, reset=False)
-        unknown = np.setdiff1d(np.unique(y), self.classes_)
-        if unknown.size:
-            raise ValueError(MSG_NOT_BINARY.format(n=len(unknown) + 2,
-                                                   classes=self.classes_.tolist() + unknown.tolist()))
+        check_binary_target(y, self.classes_)
         rows = self._group_rows(sensitive_features, X.shape[0], "partial_fit")
         encoding = _RowsOnly(rows, self._encoding.names)
         self._run(X, y, encoding, eval_set, self.n_updates if n_updates is None else n_updates)

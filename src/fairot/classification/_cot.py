@@ -26,9 +26,9 @@ from fairot.classification._reference import REG_ENTROPIC, REG_L2
 
 MSG_DUAL_OVERFLOW = (
     "COT diverged at update {update}: the dual exponent "
-    "(lambda_S(s) + lambda_target(t) - |s - t|) / lambda reached {z:.3g}, so exp() would "
-    "overflow and theta would collapse. Lower dual_step_size (epsilon_lambda, now {dual:g}) or "
-    "raise reg_strength (lambda, now {lam:g})."
+    "(lambda_S(s) + lambda_target(t) - |s - t|) / lambda reached {z:.3g}: the dual potentials "
+    "diverged (the entropic exp() would overflow) and theta would collapse. Lower "
+    "dual_step_size (epsilon_lambda, now {dual:g}) or raise reg_strength (lambda, now {lam:g})."
 )
 
 
@@ -148,7 +148,8 @@ class COTClassifier(OTInProcessingClassifier):
     fourier_features_ : FourierFeatures
         :math:`\omega, b`.
     history_ : pandas.DataFrame
-        One row per record: ``update``, ``objective`` (mean mini-batch value of (7), summed over
+        One row per record, accumulated over ``fit`` (which resets it) and every
+        ``partial_fit``: ``update``, ``objective`` (mean mini-batch value of (7), summed over
         groups), ``train_wass1`` (:math:`\sum_a W_1(p_{S_a}, p_{\bar S})` on the training data),
         ``train_error`` (Err-.5), and ``eval_wass1``/``eval_error`` when ``eval_set`` is given.
     n_updates_ : int
@@ -260,7 +261,8 @@ class COTClassifier(OTInProcessingClassifier):
         self._fit(X, y, sensitive_features, eval_set, self.n_updates)
         return self
 
-    def partial_fit(self, X, y, *, sensitive_features, n_updates=None, eval_set=None):
+    def partial_fit(self, X, y, *, sensitive_features, n_updates=None, eval_set=None,
+                    classes=None):
         """Continue the updates from the current :math:`\\theta` and duals on new data.
 
         The paper's continual re-adjustment to a changed level of unfairness: the target stays
@@ -272,12 +274,14 @@ class COTClassifier(OTInProcessingClassifier):
             As in :meth:`fit`; the groups must be those seen at fit time.
         n_updates : int, optional
             Number of updates to run (default: ``self.n_updates``).
+        classes : array-like of shape (2,), optional
+            Accepted for scikit-learn's ``partial_fit`` convention; must be the two classes.
 
         Returns
         -------
         self : COTClassifier
         """
-        return self._partial_fit(X, y, sensitive_features, n_updates, eval_set)
+        return self._partial_fit(X, y, sensitive_features, n_updates, eval_set, classes)
 
     def _init_solver(self, rng: np.random.RandomState, n_groups: int) -> None:
         self.fourier_features_ = draw_fourier_features(

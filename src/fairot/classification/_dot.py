@@ -123,7 +123,8 @@ class DOTClassifier(OTInProcessingClassifier):
         self._fit(X, y, sensitive_features, eval_set, self.n_updates)
         return self
 
-    def partial_fit(self, X, y, *, sensitive_features, n_updates=None, eval_set=None):
+    def partial_fit(self, X, y, *, sensitive_features, n_updates=None, eval_set=None,
+                    classes=None):
         """Continue the updates from the current :math:`\\theta` on new data.
 
         Parameters
@@ -132,12 +133,14 @@ class DOTClassifier(OTInProcessingClassifier):
             As in :meth:`fit`; the groups must be those seen at fit time.
         n_updates : int, optional
             Number of updates to run (default: ``self.n_updates``).
+        classes : array-like of shape (2,), optional
+            Accepted for scikit-learn's ``partial_fit`` convention; must be the two classes.
 
         Returns
         -------
         self : DOTClassifier
         """
-        return self._partial_fit(X, y, sensitive_features, n_updates, eval_set)
+        return self._partial_fit(X, y, sensitive_features, n_updates, eval_set, classes)
 
     def _init_solver(self, rng: np.random.RandomState, n_groups: int) -> None:
         pass

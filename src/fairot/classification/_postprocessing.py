@@ -9,11 +9,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils._param_validation import HasMethods, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from fairot._validation import check_sensitive_features
-from fairot.classification._base import MSG_NOT_BINARY
+from fairot.classification._base import check_binary_target
 from fairot.classification._targets import build_target
 from fairot.transport import ecdf_rank, quantile_function
 
@@ -22,6 +21,9 @@ MSG_MARGINAL_CELLS = (
     "QuantileParityPostProcessor maps each of the {n_cells} intersectional cells of the "
     "sensitive columns to the target of the {n_groups} marginal groups."
 )
+# A score recomputed on fit-time data can differ from the stored one by rounding (BLAS blocking
+# depends on the batch); the ECDF jumps exactly there, so ranks are taken just right of the score.
+RANK_TOLERANCE = 1e-12
 MSG_NO_PROBA = "estimator must implement predict_proba; got {name}."
 
 
@@ -116,11 +118,7 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         self : QuantileParityPostProcessor
         """
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
-        check_classification_targets(y)
-        classes = np.unique(y)
-        if classes.shape[0] != 2:
-            raise ValueError(MSG_NOT_BINARY.format(n=classes.shape[0], classes=classes.tolist()))
-        self.classes_ = classes
+        self.classes_ = check_binary_target(y)
         base = LogisticRegression() if self.estimator is None else self.estimator
         if not hasattr(base, "predict_proba"):
             raise TypeError(MSG_NO_PROBA.format(name=type(base).__name__))
@@ -172,7 +170,7 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         for g, reference in enumerate(self.group_scores_):
             rows = np.flatnonzero(codes == g)
             if rows.size:
-                rank = ecdf_rank(reference, s[rows], assume_sorted=True)
+                rank = ecdf_rank(reference, s[rows] + RANK_TOLERANCE, assume_sorted=True)
                 out[rows] = quantile_function(self.target_samples_, rank, assume_sorted=True)
         return np.column_stack([1.0 - out, out])
 

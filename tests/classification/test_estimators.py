@@ -1,0 +1,208 @@
+"""COT, DOT and DPP as estimators: fairness gained, determinism, continuation, bad input."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import wasserstein_distance
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+
+from fairot.classification import (
+    COTClassifier,
+    DivergenceError,
+    DOTClassifier,
+    QuantileParityPostProcessor,
+)
+from fairot.classification._base import MSG_SMALL_GROUP
+from fairot.classification._postprocessing import MSG_MARGINAL_CELLS
+
+from .conftest import make_biased
+
+FAST = {
+    "COT": lambda **kw: COTClassifier(**{"n_updates": 3000, "step_size": 1e-3, "batch_size": 20,
+                                         "random_state": 0, **kw}),
+    "DOT": lambda **kw: DOTClassifier(**{"n_updates": 3000, "step_size": 1e-2, "batch_size": 20,
+                                         "random_state": 0, **kw}),
+}
+
+
+def _gap(scores, a):
+    return wasserstein_distance(scores[a == 0], scores[a == 1])
+
+
+@pytest.mark.parametrize("name", ["COT", "DOT"])
+def test_in_processing_reduces_score_gap(name, biased):
+    X, y, a = biased
+    lr = LogisticRegression().fit(X, y)
+    model = FAST[name]().fit(X, y, sensitive_features=a)
+    before = _gap(lr.predict_proba(X)[:, 1], a)
+    after = _gap(model.predict_proba(X)[:, 1], a)
+    assert after < 0.4 * before
+    np.testing.assert_allclose(model.initial_coef_, lr.coef_)
+    assert model.history_["train_wass1"].iloc[-1] < model.history_["train_wass1"].iloc[0]
+    assert model.n_updates_ == 3000
+    assert np.isfinite(model.coef_).all()
+
+
+def test_dpp_matches_target_on_fit_data(biased):
+    X, y, a = biased
+    dpp = QuantileParityPostProcessor().fit(X, y, sensitive_features=a)
+    s = dpp.predict_proba(X, sensitive_features=a)[:, 1]
+    for g in (0, 1):
+        # Each group's ranks k/n_g map to target quantiles: W1 within the rank resolution.
+        assert wasserstein_distance(s[a == g], dpp.target_samples_) < 2.0 / (a == g).sum()
+    assert _gap(s, a) < 0.1 * _gap(dpp.estimator_.predict_proba(X)[:, 1], a)
+
+
+def test_dpp_maps_to_named_group_target(biased):
+    X, y, a = biased
+    dpp = QuantileParityPostProcessor(target=1).fit(X, y, sensitive_features=a)
+    base = dpp.estimator_.predict_proba(X)[:, 1]
+    s = dpp.predict_proba(X, sensitive_features=a)[:, 1]
+    # The target group is mapped onto itself.
+    np.testing.assert_allclose(s[a == 1], base[a == 1])
+
+
+def test_dpp_marginal_groups_use_cells_and_say_so():
+    X, y, a = make_biased(n=400)
+    b = np.random.default_rng(3).integers(0, 2, 400)
+    sf = pd.DataFrame({"a": a, "b": b})
+    with pytest.warns(UserWarning, match="intersectional cells"):
+        dpp = QuantileParityPostProcessor(groups="marginal").fit(X, y, sensitive_features=sf)
+    assert len(dpp.groups_) == 4
+    assert MSG_MARGINAL_CELLS.split(":")[0] in "overlapping (marginal) groups cannot be post-processed one person at a time"
+
+
+@pytest.mark.parametrize("name", ["COT", "DOT"])
+def test_same_seed_same_model_and_partial_fit_continues_the_run(name, biased):
+    X, y, a = biased
+    full = FAST[name](n_updates=400, history_every=100).fit(X, y, sensitive_features=a)
+    again = FAST[name](n_updates=400, history_every=100).fit(X, y, sensitive_features=a)
+    np.testing.assert_array_equal(full.coef_, again.coef_)
+    split = FAST[name](n_updates=200, history_every=100).fit(X, y, sensitive_features=a)
+    split.partial_fit(X, y, sensitive_features=a, n_updates=200)
+    assert split.n_updates_ == 400
+    np.testing.assert_allclose(split.coef_, full.coef_, rtol=1e-12)
+    assert split.history_["update"].tolist() == [100, 200, 300, 400]  # one curve across calls
+
+
+def test_partial_fit_on_unfitted_estimator_fits(biased):
+    X, y, a = biased
+    model = FAST["DOT"]().partial_fit(X, y, sensitive_features=a, n_updates=50)
+    assert model.n_updates_ == 50
+
+
+@pytest.mark.parametrize("name", ["COT", "DOT"])
+def test_frozen_estimator_is_used_as_is(name, biased):
+    X, y, a = biased
+    lr = LogisticRegression(C=0.01).fit(X, y)
+    model = FAST[name](estimator=FrozenEstimator(lr), n_updates=10).fit(X, y,
+                                                                      sensitive_features=a)
+    np.testing.assert_array_equal(model.initial_coef_, lr.coef_)
+
+
+@pytest.mark.parametrize("name", ["COT", "DOT", "DPP"])
+def test_pickle_round_trip_gives_identical_predictions(name, biased):
+    X, y, a = biased
+    if name == "DPP":
+        model = QuantileParityPostProcessor().fit(X, y, sensitive_features=a)
+        kw = {"sensitive_features": a}
+    else:
+        model = FAST[name](n_updates=100).fit(X, y, sensitive_features=a)
+        kw = {}
+    clone = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(clone.predict_proba(X, **kw), model.predict_proba(X, **kw))
+    np.testing.assert_array_equal(clone.predict(X, **kw), model.predict(X, **kw))
+
+
+def test_pandas_inputs_and_string_labels(biased_frame):
+    X, y, sf = biased_frame
+    y = y.map({0: "no", 1: "yes"})
+    model = FAST["COT"](n_updates=200, target="B").fit(X, y, sensitive_features=sf)
+    assert set(model.predict(X)) <= {"no", "yes"}
+    assert model.group_names_ == ["A", "B"]
+    assert list(model.feature_names_in_) == ["x1", "x2", "a"]
+    pot = model.dual_potentials_("B")
+    grid = np.linspace(0, 1, 5)
+    np.testing.assert_allclose(pot.target(grid), -pot.group(grid))  # constraint on by default
+    assert model.history_.columns.tolist()[:4] == ["update", "objective", "train_wass1",
+                                                   "train_error"]
+
+
+def test_eval_set_recorded(biased):
+    X, y, a = biased
+    model = FAST["DOT"](n_updates=300, history_every=100).fit(
+        X[:400], y[:400], sensitive_features=a[:400], eval_set=(X[400:], y[400:], a[400:]))
+    assert len(model.history_) == 3
+    assert {"eval_wass1", "eval_error"} <= set(model.history_.columns)
+
+
+def test_entropic_step_too_large_raises_with_advice(biased):
+    X, y, a = biased
+    model = COTClassifier(reg_strength=0.01, dual_step_size=1.0, kernel_variance=0.01,
+                          n_updates=5000, random_state=0)
+    with pytest.raises(DivergenceError, match="dual_step_size"):
+        model.fit(X, y, sensitive_features=a)
+
+
+def test_collapse_is_detected(biased):
+    X, y, a = biased
+    model = COTClassifier(step_size=1.0, n_updates=3000, random_state=0)
+    with pytest.raises(DivergenceError, match="collapsed.*Lower step_size"):
+        model.fit(X, y, sensitive_features=a)
+
+
+@pytest.mark.parametrize("cls", [COTClassifier, DOTClassifier, QuantileParityPostProcessor])
+def test_bad_input(cls, biased):
+    X, y, a = biased
+    kw = {} if cls is QuantileParityPostProcessor else {"n_updates": 10}
+    with pytest.raises(ValueError, match="two classes"):
+        cls(**kw).fit(X, np.arange(len(y)) % 3, sensitive_features=a)
+    with pytest.raises(ValueError, match="single group"):
+        cls(**kw).fit(X, y, sensitive_features=np.zeros(len(y)))
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        cls(**kw).fit(Xn, y, sensitive_features=a)
+    with pytest.raises(ValueError, match="inconsistent|rows"):
+        cls(**kw).fit(X, y, sensitive_features=a[:-1])
+
+
+def test_unseen_group_errors(biased):
+    X, y, a = biased
+    model = FAST["COT"](n_updates=10).fit(X, y, sensitive_features=a)
+    with pytest.raises(ValueError, match="not seen at fit time"):
+        model.partial_fit(X, y, sensitive_features=a + 5, n_updates=10)
+    dpp = QuantileParityPostProcessor().fit(X, y, sensitive_features=a)
+    with pytest.raises(ValueError, match="not seen at fit time"):
+        dpp.predict(X, sensitive_features=np.full(len(y), 7))
+
+
+def test_small_group_warns(biased):
+    X, y, a = biased
+    a = a.copy()
+    a[:5] = 2
+    with pytest.warns(UserWarning, match="fewer than batch_size"):
+        FAST["DOT"](n_updates=10).fit(X, y, sensitive_features=a)
+    assert "{group" in MSG_SMALL_GROUP
+
+
+def test_non_linear_estimator_rejected(biased):
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y, a = biased
+    with pytest.raises(TypeError, match="coef_"):
+        FAST["COT"](estimator=DecisionTreeClassifier()).fit(X, y, sensitive_features=a)
+
+
+def test_marginal_groups_overlap_in_cot():
+    X, y, a = make_biased(n=500)
+    b = np.random.default_rng(5).integers(0, 2, 500)
+    sf = pd.DataFrame({"a": a, "b": b})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = FAST["COT"](groups="marginal", n_updates=500).fit(X, y, sensitive_features=sf)
+    assert len(model.groups_) == 4 and model.duals_.shape[0] == 4
