@@ -117,13 +117,15 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         -------
         self : QuantileParityPostProcessor
         """
+        X_raw = X
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         self.classes_ = check_binary_target(y)
         base = LogisticRegression() if self.estimator is None else self.estimator
         if not hasattr(base, "predict_proba"):
             raise TypeError(MSG_NO_PROBA.format(name=type(base).__name__))
-        self.estimator_ = clone(base).fit(X, y)
-        scores = self._base_scores(X)
+        # The base model sees X as the user gave it (feature names kept for a DataFrame).
+        self.estimator_ = clone(base).fit(X_raw, y)
+        scores = self._base_scores(X_raw)
         encoding = check_sensitive_features(sensitive_features, X.shape[0], groups=self.groups)
         self.target_samples_ = build_target(self.target, scores, encoding)
         if self.groups == "marginal":
@@ -161,11 +163,14 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_samples, 2)
         """
         check_is_fitted(self)
+        X_raw = X
         X = validate_data(self, X, dtype=np.float64, reset=False)
         codes = self._encoding.encode(sensitive_features)
         if codes.shape[0] != X.shape[0]:
-            raise ValueError(f"sensitive_features has {codes.shape[0]} rows but X has {X.shape[0]}.")
-        s = self._base_scores(X)
+            raise ValueError(
+                f"sensitive_features has {codes.shape[0]} rows but X has {X.shape[0]}."
+            )
+        s = self._base_scores(X_raw)
         out = np.empty_like(s)
         for g, reference in enumerate(self.group_scores_):
             rows = np.flatnonzero(codes == g)
