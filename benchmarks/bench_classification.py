@@ -17,7 +17,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 
 from fairot.classification import COTClassifier, DOTClassifier
-from fairot.classification._features import draw_fourier_features, fourier_features
+from fairot.classification._features import draw_fourier_features
 from fairot.classification._reference import (
     REG_ENTROPIC,
     CotParams,

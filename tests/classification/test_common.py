@@ -57,8 +57,7 @@ class _COT(COTClassifier):
     def partial_fit(self, X, y, classes=None):
         if not hasattr(self, "cut_"):
             self.cut_ = _cut(X)
-        return super().partial_fit(X, y, classes=classes,
-                                   sensitive_features=_groups(X, self.cut_))
+        return super().partial_fit(X, y, classes=classes, sensitive_features=_groups(X, self.cut_))
 
 
 class _DOT(DOTClassifier):
@@ -69,8 +68,7 @@ class _DOT(DOTClassifier):
     def partial_fit(self, X, y, classes=None):
         if not hasattr(self, "cut_"):
             self.cut_ = _cut(X)
-        return super().partial_fit(X, y, classes=classes,
-                                   sensitive_features=_groups(X, self.cut_))
+        return super().partial_fit(X, y, classes=classes, sensitive_features=_groups(X, self.cut_))
 
 
 class _DPP(QuantileParityPostProcessor):
@@ -87,8 +85,9 @@ class _DPP(QuantileParityPostProcessor):
         return super().predict(X, sensitive_features=_groups(X, getattr(self, "cut_", 0)))
 
 
-# Every check passes except one for DPP. On the check's blobs the derived group (first column) predicts the label almost perfectly;
-# equalising the two groups' score distributions then costs accuracy below the check's 0.83.
+# Every check passes except one for DPP. On the check's blobs the derived group (first column)
+# predicts the label almost perfectly; equalising the two groups' score distributions then
+# costs accuracy below the check's 0.83.
 # That is DPP doing its job, not a defect.
 EXPECTED_DPP = {
     "check_classifiers_train": "equalising groups defined by the most predictive column",

@@ -22,10 +22,12 @@ from fairot.classification._postprocessing import MSG_MARGINAL_CELLS
 from .conftest import make_biased
 
 FAST = {
-    "COT": lambda **kw: COTClassifier(**{"n_updates": 3000, "step_size": 1e-3, "batch_size": 20,
-                                         "random_state": 0, **kw}),
-    "DOT": lambda **kw: DOTClassifier(**{"n_updates": 3000, "step_size": 1e-2, "batch_size": 20,
-                                         "random_state": 0, **kw}),
+    "COT": lambda **kw: COTClassifier(
+        **{"n_updates": 3000, "step_size": 1e-3, "batch_size": 20, "random_state": 0, **kw}
+    ),
+    "DOT": lambda **kw: DOTClassifier(
+        **{"n_updates": 3000, "step_size": 1e-2, "batch_size": 20, "random_state": 0, **kw}
+    ),
 }
 
 
@@ -73,7 +75,10 @@ def test_dpp_marginal_groups_use_cells_and_say_so():
     with pytest.warns(UserWarning, match="intersectional cells"):
         dpp = QuantileParityPostProcessor(groups="marginal").fit(X, y, sensitive_features=sf)
     assert len(dpp.groups_) == 4
-    assert MSG_MARGINAL_CELLS.split(":")[0] in "overlapping (marginal) groups cannot be post-processed one person at a time"
+    assert (
+        MSG_MARGINAL_CELLS.split(":")[0]
+        in "overlapping (marginal) groups cannot be post-processed one person at a time"
+    )
 
 
 @pytest.mark.parametrize("name", ["COT", "DOT"])
@@ -99,8 +104,7 @@ def test_partial_fit_on_unfitted_estimator_fits(biased):
 def test_frozen_estimator_is_used_as_is(name, biased):
     X, y, a = biased
     lr = LogisticRegression(C=0.01).fit(X, y)
-    model = FAST[name](estimator=FrozenEstimator(lr), n_updates=10).fit(X, y,
-                                                                      sensitive_features=a)
+    model = FAST[name](estimator=FrozenEstimator(lr), n_updates=10).fit(X, y, sensitive_features=a)
     np.testing.assert_array_equal(model.initial_coef_, lr.coef_)
 
 
@@ -128,22 +132,28 @@ def test_pandas_inputs_and_string_labels(biased_frame):
     pot = model.dual_potentials_("B")
     grid = np.linspace(0, 1, 5)
     np.testing.assert_allclose(pot.target(grid), -pot.group(grid))  # constraint on by default
-    assert model.history_.columns.tolist()[:4] == ["update", "objective", "train_wass1",
-                                                   "train_error"]
+    assert model.history_.columns.tolist()[:4] == [
+        "update",
+        "objective",
+        "train_wass1",
+        "train_error",
+    ]
 
 
 def test_eval_set_recorded(biased):
     X, y, a = biased
     model = FAST["DOT"](n_updates=300, history_every=100).fit(
-        X[:400], y[:400], sensitive_features=a[:400], eval_set=(X[400:], y[400:], a[400:]))
+        X[:400], y[:400], sensitive_features=a[:400], eval_set=(X[400:], y[400:], a[400:])
+    )
     assert len(model.history_) == 3
     assert {"eval_wass1", "eval_error"} <= set(model.history_.columns)
 
 
 def test_entropic_step_too_large_raises_with_advice(biased):
     X, y, a = biased
-    model = COTClassifier(reg_strength=0.01, dual_step_size=1.0, kernel_variance=0.01,
-                          n_updates=5000, random_state=0)
+    model = COTClassifier(
+        reg_strength=0.01, dual_step_size=1.0, kernel_variance=0.01, n_updates=5000, random_state=0
+    )
     with pytest.raises(DivergenceError, match="dual_step_size"):
         model.fit(X, y, sensitive_features=a)
 

@@ -55,8 +55,9 @@ def test_padded_rows_reproduce_dense_products(problem):
     np.testing.assert_allclose(score_rows(theta, indices, values), scores(theta, X), rtol=1e-12)
 
 
-@pytest.mark.parametrize(("reg", "constrain", "all_pairs"),
-                         list(itertools.product([0, 1], [True, False], [False, True])))
+@pytest.mark.parametrize(
+    ("reg", "constrain", "all_pairs"), list(itertools.product([0, 1], [True, False], [False, True]))
+)
 def test_cot_kernel_matches_numpy_transcription(problem, reg, constrain, all_pairs):
     p = problem
     n_dual = 40
@@ -65,14 +66,33 @@ def test_cot_kernel_matches_numpy_transcription(problem, reg, constrain, all_pai
     th_ref, th_fast = p["theta"].copy(), p["theta"].copy()
     shape = (p["n_groups"], n_dual)
     du_ref, tu_ref, du_fast, tu_fast = (np.zeros(shape) for _ in range(4))
-    obj_ref = cot_updates_numpy(th_ref, du_ref, tu_ref, p["X"], p["rows"], p["target"], p["bp"],
-                                p["tp"], table, params)
+    obj_ref = cot_updates_numpy(
+        th_ref, du_ref, tu_ref, p["X"], p["rows"], p["target"], p["bp"], p["tp"], table, params
+    )
     obj_fast = np.empty(len(p["bp"]))
     indices, values = padded_rows(p["X"])
-    done, status = cot_kernel(th_fast, du_fast, tu_fast, indices, values, p["members"],
-                              p["offsets"], p["target"], p["bp"], p["tp"], table.values,
-                              table.derivatives, reg, 0.1, 0.05, 1e-3, constrain, all_pairs,
-                              obj_fast, np.zeros(1))
+    done, status = cot_kernel(
+        th_fast,
+        du_fast,
+        tu_fast,
+        indices,
+        values,
+        p["members"],
+        p["offsets"],
+        p["target"],
+        p["bp"],
+        p["tp"],
+        table.values,
+        table.derivatives,
+        reg,
+        0.1,
+        0.05,
+        1e-3,
+        constrain,
+        all_pairs,
+        obj_fast,
+        np.zeros(1),
+    )
     assert (done, status) == (len(p["bp"]), STATUS_OK)
     assert np.abs(th_fast - p["theta"]).max() > 1e-2  # the run moved theta
     np.testing.assert_allclose(th_fast, th_ref, rtol=0, atol=1e-10)
@@ -90,12 +110,41 @@ def test_cot_kernel_close_to_exact_feature_transcription(problem):
     params = CotParams(0, 0.1, 0.05, 1e-3, True, False)
     th_exact, th_fast = p["theta"].copy(), p["theta"].copy()
     du_exact, du_fast = np.zeros((3, 40)), np.zeros((3, 40))
-    cot_updates_numpy(th_exact, du_exact, du_exact.copy(), p["X"], p["rows"], p["target"],
-                      p["bp"], p["tp"], features, params)
+    cot_updates_numpy(
+        th_exact,
+        du_exact,
+        du_exact.copy(),
+        p["X"],
+        p["rows"],
+        p["target"],
+        p["bp"],
+        p["tp"],
+        features,
+        params,
+    )
     indices, values = padded_rows(p["X"])
-    cot_kernel(th_fast, du_fast, du_fast.copy(), indices, values, p["members"], p["offsets"],
-               p["target"], p["bp"], p["tp"], table.values, table.derivatives, 0, 0.1, 0.05,
-               1e-3, True, False, np.empty(len(p["bp"])), np.zeros(1))
+    cot_kernel(
+        th_fast,
+        du_fast,
+        du_fast.copy(),
+        indices,
+        values,
+        p["members"],
+        p["offsets"],
+        p["target"],
+        p["bp"],
+        p["tp"],
+        table.values,
+        table.derivatives,
+        0,
+        0.1,
+        0.05,
+        1e-3,
+        True,
+        False,
+        np.empty(len(p["bp"])),
+        np.zeros(1),
+    )
     np.testing.assert_allclose(th_fast, th_exact, atol=1e-4)
     np.testing.assert_allclose(du_fast, du_exact, atol=1e-4)
 
@@ -106,10 +155,27 @@ def test_cot_kernel_stops_before_exp_overflows(problem):
     theta = p["theta"].copy()
     duals = np.full((3, 40), 5.0)  # lambda(s) far above the cost: exponent >> 40
     diagnostics = np.zeros(1)
-    done, status = cot_kernel(theta, duals, duals.copy(), *padded_rows(p["X"]), p["members"],
-                              p["offsets"], p["target"], p["bp"], p["tp"], table.values,
-                              table.derivatives, 0, 0.01, 0.1, 1e-4, True, False,
-                              np.empty(len(p["bp"])), diagnostics)
+    done, status = cot_kernel(
+        theta,
+        duals,
+        duals.copy(),
+        *padded_rows(p["X"]),
+        p["members"],
+        p["offsets"],
+        p["target"],
+        p["bp"],
+        p["tp"],
+        table.values,
+        table.derivatives,
+        0,
+        0.01,
+        0.1,
+        1e-4,
+        True,
+        False,
+        np.empty(len(p["bp"])),
+        diagnostics,
+    )
     assert status == STATUS_DUAL_OVERFLOW and done == 0
     assert diagnostics[0] > 40 and np.isfinite(theta).all()
     np.testing.assert_array_equal(theta, p["theta"])
@@ -120,8 +186,18 @@ def test_dot_kernel_matches_numpy_transcription(problem):
     th_ref, th_fast = p["theta"].copy(), p["theta"].copy()
     obj_ref = dot_updates_numpy(th_ref, p["X"], p["rows"], p["target"], p["bp"], p["tp"], 0.01)
     obj_fast = np.empty(len(p["bp"]))
-    done, status = dot_kernel(th_fast, *padded_rows(p["X"]), p["members"], p["offsets"],
-                              p["target"], p["bp"], p["tp"], 0.01, obj_fast, np.zeros(1))
+    done, status = dot_kernel(
+        th_fast,
+        *padded_rows(p["X"]),
+        p["members"],
+        p["offsets"],
+        p["target"],
+        p["bp"],
+        p["tp"],
+        0.01,
+        obj_fast,
+        np.zeros(1),
+    )
     assert status == STATUS_OK
     assert np.abs(th_fast - p["theta"]).max() > 1e-3
     np.testing.assert_allclose(th_fast, th_ref, rtol=0, atol=1e-12)

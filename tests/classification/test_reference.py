@@ -48,14 +48,18 @@ def test_gradients_match_finite_differences_of_objective(reg, constrain, all_pai
     def objective(th=theta, du=duals, td=target_duals):
         return cot_objective_and_gradients(th, du, td, batches, target, features, params).objective
 
-    grad = cot_objective_and_gradients(theta, duals, target_duals, batches, target, features,
-                                       params)
-    np.testing.assert_allclose(grad.theta, _fd(lambda t: objective(th=t), theta),
-                               rtol=1e-5, atol=1e-7)
-    np.testing.assert_allclose(grad.duals, _fd(lambda u: objective(du=u), duals),
-                               rtol=1e-5, atol=1e-7)
-    expected_target = (np.zeros_like(target_duals) if constrain
-                       else _fd(lambda u: objective(td=u), target_duals))
+    grad = cot_objective_and_gradients(
+        theta, duals, target_duals, batches, target, features, params
+    )
+    np.testing.assert_allclose(
+        grad.theta, _fd(lambda t: objective(th=t), theta), rtol=1e-5, atol=1e-7
+    )
+    np.testing.assert_allclose(
+        grad.duals, _fd(lambda u: objective(du=u), duals), rtol=1e-5, atol=1e-7
+    )
+    expected_target = (
+        np.zeros_like(target_duals) if constrain else _fd(lambda u: objective(td=u), target_duals)
+    )
     np.testing.assert_allclose(grad.target_duals, expected_target, rtol=1e-5, atol=1e-7)
 
 
@@ -64,8 +68,15 @@ def test_dual_value_approaches_exact_w1_as_regularisation_vanishes():
     x, y = rng.normal(-1.0, 1.0, 4000), rng.normal(1.0, 1.0, 4000)
     exact = wasserstein_distance(x, y)
     values = [
-        fit_dual_potentials(x, y, reg_strength=lam, dual_step_size=lam, kernel_variance=4.0,
-                            n_updates=3000, random_state=0).value
+        fit_dual_potentials(
+            x,
+            y,
+            reg_strength=lam,
+            dual_step_size=lam,
+            kernel_variance=4.0,
+            n_updates=3000,
+            random_state=0,
+        ).value
         for lam in (1.0, 0.3, 0.05)
     ]
     assert values[0] < values[1] < values[2]
@@ -76,9 +87,16 @@ def test_dual_value_approaches_exact_w1_as_regularisation_vanishes():
 
 def test_constrained_potentials_are_opposite():
     rng = np.random.default_rng(1)
-    fit = fit_dual_potentials(rng.normal(-1, 1, 500), rng.normal(1, 1, 500), reg_strength=0.3,
-                              dual_step_size=0.3, kernel_variance=4.0, n_updates=500,
-                              constrain_duals=True, random_state=0)
+    fit = fit_dual_potentials(
+        rng.normal(-1, 1, 500),
+        rng.normal(1, 1, 500),
+        reg_strength=0.3,
+        dual_step_size=0.3,
+        kernel_variance=4.0,
+        n_updates=500,
+        constrain_duals=True,
+        random_state=0,
+    )
     s = np.linspace(-3, 3, 11)
     np.testing.assert_allclose(fit.potentials.group(s), -fit.potentials.target(s))
     # Figure 1: the source's potential is large where the source has more mass (the left).

@@ -59,8 +59,11 @@ def check_binary_target(y: np.ndarray, classes=None) -> np.ndarray:
     check_classification_targets(y)
     found = np.unique(y if classes is None else np.concatenate([np.unique(y), classes]))
     if found.shape[0] != 2:
-        raise ValueError(MSG_NOT_BINARY.format(y_type=type_of_target(y), n=found.shape[0],
-                                               classes=found[:10].tolist()))
+        raise ValueError(
+            MSG_NOT_BINARY.format(
+                y_type=type_of_target(y), n=found.shape[0], classes=found[:10].tolist()
+            )
+        )
     return found
 
 
@@ -165,7 +168,13 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
                 objectives = np.empty(m)
                 diagnostics = np.zeros(1)
                 completed, status = self._run_chunk(
-                    indices, values, members, offsets, batches, target_batches, objectives,
+                    indices,
+                    values,
+                    members,
+                    offsets,
+                    batches,
+                    target_batches,
+                    objectives,
                     diagnostics,
                 )
                 self.n_updates_ += int(completed)
@@ -177,8 +186,12 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
                 if target_spread > 0 and np.std(s) < COLLAPSE_SPREAD_RATIO * target_spread:
                     raise DivergenceError(
                         MSG_COLLAPSE.format(
-                            name=self._display_name, update=self.n_updates_, spread=np.std(s),
-                            target=target_spread, step=self.step_size, extra=self._extra_advice(),
+                            name=self._display_name,
+                            update=self.n_updates_,
+                            spread=np.std(s),
+                            target=target_spread,
+                            step=self.step_size,
+                            extra=self._extra_advice(),
                         )
                     )
                 record = {
@@ -234,7 +247,9 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
     def _raise_divergence(self, status: int, value: float) -> None:
         raise DivergenceError(
             MSG_NOT_FINITE.format(
-                name=self._display_name, update=self.n_updates_, step=self.step_size,
+                name=self._display_name,
+                update=self.n_updates_,
+                step=self.step_size,
                 extra=self._extra_advice(),
             )
         )
@@ -244,8 +259,13 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
             classes = check_binary_target(np.asarray(classes))
         if not hasattr(self, "coef_"):
             self._validate_params()
-            self._fit(X, y, sensitive_features, eval_set,
-                      self.n_updates if n_updates is None else n_updates)
+            self._fit(
+                X,
+                y,
+                sensitive_features,
+                eval_set,
+                self.n_updates if n_updates is None else n_updates,
+            )
             return self
         X, y = validate_data(self, X, y, dtype=np.float64, reset=False)
         check_binary_target(y, self.classes_)
@@ -271,7 +291,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         return X @ self.coef_[0] + self.intercept_[0]
 
     def predict_proba(self, X) -> np.ndarray:
-        """Scores :math:`s = \\sigma(\\theta^\\top (x, 1))` as class probabilities.
+        r"""Scores :math:`s = \sigma(\theta^\top (x, 1))` as class probabilities.
 
         Parameters
         ----------

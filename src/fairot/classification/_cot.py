@@ -48,7 +48,7 @@ class DualPotentials(NamedTuple):
 
 
 class _Potential:
-    """:math:`s \\mapsto v^\\top \\psi(s)` with exact features (picklable, unlike a lambda)."""
+    r""":math:`s \mapsto v^\top \psi(s)` with exact features (picklable, unlike a lambda)."""
 
     def __init__(self, coefficients: np.ndarray, features: FourierFeatures):
         self.coefficients = coefficients
@@ -240,7 +240,7 @@ class COTClassifier(OTInProcessingClassifier):
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, *, sensitive_features, eval_set=None):
-        """Fit :math:`\\theta^*`, then run ``n_updates`` COT updates.
+        r"""Fit :math:`\theta^*`, then run ``n_updates`` COT updates.
 
         Parameters
         ----------
@@ -261,9 +261,8 @@ class COTClassifier(OTInProcessingClassifier):
         self._fit(X, y, sensitive_features, eval_set, self.n_updates)
         return self
 
-    def partial_fit(self, X, y, *, sensitive_features, n_updates=None, eval_set=None,
-                    classes=None):
-        """Continue the updates from the current :math:`\\theta` and duals on new data.
+    def partial_fit(self, X, y, *, sensitive_features, n_updates=None, eval_set=None, classes=None):
+        r"""Continue the updates from the current :math:`\theta` and duals on new data.
 
         The paper's continual re-adjustment to a changed level of unfairness: the target stays
         the one fixed at the first fit. On an unfitted estimator this is :meth:`fit`.
@@ -291,14 +290,30 @@ class COTClassifier(OTInProcessingClassifier):
         self.duals_ = np.zeros((n_groups, self.n_fourier_features))
         self.target_duals_ = np.zeros((n_groups, self.n_fourier_features))
 
-    def _run_chunk(self, indices, values, members, offsets, batches, target_batches, objectives,
-                   diagnostics):
+    def _run_chunk(
+        self, indices, values, members, offsets, batches, target_batches, objectives, diagnostics
+    ):
         completed, status = cot_kernel(
-            self._theta, self.duals_, self.target_duals_, indices, values, members, offsets,
-            self.target_samples_, batches, target_batches, self._table.values,
-            self._table.derivatives, REG_ENTROPIC if self.reg == "entropic" else REG_L2,
-            float(self.reg_strength), float(self.dual_step_size), float(self.step_size),
-            bool(self.constrain_duals), self.pairing == "all", objectives, diagnostics,
+            self._theta,
+            self.duals_,
+            self.target_duals_,
+            indices,
+            values,
+            members,
+            offsets,
+            self.target_samples_,
+            batches,
+            target_batches,
+            self._table.values,
+            self._table.derivatives,
+            REG_ENTROPIC if self.reg == "entropic" else REG_L2,
+            float(self.reg_strength),
+            float(self.dual_step_size),
+            float(self.step_size),
+            bool(self.constrain_duals),
+            self.pairing == "all",
+            objectives,
+            diagnostics,
         )
         if self.constrain_duals:
             np.negative(self.duals_, out=self.target_duals_)
@@ -311,14 +326,16 @@ class COTClassifier(OTInProcessingClassifier):
         if status == STATUS_DUAL_OVERFLOW:
             raise DivergenceError(
                 MSG_DUAL_OVERFLOW.format(
-                    update=self.n_updates_ + 1, z=value, dual=self.dual_step_size,
+                    update=self.n_updates_ + 1,
+                    z=value,
+                    dual=self.dual_step_size,
                     lam=self.reg_strength,
                 )
             )
         super()._raise_divergence(status, value)
 
     def dual_potentials_(self, group) -> DualPotentials:
-        """The fitted dual potentials of one group, as functions on [0, 1] (Figures 1 and 4b).
+        r"""The fitted dual potentials of one group, as functions on [0, 1] (Figures 1 and 4b).
 
         Parameters
         ----------
@@ -328,8 +345,8 @@ class COTClassifier(OTInProcessingClassifier):
         Returns
         -------
         DualPotentials
-            ``group(s)`` gives :math:`\\lambda_{S_a}(s)`, ``target(s)`` gives
-            :math:`\\lambda_{\\bar S, a}(s)`, with exact (not tabulated) features.
+            ``group(s)`` gives :math:`\lambda_{S_a}(s)`, ``target(s)`` gives
+            :math:`\lambda_{\bar S, a}(s)`, with exact (not tabulated) features.
         """
         check_is_fitted(self)
         g = self._encoding.index_of(group)

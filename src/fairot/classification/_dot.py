@@ -105,7 +105,7 @@ class DOTClassifier(OTInProcessingClassifier):
 
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y, *, sensitive_features, eval_set=None):
-        """Fit :math:`\\theta^*`, then run ``n_updates`` DOT updates.
+        r"""Fit :math:`\theta^*`, then run ``n_updates`` DOT updates.
 
         Parameters
         ----------
@@ -123,9 +123,8 @@ class DOTClassifier(OTInProcessingClassifier):
         self._fit(X, y, sensitive_features, eval_set, self.n_updates)
         return self
 
-    def partial_fit(self, X, y, *, sensitive_features, n_updates=None, eval_set=None,
-                    classes=None):
-        """Continue the updates from the current :math:`\\theta` on new data.
+    def partial_fit(self, X, y, *, sensitive_features, n_updates=None, eval_set=None, classes=None):
+        r"""Continue the updates from the current :math:`\theta` on new data.
 
         Parameters
         ----------
@@ -145,9 +144,19 @@ class DOTClassifier(OTInProcessingClassifier):
     def _init_solver(self, rng: np.random.RandomState, n_groups: int) -> None:
         pass
 
-    def _run_chunk(self, indices, values, members, offsets, batches, target_batches, objectives,
-                   diagnostics):
+    def _run_chunk(
+        self, indices, values, members, offsets, batches, target_batches, objectives, diagnostics
+    ):
         return dot_kernel(
-            self._theta, indices, values, members, offsets, self.target_samples_, batches,
-            target_batches, float(self.step_size), objectives, diagnostics,
+            self._theta,
+            indices,
+            values,
+            members,
+            offsets,
+            self.target_samples_,
+            batches,
+            target_batches,
+            float(self.step_size),
+            objectives,
+            diagnostics,
         )

@@ -28,14 +28,14 @@ MSG_DIVERGED = (
 
 
 class DualFit(NamedTuple):
-    """Result of :func:`fit_dual_potentials`.
+    r"""Result of :func:`fit_dual_potentials`.
 
     Attributes
     ----------
     potentials : DualPotentials
-        :math:`\\lambda_X` (``group``) and :math:`\\lambda_Y` (``target``) as functions.
+        :math:`\lambda_X` (``group``) and :math:`\lambda_Y` (``target``) as functions.
     value : float
-        Estimate of the regularised distance :math:`W^\\lambda_1`: the mean mini-batch dual
+        Estimate of the regularised distance :math:`W^\lambda_1`: the mean mini-batch dual
         objective over the second half of the updates.
     objectives : ndarray of shape (n_updates,)
         Mini-batch dual objective at each update.
@@ -106,9 +106,14 @@ def fit_dual_potentials(
     """
     x = check_array_1d(source, "source")
     y = check_array_1d(target, "target")
-    for name, value in (("reg_strength", reg_strength), ("dual_step_size", dual_step_size),
-                        ("kernel_variance", kernel_variance), ("n_updates", n_updates),
-                        ("batch_size", batch_size), ("n_fourier_features", n_fourier_features)):
+    for name, value in (
+        ("reg_strength", reg_strength),
+        ("dual_step_size", dual_step_size),
+        ("kernel_variance", kernel_variance),
+        ("n_updates", n_updates),
+        ("batch_size", batch_size),
+        ("n_fourier_features", n_fourier_features),
+    ):
         if not value > 0:
             raise ValueError(MSG_POSITIVE.format(name=name, value=value))
     if reg not in ("entropic", "l2"):
@@ -117,8 +122,14 @@ def fit_dual_potentials(
         raise ValueError(f"pairing must be 'diagonal' or 'all'; got {pairing!r}.")
     rng = check_random_state(random_state)
     features = draw_fourier_features(n_fourier_features, kernel_variance, rng)
-    params = CotParams(REG_ENTROPIC if reg == "entropic" else REG_L2, float(reg_strength),
-                       float(dual_step_size), 0.0, bool(constrain_duals), pairing == "all")
+    params = CotParams(
+        REG_ENTROPIC if reg == "entropic" else REG_L2,
+        float(reg_strength),
+        float(dual_step_size),
+        0.0,
+        bool(constrain_duals),
+        pairing == "all",
+    )
     duals = np.zeros(n_fourier_features)
     target_duals = np.zeros(n_fourier_features)
     objectives = np.empty(n_updates)
@@ -130,13 +141,15 @@ def fit_dual_potentials(
         with np.errstate(over="ignore", invalid="ignore"):
             terms = pair_terms(xb, yb, duals, target_duals, features, params)
         if not np.isfinite(terms.objective):
-            raise DivergenceError(MSG_DIVERGED.format(update=k + 1, dual=dual_step_size,
-                                                      lam=reg_strength))
+            raise DivergenceError(
+                MSG_DIVERGED.format(update=k + 1, dual=dual_step_size, lam=reg_strength)
+            )
         objectives[k] = terms.objective
         duals += params.dual_step_size * terms.duals
         target_duals += params.dual_step_size * terms.target_duals
     if constrain_duals:
         target_duals = -duals
-    potentials = DualPotentials(_Potential(duals.copy(), features),
-                                _Potential(target_duals.copy(), features))
-    return DualFit(potentials, float(objectives[n_updates // 2:].mean()), objectives)
+    potentials = DualPotentials(
+        _Potential(duals.copy(), features), _Potential(target_duals.copy(), features)
+    )
+    return DualFit(potentials, float(objectives[n_updates // 2 :].mean()), objectives)

@@ -33,7 +33,7 @@ DEFAULT_GRID_SIZE = 4096
 
 
 class FourierFeatures(NamedTuple):
-    """Frequencies :math:`\\omega` and phases :math:`b` of D random Fourier features."""
+    r"""Frequencies :math:`\omega` and phases :math:`b` of D random Fourier features."""
 
     frequencies: np.ndarray
     phases: np.ndarray
@@ -45,9 +45,9 @@ class FourierFeatures(NamedTuple):
 
 
 class FeatureTable(NamedTuple):
-    """:math:`\\psi` and :math:`\\psi'` tabulated at ``grid_size + 1`` equispaced points of [0, 1].
+    r""":math:`\psi` and :math:`\psi'` tabulated at ``grid_size + 1`` equispaced points of [0, 1].
 
-    ``values[k]`` and ``derivatives[k]`` are :math:`\\psi(k/G)` and :math:`\\psi'(k/G)`, each of
+    ``values[k]`` and ``derivatives[k]`` are :math:`\psi(k/G)` and :math:`\psi'(k/G)`, each of
     shape (D,), with ``G = values.shape[0] - 1``.
     """
 
@@ -99,7 +99,7 @@ def fourier_features_derivative(s: np.ndarray, features: FourierFeatures) -> np.
 def tabulate_features(
     features: FourierFeatures, grid_size: int = DEFAULT_GRID_SIZE
 ) -> FeatureTable:
-    """Tabulate :math:`\\psi` and :math:`\\psi'` on ``grid_size + 1`` points of [0, 1]."""
+    r"""Tabulate :math:`\psi` and :math:`\psi'` on ``grid_size + 1`` points of [0, 1]."""
     grid = np.arange(grid_size + 1) / grid_size
     return FeatureTable(
         np.ascontiguousarray(fourier_features(grid, features)),
@@ -108,7 +108,7 @@ def tabulate_features(
 
 
 def interpolate_features(s: np.ndarray, table: FeatureTable) -> tuple[np.ndarray, np.ndarray]:
-    """Linear interpolation of the tabulated :math:`\\psi` and :math:`\\psi'` at scores in [0, 1].
+    r"""Linear interpolation of the tabulated :math:`\psi` and :math:`\psi'` at scores in [0, 1].
 
     The same arithmetic as the fast kernel (cell ``k = min(floor(s G), G - 1)``, weight
     ``s G - k``), so that the NumPy transcription and the kernel agree to rounding.

@@ -281,7 +281,9 @@ def dot_kernel(
     for k in range(n_updates):
         for j in range(n_batch):
             tb[j] = target_samples[target_positions[k, j]]
-        tb_sorted = np.sort(tb, )
+        tb_sorted = np.sort(
+            tb,
+        )
         total = 0.0
         for a in range(n_groups):
             for i in range(n_batch):

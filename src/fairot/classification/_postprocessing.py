@@ -150,7 +150,7 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         return np.asarray(proba[:, column], dtype=np.float64)
 
     def predict_proba(self, X, *, sensitive_features) -> np.ndarray:
-        """Post-processed scores :math:`Q_{\\bar S}(F_a(s))` as class probabilities.
+        r"""Post-processed scores :math:`Q_{\bar S}(F_a(s))` as class probabilities.
 
         Parameters
         ----------

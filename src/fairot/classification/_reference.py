@@ -276,8 +276,9 @@ def dot_updates_numpy(
     r"""Run DOT's updates for ``len(batch_positions)`` steps, in place.
 
     Each step couples each group's batch with the target batch by the exact optimal coupling
-    :math:`T^*_a` of Eq. (8) (marginals :math:`1/N`, from :func:`fairot.transport.optimal_coupling_1d`)
-    and sets :math:`\theta \leftarrow \theta - \epsilon_\theta \sum_a \sum_{ij} T^*_a(i, j)
+    :math:`T^*_a` of Eq. (8) (marginals :math:`1/N`, from
+    :func:`fairot.transport.optimal_coupling_1d`) and sets
+    :math:`\theta \leftarrow \theta - \epsilon_\theta \sum_a \sum_{ij} T^*_a(i, j)
     \,\mathrm{sign}(s^i_a - \bar s^j)\nabla_\theta s^i_a`.
 
     Returns

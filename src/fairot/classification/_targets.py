@@ -55,5 +55,7 @@ def build_target(target: Any, scores: np.ndarray, encoding: GroupEncoding) -> np
     try:
         samples = check_array_1d(target, "target", bounds=(0.0, 1.0))
     except ValueError as exc:
-        raise ValueError(f"{MSG_TARGET.format(value=target, known=encoding.names)} ({exc})") from None
+        raise ValueError(
+            f"{MSG_TARGET.format(value=target, known=encoding.names)} ({exc})"
+        ) from None
     return np.sort(samples)

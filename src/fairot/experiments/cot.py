@@ -58,10 +58,16 @@ PAPER_TABLE1 = pd.DataFrame(
 TABLE1_DATASETS: dict[str, dict[str, Any]] = {
     "Adult": {"name": "adult", "loader": {}, "cot": {}, "dot": {"step_size": 1e-3}},
     "German Credit": {
-        "name": "german-credit", "loader": {}, "cot": {}, "dot": {"step_size": 1e-3},
+        "name": "german-credit",
+        "loader": {},
+        "cot": {},
+        "dot": {"step_size": 1e-3},
     },
     "Communities & Crime": {
-        "name": "communities-crime", "loader": {}, "cot": {}, "dot": {"step_size": 1e-3},
+        "name": "communities-crime",
+        "loader": {},
+        "cot": {},
+        "dot": {"step_size": 1e-3},
     },
     "Communities & Crime (mean cut, group indicators)": {
         "name": "communities-crime",
@@ -102,8 +108,9 @@ def _load_split(name: str, seed: int, loader: dict):
     return load_baseline_split(name, random_state=seed, **loader)
 
 
-def fit_methods(split, *, seed: int, n_updates: int, cot: dict, dot: dict,
-                progress: bool = False) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+def fit_methods(
+    split, *, seed: int, n_updates: int, cot: dict, dot: dict, progress: bool = False
+) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """Fit LR, DOT, DPP and COT on a split; return test scores and the fitted models.
 
     The three mitigations start from the same logistic regression (scikit-learn defaults), passed
@@ -112,8 +119,13 @@ def fit_methods(split, *, seed: int, n_updates: int, cot: dict, dot: dict,
     lr = LogisticRegression().fit(split.X_train, split.y_train)
     frozen = FrozenEstimator(lr)
     fit_args = (split.X_train, split.y_train)
-    common = {"estimator": frozen, "groups": split.groups, "random_state": seed,
-              "n_updates": n_updates, "verbose": progress}
+    common = {
+        "estimator": frozen,
+        "groups": split.groups,
+        "random_state": seed,
+        "n_updates": n_updates,
+        "verbose": progress,
+    }
     models: dict[str, Any] = {"LR": lr}
     with warnings.catch_warnings():
         # Marginal groups: DPP post-processes the intersectional cells and says so; small groups
@@ -121,16 +133,20 @@ def fit_methods(split, *, seed: int, n_updates: int, cot: dict, dot: dict,
         warnings.filterwarnings("ignore", message=".*intersectional cells.*")
         warnings.filterwarnings("ignore", message=".*fewer than batch_size.*")
         models["DOT"] = DOTClassifier(**common, **dot).fit(
-            *fit_args, sensitive_features=split.sensitive_train)
+            *fit_args, sensitive_features=split.sensitive_train
+        )
         models["DPP"] = QuantileParityPostProcessor(estimator=frozen, groups=split.groups).fit(
-            *fit_args, sensitive_features=split.sensitive_train)
+            *fit_args, sensitive_features=split.sensitive_train
+        )
         models["COT"] = COTClassifier(**common, **cot).fit(
-            *fit_args, sensitive_features=split.sensitive_train)
+            *fit_args, sensitive_features=split.sensitive_train
+        )
     scores = {
         "LR": lr.predict_proba(split.X_test)[:, 1],
         "DOT": models["DOT"].predict_proba(split.X_test)[:, 1],
-        "DPP": models["DPP"].predict_proba(split.X_test,
-                                           sensitive_features=split.sensitive_test)[:, 1],
+        "DPP": models["DPP"].predict_proba(split.X_test, sensitive_features=split.sensitive_test)[
+            :, 1
+        ],
         "COT": models["COT"].predict_proba(split.X_test)[:, 1],
     }
     return scores, models
@@ -159,8 +175,9 @@ def _histogram_figure(scores: dict[str, np.ndarray], sensitive: pd.DataFrame, ti
     return fig
 
 
-def run_cot_table1(*, quick: bool = False, n_seeds: int | None = None, random_state: int = 0,
-                   progress: bool = True) -> StudyResult:
+def run_cot_table1(
+    *, quick: bool = False, n_seeds: int | None = None, random_state: int = 0, progress: bool = True
+) -> StudyResult:
     """Table 1: LR, DOT, DPP and COT on Adult, German Credit and Communities & Crime.
 
     Test Err-.5, Wass1, SDD and SPDD, mean and standard deviation over seeds. Adult uses its
@@ -179,17 +196,26 @@ def run_cot_table1(*, quick: bool = False, n_seeds: int | None = None, random_st
             seed = random_state + k
             split = _load_split(spec["name"], seed, spec["loader"])
             start = time.perf_counter()
-            scores, _ = fit_methods(split, seed=seed, n_updates=n_updates, cot=spec["cot"],
-                                    dot=spec["dot"], progress=progress)
+            scores, _ = fit_methods(
+                split,
+                seed=seed,
+                n_updates=n_updates,
+                cot=spec["cot"],
+                dot=spec["dot"],
+                progress=progress,
+            )
             timings[f"{label} seed {seed}"] = round(time.perf_counter() - start, 1)
             for method in METHODS:
-                metrics = score_metrics(split.y_test, scores[method], split.sensitive_test,
-                                        split.groups)
+                metrics = score_metrics(
+                    split.y_test, scores[method], split.sensitive_test, split.groups
+                )
                 records.append({"dataset": label, "method": method, "seed": seed, **metrics})
             if k == 0 and label == "Adult":
                 figures["adult_histograms"] = _histogram_figure(
-                    scores, split.sensitive_test, "Adult test scores per group (seed "
-                    f"{seed}, {n_updates} updates)")
+                    scores,
+                    split.sensitive_test,
+                    f"Adult test scores per group (seed {seed}, {n_updates} updates)",
+                )
     per_seed = pd.DataFrame(records)
     table = _summarise(per_seed)
     notes = (
@@ -203,9 +229,13 @@ def run_cot_table1(*, quick: bool = False, n_seeds: int | None = None, random_st
         figures=figures,
         paper={"table1": PAPER_TABLE1},
         notes=notes,
-        config={"n_updates": n_updates, "n_seeds": n_seeds, "random_state": random_state,
-                "datasets": {k: {kk: vv for kk, vv in v.items()} for k, v in datasets.items()},
-                "seconds": timings},
+        config={
+            "n_updates": n_updates,
+            "n_seeds": n_seeds,
+            "random_state": random_state,
+            "datasets": {k: {kk: vv for kk, vv in v.items()} for k, v in datasets.items()},
+            "seconds": timings,
+        },
     )
 
 
@@ -217,8 +247,9 @@ def _adult_gender_split():
     return split
 
 
-def run_cot_batch_size(*, quick: bool = False, n_seeds: int | None = None,
-                       random_state: int = 0, progress: bool = True) -> StudyResult:
+def run_cot_batch_size(
+    *, quick: bool = False, n_seeds: int | None = None, random_state: int = 0, progress: bool = True
+) -> StudyResult:
     """Figure 2: Wass1 and Err-.5 of COT and DOT on Adult against the batch size.
 
     Batch sizes 10, 20, 50, 100, 200, 500 (quick: 10 and 50), K = 100,000 updates (quick: 1,000),
@@ -235,10 +266,19 @@ def run_cot_batch_size(*, quick: bool = False, n_seeds: int | None = None,
     lr = FrozenEstimator(LogisticRegression().fit(split.X_train, split.y_train))
     lr_scores = lr.predict_proba(split.X_test)[:, 1]
     records, curves = [], []
-    for variant, data, target in (("4 groups, barycenter", split, "barycenter"),
-                                  ("sex only, male target", gender, "Male")):
-        records.append({"variant": variant, "method": "LR", "batch_size": 0, "seed": -1,
-                        **score_metrics(split.y_test, lr_scores, data.sensitive_test, "intersection")})
+    for variant, data, target in (
+        ("4 groups, barycenter", split, "barycenter"),
+        ("sex only, male target", gender, "Male"),
+    ):
+        records.append(
+            {
+                "variant": variant,
+                "method": "LR",
+                "batch_size": 0,
+                "seed": -1,
+                **score_metrics(split.y_test, lr_scores, data.sensitive_test, "intersection"),
+            }
+        )
         for n in batch_sizes:
             for k in range(n_seeds):
                 seed = random_state + k
@@ -247,19 +287,35 @@ def run_cot_batch_size(*, quick: bool = False, n_seeds: int | None = None,
                         model = COTClassifier(step_size=5e-3 / n, batch_size=n)
                     else:
                         model = DOTClassifier(step_size=1e-3, batch_size=n)
-                    model.set_params(estimator=lr, target=target, n_updates=n_updates,
-                                     history_every=every, random_state=seed, verbose=progress)
+                    model.set_params(
+                        estimator=lr,
+                        target=target,
+                        n_updates=n_updates,
+                        history_every=every,
+                        random_state=seed,
+                        verbose=progress,
+                    )
                     with warnings.catch_warnings():
                         warnings.filterwarnings("ignore", message=".*fewer than batch_size.*")
-                        model.fit(data.X_train, data.y_train,
-                                  sensitive_features=data.sensitive_train,
-                                  eval_set=(data.X_test, data.y_test, data.sensitive_test))
+                        model.fit(
+                            data.X_train,
+                            data.y_train,
+                            sensitive_features=data.sensitive_train,
+                            eval_set=(data.X_test, data.y_test, data.sensitive_test),
+                        )
                     s = model.predict_proba(data.X_test)[:, 1]
                     metrics = score_metrics(data.y_test, s, data.sensitive_test, "intersection")
                     # Wass1 to the method's own target (the male outputs in the variant).
                     metrics["Wass1 to target"] = float(model.history_["eval_wass1"].iloc[-1])
-                    records.append({"variant": variant, "method": method, "batch_size": n,
-                                    "seed": seed, **metrics})
+                    records.append(
+                        {
+                            "variant": variant,
+                            "method": method,
+                            "batch_size": n,
+                            "seed": seed,
+                            **metrics,
+                        }
+                    )
                     if n in (10, 20) or quick:
                         h = model.history_[["update", "eval_wass1", "eval_error"]].copy()
                         h.insert(0, "batch_size", n)
@@ -273,21 +329,30 @@ def run_cot_batch_size(*, quick: bool = False, n_seeds: int | None = None,
         tables={"batch_size": table},
         curves={"over_updates": curve},
         figures={"figure2": _figure2(table, curve)},
-        notes=("Figure 2 of the paper: does COT beat DOT at small batch sizes? Compare the "
-               "'Wass1' and 'Err-.5' columns per batch size (test split). Wass1 is to the "
-               "barycenter of the test groups (4 groups) or to the male training outputs at "
-               "theta* ('Wass1 to target', sex-only variant)."),
-        config={"batch_sizes": batch_sizes, "n_updates": n_updates, "n_seeds": n_seeds,
-                "random_state": random_state, "cot_step_size": "5e-3 / N",
-                "dot_step_size": 1e-3},
+        notes=(
+            "Figure 2 of the paper: does COT beat DOT at small batch sizes? Compare the "
+            "'Wass1' and 'Err-.5' columns per batch size (test split). Wass1 is to the "
+            "barycenter of the test groups (4 groups) or to the male training outputs at "
+            "theta* ('Wass1 to target', sex-only variant)."
+        ),
+        config={
+            "batch_sizes": batch_sizes,
+            "n_updates": n_updates,
+            "n_seeds": n_seeds,
+            "random_state": random_state,
+            "cot_step_size": "5e-3 / N",
+            "dot_step_size": 1e-3,
+        },
     )
 
 
 def _figure2(table: pd.DataFrame, curve: pd.DataFrame):
     plt = _pyplot()
     fig, axes = plt.subplots(2, 2, figsize=(10, 7))
-    for ax, variant, column in ((axes[0, 0], "4 groups, barycenter", "Wass1"),
-                                (axes[0, 1], "sex only, male target", "Wass1 to target")):
+    for ax, variant, column in (
+        (axes[0, 0], "4 groups, barycenter", "Wass1"),
+        (axes[0, 1], "sex only, male target", "Wass1 to target"),
+    ):
         sub = table[table["variant"] == variant]
         for method, marker in (("COT", "o"), ("DOT", "s")):
             m = sub[sub["method"] == method].groupby("batch_size")[column].mean()
@@ -310,8 +375,9 @@ def _figure2(table: pd.DataFrame, curve: pd.DataFrame):
     return fig
 
 
-def resample_positive_rate(y: np.ndarray, is_female: np.ndarray, rate: float,
-                           rng: np.random.Generator) -> np.ndarray:
+def resample_positive_rate(
+    y: np.ndarray, is_female: np.ndarray, rate: float, rng: np.random.Generator
+) -> np.ndarray:
     """Row indices of a data set whose women have P(y = 1) = ``rate``; men kept as they are.
 
     As many women as in the original data, drawn with replacement from the positive and negative
@@ -324,11 +390,12 @@ def resample_positive_rate(y: np.ndarray, is_female: np.ndarray, rate: float,
     return np.sort(np.concatenate([np.flatnonzero(~is_female), chosen]))
 
 
-def run_cot_drift(*, quick: bool = False, n_seeds: int | None = None, random_state: int = 0,
-                  progress: bool = True) -> StudyResult:
-    """Figures 3 and 4: continual re-adjustment of COT and DOT to a changing level of unfairness.
+def run_cot_drift(
+    *, quick: bool = False, n_seeds: int | None = None, random_state: int = 0, progress: bool = True
+) -> StudyResult:
+    r"""Figures 3 and 4: continual re-adjustment of COT and DOT to a changing level of unfairness.
 
-    Adult (training split), sex as sensitive attribute, male outputs at :math:`\\theta^*` as the
+    Adult (training split), sex as sensitive attribute, male outputs at :math:`\theta^*` as the
     target. The data start as Adult itself (women's P(y=1) about .11) and move every 5,000
     updates to the next data set of the paper's sequence .2, .3, .3, .4, .1, .4, ... built by
     resampling women (men unchanged), for 100,000 updates (quick: 20 segments of 100). Wass1 on
@@ -344,14 +411,26 @@ def run_cot_drift(*, quick: bool = False, n_seeds: int | None = None, random_sta
     sex = split.sensitive_train["sex"].to_numpy()
     is_female = sex == "Female"
     rng = np.random.default_rng(random_state)
-    data_rows = [np.arange(len(y)) if r == "Adult" else
-                 resample_positive_rate(y, is_female, float(r), rng) for r in rates]
+    data_rows = [
+        np.arange(len(y)) if r == "Adult" else resample_positive_rate(y, is_female, float(r), rng)
+        for r in rates
+    ]
     lr = FrozenEstimator(LogisticRegression().fit(X, y))
     models = {
-        "COT": COTClassifier(estimator=lr, target="Male", history_every=every,
-                             random_state=random_state, verbose=False),
-        "DOT": DOTClassifier(estimator=lr, target="Male", history_every=every,
-                             random_state=random_state, verbose=False),
+        "COT": COTClassifier(
+            estimator=lr,
+            target="Male",
+            history_every=every,
+            random_state=random_state,
+            verbose=False,
+        ),
+        "DOT": DOTClassifier(
+            estimator=lr,
+            target="Male",
+            history_every=every,
+            random_state=random_state,
+            verbose=False,
+        ),
     }
     change = 6 if n_segments > 6 else n_segments - 1  # update 30,000: from .1 to .4
     snapshots: dict[str, Any] = {}
@@ -360,8 +439,10 @@ def run_cot_drift(*, quick: bool = False, n_seeds: int | None = None, random_sta
         for t, rows in enumerate(data_rows):
             if t == change and method == "COT":
                 before = model.dual_potentials_("Female")
-                snapshots["hist_before"] = (model.predict_proba(X[data_rows[t - 1]])[:, 1],
-                                            sex[data_rows[t - 1]])
+                snapshots["hist_before"] = (
+                    model.predict_proba(X[data_rows[t - 1]])[:, 1],
+                    sex[data_rows[t - 1]],
+                )
                 snapshots["hist_after"] = (model.predict_proba(X[rows])[:, 1], sex[rows])
             kwargs = {"sensitive_features": sex[rows]}
             if t == 0:
@@ -377,23 +458,36 @@ def run_cot_drift(*, quick: bool = False, n_seeds: int | None = None, random_sta
         h.insert(0, "method", method)
         curves.append(h)
     curve = pd.concat(curves, ignore_index=True)
-    curve["female P(y=1)"] = [rates[min((u - 1) // segment, n_segments - 1)]
-                              for u in curve["update"]]
-    summary = (curve.assign(segment=(curve["update"] - 1) // segment)
-               .groupby(["method", "segment"])["Wass1"].agg(["first", "min", "last"]).reset_index())
+    curve["female P(y=1)"] = [
+        rates[min((u - 1) // segment, n_segments - 1)] for u in curve["update"]
+    ]
+    summary = (
+        curve.assign(segment=(curve["update"] - 1) // segment)
+        .groupby(["method", "segment"])["Wass1"]
+        .agg(["first", "min", "last"])
+        .reset_index()
+    )
     summary["female P(y=1)"] = [rates[s] for s in summary["segment"]]
     target = models["COT"].target_samples_
     return StudyResult(
         name="cot-drift",
         tables={"segments": summary},
         curves={"wass1": curve},
-        figures={"figure3": _figure3(target, snapshots), "figure4": _figure4(curve, snapshots,
-                                                                              segment, rates)},
-        notes=("Wass1 (female + male, to the male outputs at theta*) on the current data set. "
-               "'first'/'min'/'last' are the Wass1 at the first record, minimum and end of each "
-               "segment: a jump at a change followed by a decrease is the re-adjustment."),
-        config={"segment_updates": segment, "record_every": every, "sequence": rates,
-                "random_state": random_state},
+        figures={
+            "figure3": _figure3(target, snapshots),
+            "figure4": _figure4(curve, snapshots, segment, rates),
+        },
+        notes=(
+            "Wass1 (female + male, to the male outputs at theta*) on the current data set. "
+            "'first'/'min'/'last' are the Wass1 at the first record, minimum and end of each "
+            "segment: a jump at a change followed by a decrease is the re-adjustment."
+        ),
+        config={
+            "segment_updates": segment,
+            "record_every": every,
+            "sequence": rates,
+            "random_state": random_state,
+        },
     )
 
 
@@ -401,13 +495,16 @@ def _figure3(target: np.ndarray, snapshots: dict):
     plt = _pyplot()
     fig, axes = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
     bins = np.linspace(0, 1, 31)
-    for ax, key, title in ((axes[0], "hist_before", "before the change (women P(y=1) = .1)"),
-                           (axes[1], "hist_after", "same model, women P(y=1) = .4")):
+    for ax, key, title in (
+        (axes[0], "hist_before", "before the change (women P(y=1) = .1)"),
+        (axes[1], "hist_after", "same model, women P(y=1) = .4"),
+    ):
         s, sex = snapshots[key]
         ax.hist(target, bins=bins, density=True, alpha=0.4, color="tab:blue", label="target")
         for g, color in (("Female", "tab:red"), ("Male", "tab:orange")):
-            ax.hist(s[sex == g], bins=bins, density=True, histtype="step", lw=2, color=color,
-                    label=g)
+            ax.hist(
+                s[sex == g], bins=bins, density=True, histtype="step", lw=2, color=color, label=g
+            )
         ax.set_title(title)
         ax.legend()
     axes[1].set_xlabel("score")
@@ -437,8 +534,9 @@ def _figure4(curve: pd.DataFrame, snapshots: dict, segment: int, rates):
     return fig
 
 
-def run_cot_duals(*, quick: bool = False, n_seeds: int | None = None, random_state: int = 0,
-                  progress: bool = True) -> StudyResult:
+def run_cot_duals(
+    *, quick: bool = False, n_seeds: int | None = None, random_state: int = 0, progress: bool = True
+) -> StudyResult:
     """Figure 1: dual potentials between N(-1, 1) and N(1, 1), with and without the constraint.
 
     Also tabulates the regularised dual value against the exact W1 (scipy) as the regularisation
@@ -451,18 +549,36 @@ def run_cot_duals(*, quick: bool = False, n_seeds: int | None = None, random_sta
     from scipy.stats import wasserstein_distance
 
     exact = wasserstein_distance(x, y)
-    common = {"reg_strength": 0.1, "dual_step_size": 0.1, "kernel_variance": 4.0,
-              "n_updates": n_updates, "random_state": random_state}
+    common = {
+        "reg_strength": 0.1,
+        "dual_step_size": 0.1,
+        "kernel_variance": 4.0,
+        "n_updates": n_updates,
+        "random_state": random_state,
+    }
     free = fit_dual_potentials(x, y, **common)
     constrained = fit_dual_potentials(x, y, constrain_duals=True, **common)
     rows = []
     for lam in (1.0, 0.3, 0.1, 0.03):
         for constrain in (False, True):
-            fit = fit_dual_potentials(x, y, reg_strength=lam, dual_step_size=lam,
-                                      kernel_variance=4.0, n_updates=n_updates,
-                                      constrain_duals=constrain, random_state=random_state)
-            rows.append({"lambda": lam, "constrained": constrain, "dual value": fit.value,
-                         "exact W1 (scipy)": exact})
+            fit = fit_dual_potentials(
+                x,
+                y,
+                reg_strength=lam,
+                dual_step_size=lam,
+                kernel_variance=4.0,
+                n_updates=n_updates,
+                constrain_duals=constrain,
+                random_state=random_state,
+            )
+            rows.append(
+                {
+                    "lambda": lam,
+                    "constrained": constrain,
+                    "dual value": fit.value,
+                    "exact W1 (scipy)": exact,
+                }
+            )
     plt = _pyplot()
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.6))
     bins = np.linspace(-5, 5, 51)
@@ -470,8 +586,10 @@ def run_cot_duals(*, quick: bool = False, n_seeds: int | None = None, random_sta
     axes[0].hist(y, bins=bins, alpha=0.5, label="N(1, 1)")
     axes[0].legend()
     grid = np.linspace(-4, 4, 201)
-    for ax, fit, title in ((axes[1], free, "unconstrained"),
-                           (axes[2], constrained, "lambda_X + lambda_Y = 0")):
+    for ax, fit, title in (
+        (axes[1], free, "unconstrained"),
+        (axes[2], constrained, "lambda_X + lambda_Y = 0"),
+    ):
         ax.plot(grid, fit.potentials.group(grid), label="lambda_X")
         ax.plot(grid, fit.potentials.target(grid), label="lambda_Y")
         ax.set_title(f"{title}: value {fit.value:.3f} (W1 {exact:.3f})")
@@ -481,15 +599,18 @@ def run_cot_duals(*, quick: bool = False, n_seeds: int | None = None, random_sta
         name="cot-duals",
         tables={"dual_value": pd.DataFrame(rows)},
         figures={"figure1": fig},
-        notes=("Entropic regularisation, D = 100 features, sigma^2 = 4 (the data's scale), "
-               "dual step equal to lambda. The dual value approaches the exact W1 as lambda "
-               "decreases."),
+        notes=(
+            "Entropic regularisation, D = 100 features, sigma^2 = 4 (the data's scale), "
+            "dual step equal to lambda. The dual value approaches the exact W1 as lambda "
+            "decreases."
+        ),
         config={"n_samples": n, "n_updates": n_updates, "random_state": random_state},
     )
 
 
-def run_demo_comparison(*, quick: bool = True, random_state: int = 0,
-                        progress: bool = True) -> StudyResult:
+def run_demo_comparison(
+    *, quick: bool = True, random_state: int = 0, progress: bool = True
+) -> StudyResult:
     """LR vs COT vs DOT vs DPP on Adult: the table and score histograms before and after.
 
     ``quick=True`` (the demo): 30,000 updates per method, well under 3 minutes on 2 cores.
@@ -497,20 +618,35 @@ def run_demo_comparison(*, quick: bool = True, random_state: int = 0,
     n_updates = 30_000 if quick else 100_000
     spec = TABLE1_DATASETS["Adult"]
     split = _load_split("adult", 0, {})
-    scores, _ = fit_methods(split, seed=random_state, n_updates=n_updates, cot=spec["cot"],
-                            dot=spec["dot"], progress=progress)
-    table = pd.DataFrame([
-        {"method": m, **score_metrics(split.y_test, scores[m], split.sensitive_test,
-                                      "intersection")} for m in METHODS
-    ])
+    scores, _ = fit_methods(
+        split,
+        seed=random_state,
+        n_updates=n_updates,
+        cot=spec["cot"],
+        dot=spec["dot"],
+        progress=progress,
+    )
+    table = pd.DataFrame(
+        [
+            {
+                "method": m,
+                **score_metrics(split.y_test, scores[m], split.sensitive_test, "intersection"),
+            }
+            for m in METHODS
+        ]
+    )
     return StudyResult(
         name="demo",
         tables={"adult": table},
         paper={"adult": PAPER_TABLE1[PAPER_TABLE1["dataset"] == "Adult"].drop(columns="dataset")},
-        figures={"histograms": _histogram_figure(scores, split.sensitive_test,
-                                                 f"Adult test scores per group ({n_updates} "
-                                                 "updates)")},
-        notes=(f"LogisticRegression() then COT, DOT ({n_updates} updates each) and DPP, on "
-               "Adult's official split (4 groups: race Black/White x sex); test metrics."),
+        figures={
+            "histograms": _histogram_figure(
+                scores, split.sensitive_test, f"Adult test scores per group ({n_updates} updates)"
+            )
+        },
+        notes=(
+            f"LogisticRegression() then COT, DOT ({n_updates} updates each) and DPP, on "
+            "Adult's official split (4 groups: race Black/White x sex); test metrics."
+        ),
         config={"n_updates": n_updates, "random_state": random_state},
     )
