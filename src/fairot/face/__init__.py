@@ -13,6 +13,14 @@ trainer are separate pieces, as in pytorch-metric-learning:
 """
 
 from ._callbacks import Callback, History
+from ._config import (
+    TrainConfig,
+    build_model,
+    evaluate_pairs,
+    load_config,
+    load_pairs,
+    train_from_config,
+)
 from ._data import FaceFolderDataset, embed_images, load_face_image, load_rfw_pairs, read_rfw_pairs
 from ._margin_losses import (
     ArcFaceLoss,
@@ -27,6 +35,13 @@ from ._miners import HardestTripletMiner
 from ._models import MLP, IResNet, iresnet18, iresnet34, iresnet50
 from ._samplers import BalancedGroupSampler, RandomBatchSampler
 from ._skewness import MetaBatchWarning, MetaSkewnessLoss, SkewnessResult
+from ._synthetic import (
+    SCENARIOS,
+    SyntheticFaces,
+    SyntheticRun,
+    make_synthetic_faces,
+    run_synthetic_method,
+)
 from ._trainer import MetaBalancedTrainer
 
 __all__ = [
@@ -48,14 +63,25 @@ __all__ = [
     "MethodSpec",
     "NormSoftmaxLoss",
     "RandomBatchSampler",
+    "SCENARIOS",
     "SkewnessResult",
     "SoftmaxLoss",
+    "SyntheticFaces",
+    "SyntheticRun",
+    "TrainConfig",
+    "build_model",
     "embed_images",
+    "evaluate_pairs",
     "iresnet18",
     "iresnet34",
     "iresnet50",
+    "load_config",
     "load_face_image",
+    "load_pairs",
     "load_rfw_pairs",
     "make_method",
+    "make_synthetic_faces",
     "read_rfw_pairs",
+    "run_synthetic_method",
+    "train_from_config",
 ]

@@ -196,7 +196,7 @@ class GroupVerification:
         STD of the group accuracies, ddof=0 (:func:`fairot.metrics.group_accuracy_std`).
     ser : float
         Skewed error ratio (:func:`fairot.metrics.skewed_error_ratio`); ``inf`` when some group
-        makes no error.
+        makes no error. With a single group, STD is 0 and SER is 1.
     """
 
     by_group: pd.DataFrame
@@ -251,6 +251,8 @@ def group_verification(emb1, emb2, is_same, groups, n_folds: int = 10) -> GroupV
     by_group = pd.DataFrame.from_dict(rows, orient="index")
     by_group.index.name = "group"
     acc = by_group["accuracy"]
+    if len(acc) == 1:  # one group: no disparity to measure
+        return GroupVerification(by_group, float(acc.iloc[0]), 0.0, 1.0)
     ser = float("inf") if (acc >= 1.0).any() else skewed_error_ratio(acc)
     return GroupVerification(by_group, float(acc.mean()), group_accuracy_std(acc), ser)
 

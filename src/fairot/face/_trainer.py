@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
 
@@ -84,8 +85,9 @@ class _TensorData:
 class _DatasetData:
     """A torch Dataset of (input, label, group) items; labels/groups read once."""
 
-    def __init__(self, dataset) -> None:
+    def __init__(self, dataset, num_workers: int = 0) -> None:
         self.dataset = dataset
+        self.num_workers = num_workers
         labels = getattr(dataset, "labels", None)
         groups = getattr(dataset, "groups", None)
         if labels is None or groups is None:
@@ -99,12 +101,18 @@ class _DatasetData:
         return len(self.labels)
 
     def batch(self, idx: np.ndarray, device) -> tuple[torch.Tensor, ...]:
-        inputs = torch.stack([torch.as_tensor(self.dataset[int(i)][0]) for i in idx])
+        if self.num_workers > 1:
+            # Pillow releases the GIL while decoding, so threads load a batch in parallel.
+            with ThreadPoolExecutor(self.num_workers) as pool:
+                items = list(pool.map(lambda i: self.dataset[int(i)][0], idx))
+        else:
+            items = [self.dataset[int(i)][0] for i in idx]
+        inputs = torch.stack([torch.as_tensor(item) for item in items])
         idx_t = torch.as_tensor(idx, dtype=torch.long)
         return inputs.to(device), self.labels[idx_t].to(device), self.groups[idx_t].to(device)
 
 
-def as_tensor_dataset(data: Any, name: str = "data"):
+def as_tensor_dataset(data: Any, name: str = "data", num_workers: int = 0):
     """Wrap ``(inputs, labels, groups)`` or a Dataset for the trainer (validated)."""
     if isinstance(data, (_TensorData, _DatasetData)):
         return data
@@ -125,7 +133,7 @@ def as_tensor_dataset(data: Any, name: str = "data"):
             raise ValueError(DATA_ERROR.format(name=name, value="mismatched shapes or dtypes"))
         return _TensorData(inputs, labels.long(), groups.long())
     if hasattr(data, "__getitem__") and hasattr(data, "__len__"):
-        return _DatasetData(data)
+        return _DatasetData(data, num_workers)
     raise ValueError(DATA_ERROR.format(name=name, value=type(data).__name__))
 
 
@@ -462,6 +470,7 @@ class MetaBalancedTrainer:
         samples_per_identity: int = 2,
         checkpoint_path: str | Path | None = None,
         checkpoint_every: int | None = None,
+        num_workers: int = 0,
     ) -> MetaBalancedTrainer:
         """Train until ``step_ == n_steps`` (continuing a resumed run).
 
@@ -482,18 +491,20 @@ class MetaBalancedTrainer:
         checkpoint_path : path, optional
             Where :meth:`save_checkpoint` writes every ``checkpoint_every`` steps and at the end.
         checkpoint_every : int, optional
+        num_workers : int, default=0
+            Threads that load the images of a Dataset batch.
 
         Returns
         -------
         self
         """
-        train = as_tensor_dataset(train_data, "train_data")
+        train = as_tensor_dataset(train_data, "train_data", num_workers)
         train_sampler = RandomBatchSampler(len(train), batch_size, random_state=self._train_rng)
         meta_sampler = None
         if self.meta_loss is not None:
             if meta_data is None:
                 raise ValueError(DATA_ERROR.format(name="meta_data", value=None))
-            meta = as_tensor_dataset(meta_data, "meta_data")
+            meta = as_tensor_dataset(meta_data, "meta_data", num_workers)
             n_groups = int(meta.groups.max()) + 1
             unit = n_groups * samples_per_identity
             size = meta_batch_size or max(unit, (batch_size // unit) * unit)

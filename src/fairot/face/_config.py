@@ -1,0 +1,299 @@
+"""Config-file training and evaluation on real face data (``fairot face train|evaluate``).
+
+A config is a JSON (or, on Python >= 3.11, TOML) file; every key and its default is in
+:class:`TrainConfig`. See ``docs/face.md`` for BUPT-Balancedface/Globalface -> RFW on a GPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import torch
+
+from ._callbacks import Callback, History
+from ._data import FaceFolderDataset, embed_images, load_rfw_pairs, read_rfw_pairs
+from ._evaluation import GroupVerification, cosine_similarity, group_verification, roc_by_group
+from ._methods import METHODS, make_method
+from ._models import MLP, iresnet18, iresnet34, iresnet50
+from ._trainer import MetaBalancedTrainer
+
+__all__ = [
+    "TrainConfig",
+    "build_model",
+    "evaluate_pairs",
+    "load_config",
+    "load_pairs",
+    "train_from_config",
+]
+
+BACKBONES = {"iresnet18": iresnet18, "iresnet34": iresnet34, "iresnet50": iresnet50}
+UNKNOWN_KEYS_ERROR = "unknown config keys {keys}; valid keys are {valid}."
+MISSING_KEY_ERROR = "the config needs {key!r} ({why})."
+BACKBONE_ERROR = "backbone must be one of {names}; got {value!r}."
+CONFIG_FORMAT_ERROR = "config {path!s} must be a .json or .toml file holding one table."
+
+
+@dataclass
+class TrainConfig:
+    """Everything ``fairot face train`` reads from the config file.
+
+    Attributes
+    ----------
+    train_root, train_groups_csv : str
+        The training set: one folder per identity, and the identity -> group CSV.
+    meta_root, meta_groups_csv : str, optional
+        The balanced meta set (required by the MBN methods).
+    method : str
+        One of :data:`~fairot.face.METHODS` (default ``"mbn-arc"``).
+    backbone : str
+        ``iresnet18``, ``iresnet34`` (the paper's) or ``iresnet50``.
+    embedding_size, image_size : int
+        512 and 112 as in the paper.
+    anchor_groups : list of int
+        Group codes (indices into the sorted group names of the CSV) kept as anchors.
+    n_steps, batch_size, meta_batch_size : int
+        The paper: 180K steps on Globalface (145K on Balancedface), batches of 240.
+    learning_rate, lr_milestones, margin_learning_rate, margin_milestones, momentum, weight_decay
+        The paper: 0.1 divided by 10 at 80K/120K/155K (Globalface) or 70K/100K/120K
+        (Balancedface); margins 1e-3, decayed twice.
+    scale : float
+        64 for MBN; the paper's baselines use 60.
+    gamma, selection_margin : float
+        Of the meta skewness loss (0.5 and 0.2).
+    meta_every : int
+    lookahead : "all", int or list of str
+    device : str
+        ``"cuda"`` on a GPU machine.
+    num_workers : int
+        Threads decoding images.
+    out_dir : str
+        Checkpoint (``checkpoint.pt``) and history (``history.csv``) go here.
+    checkpoint_every : int
+    resume : bool
+        Continue from ``out_dir/checkpoint.pt`` when it exists.
+    seed : int
+    """
+
+    train_root: str = ""
+    train_groups_csv: str = ""
+    meta_root: str | None = None
+    meta_groups_csv: str | None = None
+    method: str = "mbn-arc"
+    backbone: str = "iresnet34"
+    embedding_size: int = 512
+    image_size: int = 112
+    anchor_groups: list[int] = field(default_factory=lambda: [0])
+    n_steps: int = 180_000
+    batch_size: int = 240
+    meta_batch_size: int = 240
+    learning_rate: float = 0.1
+    lr_milestones: list[int] = field(default_factory=lambda: [80_000, 120_000, 155_000])
+    margin_learning_rate: float = 1e-3
+    margin_milestones: list[int] = field(default_factory=lambda: [80_000, 120_000])
+    momentum: float = 0.9
+    weight_decay: float = 5e-4
+    scale: float = 64.0
+    gamma: float = 0.5
+    selection_margin: float | None = 0.2
+    meta_every: int = 1
+    lookahead: Any = "all"
+    device: str = "cuda" if torch.cuda.is_available() else "cpu"
+    num_workers: int = 8
+    out_dir: str = "fairot-face-run"
+    checkpoint_every: int = 5000
+    resume: bool = True
+    seed: int = 0
+
+
+def load_config(path: str | Path) -> TrainConfig:
+    """Read a JSON or TOML config file into a :class:`TrainConfig` (unknown keys are errors)."""
+    path = Path(path)
+    text = path.read_text()
+    if path.suffix == ".toml":
+        import tomllib  # Python >= 3.11
+
+        raw = tomllib.loads(text)
+    elif path.suffix == ".json":
+        raw = json.loads(text)
+    else:
+        raise ValueError(CONFIG_FORMAT_ERROR.format(path=path))
+    if not isinstance(raw, dict):
+        raise ValueError(CONFIG_FORMAT_ERROR.format(path=path))
+    valid = [f.name for f in dataclasses.fields(TrainConfig)]
+    unknown = sorted(set(raw) - set(valid))
+    if unknown:
+        raise ValueError(UNKNOWN_KEYS_ERROR.format(keys=unknown, valid=valid))
+    config = TrainConfig(**raw)
+    if not config.train_root or not config.train_groups_csv:
+        raise ValueError(
+            MISSING_KEY_ERROR.format(key="train_root/train_groups_csv", why="the training set")
+        )
+    if config.method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}; got {config.method!r}.")
+    if config.method.startswith("mbn") and not (config.meta_root and config.meta_groups_csv):
+        raise ValueError(
+            MISSING_KEY_ERROR.format(key="meta_root/meta_groups_csv", why="MBN's balanced meta set")
+        )
+    return config
+
+
+def build_model(config: TrainConfig) -> torch.nn.Module:
+    """The backbone named by the config (``mlp`` flattens the image, for smoke tests)."""
+    if config.backbone == "mlp":
+        size = 3 * config.image_size * config.image_size
+        return torch.nn.Sequential(
+            torch.nn.Flatten(), MLP(size, embedding_size=config.embedding_size)
+        )
+    if config.backbone not in BACKBONES:
+        raise ValueError(BACKBONE_ERROR.format(names=[*BACKBONES, "mlp"], value=config.backbone))
+    return BACKBONES[config.backbone](
+        embedding_size=config.embedding_size, input_size=config.image_size
+    )
+
+
+class _CsvHistory(History):
+    """History that also rewrites ``history.csv`` every ``every`` steps."""
+
+    def __init__(self, path: Path, every: int) -> None:
+        super().__init__()
+        self.path = path
+        self.flush_every = every
+
+    def on_step_end(self, trainer, record):  # noqa: D102
+        super().on_step_end(trainer, record)
+        if trainer.step_ % self.flush_every == 0:
+            self.to_frame().to_csv(self.path, index=False)
+
+    def on_fit_end(self, trainer):  # noqa: D102
+        self.to_frame().to_csv(self.path, index=False)
+
+
+def train_from_config(
+    config: TrainConfig, *, progress: bool = True, callbacks: list[Callback] | None = None
+) -> MetaBalancedTrainer:
+    """Train the configured method; checkpoints and history go to ``config.out_dir``.
+
+    Returns
+    -------
+    MetaBalancedTrainer
+        The trained trainer (its ``model`` is the embedding network).
+    """
+    train = FaceFolderDataset(
+        config.train_root, config.train_groups_csv, image_size=config.image_size
+    )
+    meta = None
+    if config.meta_root:
+        meta = FaceFolderDataset(
+            config.meta_root, config.meta_groups_csv, image_size=config.image_size
+        )
+    n_groups = len(train.group_names)
+    counts = pd.Series(train.groups).value_counts().reindex(range(n_groups), fill_value=0)
+    spec = make_method(
+        config.method,
+        n_classes=train.n_classes,
+        embedding_size=config.embedding_size,
+        n_groups=n_groups,
+        group_counts=counts.to_numpy(),
+        scale=config.scale,
+        anchor_groups=tuple(config.anchor_groups),
+        gamma=config.gamma,
+        selection_margin=config.selection_margin,
+    )
+    torch.manual_seed(config.seed)
+    out = Path(config.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    history = _CsvHistory(out / "history.csv", max(1, config.checkpoint_every))
+    trainer = MetaBalancedTrainer(
+        build_model(config),
+        spec.loss,
+        meta_loss=spec.meta_loss,
+        group_weights=spec.group_weights,
+        learning_rate=config.learning_rate,
+        lr_milestones=config.lr_milestones,
+        momentum=config.momentum,
+        weight_decay=config.weight_decay,
+        margin_learning_rate=config.margin_learning_rate,
+        margin_milestones=config.margin_milestones,
+        meta_every=config.meta_every,
+        lookahead=config.lookahead,
+        callbacks=[history, *(callbacks or [])],
+        device=config.device,
+        random_state=config.seed,
+        progress=progress,
+    )
+    checkpoint = out / "checkpoint.pt"
+    if config.resume and checkpoint.exists():
+        trainer.load_checkpoint(checkpoint)
+    (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2))
+    trainer.fit(
+        train,
+        meta,
+        n_steps=config.n_steps,
+        batch_size=config.batch_size,
+        meta_batch_size=config.meta_batch_size,
+        checkpoint_path=checkpoint,
+        checkpoint_every=config.checkpoint_every,
+        num_workers=config.num_workers,
+    )
+    return trainer
+
+
+def evaluate_pairs(
+    model: torch.nn.Module,
+    pairs: pd.DataFrame,
+    *,
+    image_size: int = 112,
+    device: str = "cpu",
+    batch_size: int = 128,
+    n_folds: int = 10,
+    far_targets: tuple[float, ...] = (1e-3, 1e-4),
+) -> tuple[GroupVerification, pd.DataFrame]:
+    """Verify image pairs per group: the LFW/RFW protocol and TAR/threshold at fixed FAR.
+
+    Parameters
+    ----------
+    model : nn.Module
+    pairs : pandas.DataFrame
+        Columns ``path1``, ``path2``, ``is_same``, ``group`` (:func:`load_rfw_pairs`).
+    image_size, device, batch_size, n_folds, far_targets
+        As their names say; embeddings add the flipped image's.
+
+    Returns
+    -------
+    report : GroupVerification
+    roc : pandas.DataFrame
+        :func:`roc_by_group` of the cosine similarities.
+    """
+    model = model.to(device)
+    paths = pd.unique(pd.concat([pairs["path1"], pairs["path2"]]))
+    emb = embed_images(
+        model, list(paths), image_size=image_size, batch_size=batch_size, device=device, flip=True
+    )
+    row = {p: i for i, p in enumerate(paths)}
+    e1 = emb[[row[p] for p in pairs["path1"]]]
+    e2 = emb[[row[p] for p in pairs["path2"]]]
+    same = pairs["is_same"].to_numpy(bool)
+    groups = pairs["group"].astype(str).to_numpy()
+    report = group_verification(e1, e2, same, groups, n_folds=n_folds)
+    roc = roc_by_group(cosine_similarity(e1, e2), same, groups, far_targets=far_targets)
+    return report, roc
+
+
+def load_pairs(
+    *,
+    rfw_root: str | None = None,
+    races: list[str] | None = None,
+    pairs_file: str | None = None,
+    images_root: str | None = None,
+    extension: str = ".jpg",
+) -> pd.DataFrame:
+    """Pairs of an RFW test set or of one pair list (see :func:`read_rfw_pairs`)."""
+    if rfw_root is not None:
+        kwargs = {"races": races} if races else {}
+        return load_rfw_pairs(rfw_root, **kwargs)
+    return read_rfw_pairs(pairs_file, images_root, group="all", extension=extension)
