@@ -56,7 +56,13 @@ PAPER_TABLE1 = pd.DataFrame(
 # German Credit and Communities & Crime are small (700 and 1,396 training rows): their groups are
 # far smaller than Adult's, so the same number of updates visits each row far more often.
 TABLE1_DATASETS: dict[str, dict[str, Any]] = {
-    "Adult": {"name": "adult", "loader": {}, "cot": {}, "dot": {"step_size": 1e-3}},
+    # sigma^2 = .01 gave Err-.5 .189 / Wass1 .023 on Adult against .195 / .028 for .1 (seed 0).
+    "Adult": {
+        "name": "adult",
+        "loader": {},
+        "cot": {"kernel_variance": 0.01},
+        "dot": {"step_size": 1e-3},
+    },
     "German Credit": {
         "name": "german-credit",
         "loader": {},
