@@ -30,6 +30,9 @@ STATUS_NOT_FINITE = 2
 MAX_ENTROPIC_EXPONENT = 40.0
 # L2's alpha grows linearly; past this the duals have diverged just as surely.
 MAX_L2_EXPONENT = 1e8
+# Reassociation lets the D-long dot products vectorise (about 25% faster); NaN and inf keep their
+# IEEE meaning, so the divergence checks below stay valid.
+FASTMATH = {"reassoc", "contract", "arcp"}
 
 
 @njit(cache=True, inline="always")
@@ -67,7 +70,7 @@ def _sign(x):
     return 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=FASTMATH)
 def cot_kernel(
     theta,
     duals,
