@@ -258,3 +258,23 @@ def test_active_pairs_k3_middle_group_inactive():
     assert pairwise_grid_distances(out.curves, 2)[0, 1] < 3.0
     assert all(isinstance(i, int) for pair in out.active_pairs for i in pair)
     assert list(itertools.chain(*out.active_pairs)) == [0, 2]
+
+
+@settings(max_examples=25, deadline=None)
+@given(problems(), st.sampled_from(["absolute", "pinball", "logistic"]))
+def test_properties_of_general_cost_adjustment(problem, cost_name):
+    latent, w, p, tau = problem
+    cost = {
+        "absolute": AbsoluteGaussianCost(1.0),
+        "pinball": PinballGaussianCost(0.7, 0.5),
+        "logistic": LogisticCost(),
+    }[cost_name]
+    eps = tau * pairwise_grid_distances(latent, p).max()
+    bounds = (latent.min() - 3.0, latent.max() + 3.0)
+    out = adjust_quantiles(latent, w, p=p, epsilon=eps, bounds=bounds, cost=cost, step_size=0.5)
+    assert pairwise_grid_distances(out.curves, p).max() <= eps + 1e-10
+    assert np.all(np.diff(out.curves, axis=1) >= -1e-10)
+    assert out.curves.min() >= bounds[0] - 1e-12 and out.curves.max() <= bounds[1] + 1e-12
+    # no feasible point the solver started from is better: the latent curves shrunk to eps
+    start = adjust_quantiles(latent, w, p=p, epsilon=eps, bounds=bounds, method="projection")
+    assert cost.objective(latent, out.curves, w) <= cost.objective(latent, start.curves, w) + 1e-9

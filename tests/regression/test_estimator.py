@@ -3,6 +3,8 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.interpolate import interp1d
 from scipy.stats import percentileofscore
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -270,3 +272,39 @@ def test_plots_return_figures():
     assert isinstance(fig2, Figure) and len(fig2.axes[0].lines) == 4
     with pytest.raises(ValueError, match="no column"):
         plot_path(path, x="nope")
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.integers(0, 10_000),
+    st.sampled_from([1, 2, np.inf]),
+    st.floats(0.0, 1.0),
+    st.floats(-50.0, 50.0),
+)
+def test_invariances_of_the_post_processor(seed, p, tau, shift):
+    rng = np.random.default_rng(seed)
+    n = 120
+    s = np.repeat([0, 1, 2], n // 3)
+    scores = rng.normal(size=n) + s
+    new = rng.normal(size=30) + 1.0
+    new_s = rng.integers(0, 3, 30)
+    kwargs = {"tau": tau, "p": p, "n_grid": 37}
+
+    def fit_predict(cal, cal_s, test, test_s):
+        model = WassersteinFairRegressor(_frozen_column(), **kwargs)
+        model.fit(cal[:, None], np.zeros(cal.size), sensitive_features=cal_s)
+        return model, model.predict(test[:, None], sensitive_features=test_s)
+
+    base_model, base = fit_predict(scores, s, new, new_s)
+    assert base_model.grid_gap_ <= base_model.epsilon_ + 1e-10
+    # calibration sample order does not matter
+    perm = rng.permutation(n)
+    _, permuted = fit_predict(scores[perm], s[perm], new, new_s)
+    np.testing.assert_allclose(permuted, base, atol=1e-12)
+    # relabelling the groups does not matter
+    relabel = np.array([2, 0, 1])
+    _, relabelled = fit_predict(scores, relabel[s], new, relabel[new_s])
+    np.testing.assert_allclose(relabelled, base, atol=1e-9)
+    # adding a constant to every score adds it to every prediction
+    _, shifted = fit_predict(scores + shift, s, new + shift, new_s)
+    np.testing.assert_allclose(shifted, base + shift, atol=1e-8 * (1 + abs(shift)))
