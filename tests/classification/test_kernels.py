@@ -10,6 +10,7 @@ from fairot.classification._features import draw_fourier_features, tabulate_feat
 from fairot.classification._kernels import (
     STATUS_DUAL_OVERFLOW,
     STATUS_OK,
+    bucket_argsort,
     cot_kernel,
     dot_kernel,
     matched_signs,
@@ -204,6 +205,16 @@ def test_dot_kernel_matches_numpy_transcription(problem):
     np.testing.assert_allclose(obj_fast, obj_ref, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("n", [1, 2, 7, 100])
+def test_bucket_argsort_is_a_stable_argsort(n):
+    rng = np.random.default_rng(n)
+    values = np.round(rng.beta(0.3, 0.3, n), 2)  # clustered near 0 and 1, with ties
+    values[: n // 3] = values[0]
+    order = np.empty(n, dtype=np.int64)
+    bucket_argsort(values, order, np.empty(n + 1, dtype=np.int64))
+    np.testing.assert_array_equal(order, np.argsort(values, kind="stable"))
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_dot_coupling_matches_pot_emd_1d(seed):
     rng = np.random.default_rng(seed)
@@ -213,7 +224,9 @@ def test_dot_coupling_matches_pot_emd_1d(seed):
     if seed % 2:
         t[:10] = t[0]  # ties in the target
     signs = np.empty(n)
-    cost = matched_signs(s, np.sort(t), signs)
+    cost = matched_signs(
+        s, np.sort(t), signs, np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64)
+    )
     plan = ot.emd_1d(s, t, metric="cityblock")
     expected_signs = n * (plan * np.sign(s[:, None] - t[None, :])).sum(axis=1)
     np.testing.assert_allclose(signs, expected_signs, atol=1e-9)

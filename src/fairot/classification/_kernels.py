@@ -237,15 +237,48 @@ def cot_kernel(
 
 
 @njit(cache=True)
-def matched_signs(s, sorted_target, signs):
+def bucket_argsort(values, order, buckets):
+    """Stable argsort of values in [0, 1] into ``order``: O(n) expected for spread-out values.
+
+    A counting sort into ``n`` equal buckets followed by an insertion sort, which is linear on
+    the almost sorted result and stable (ties keep their input order, as ``kind="stable"``).
+    ``buckets`` is scratch space of length ``n + 1``.
+    """
+    n = values.shape[0]
+    for b in range(n + 1):
+        buckets[b] = 0
+    for i in range(n):
+        b = int(values[i] * n)
+        b = min(max(b, 0), n - 1)
+        buckets[b + 1] += 1
+    for b in range(n):
+        buckets[b + 1] += buckets[b]
+    for i in range(n):
+        b = int(values[i] * n)
+        b = min(max(b, 0), n - 1)
+        order[buckets[b]] = i
+        buckets[b] += 1
+    for r in range(1, n):
+        i = order[r]
+        v = values[i]
+        q = r - 1
+        while q >= 0 and values[order[q]] > v:
+            order[q + 1] = order[q]
+            q -= 1
+        order[q + 1] = i
+
+
+@njit(cache=True)
+def matched_signs(s, sorted_target, signs, order, buckets):
     """Optimal 1-D coupling of ``s`` with an equal-size sorted sample, as signs per row.
 
     The optimal plan of two uniform samples of equal size matches them in sorted order (stable
     sort, as :func:`fairot.transport.optimal_coupling_1d`); ``signs[i]`` is the sign of
     ``s[i]`` minus its matched target sample, and the return value is the plan's mean cost.
+    ``order`` and ``buckets`` are scratch arrays of lengths ``n`` and ``n + 1``.
     """
     n = s.shape[0]
-    order = np.argsort(s, kind="mergesort")
+    bucket_argsort(s, order, buckets)
     cost = 0.0
     for r in range(n):
         i = order[r]
@@ -281,19 +314,22 @@ def dot_kernel(
     grad_rows = np.empty((n_groups, n_batch), dtype=np.int64)
     grad_coef = np.empty((n_groups, n_batch))
     signs = np.empty(n_batch)
+    order = np.empty(n_batch, dtype=np.int64)
+    buckets = np.empty(n_batch + 1, dtype=np.int64)
+    tb_sorted = np.empty(n_batch)
     for k in range(n_updates):
         for j in range(n_batch):
             tb[j] = target_samples[target_positions[k, j]]
-        tb_sorted = np.sort(
-            tb,
-        )
+        bucket_argsort(tb, order, buckets)
+        for j in range(n_batch):
+            tb_sorted[j] = tb[order[j]]
         total = 0.0
         for a in range(n_groups):
             for i in range(n_batch):
                 row = members[offsets[a] + batch_positions[k, a, i]]
                 grad_rows[a, i] = row
                 s[i] = _score(theta, indices, values, row)
-            total += matched_signs(s, tb_sorted, signs)
+            total += matched_signs(s, tb_sorted, signs, order, buckets)
             for i in range(n_batch):
                 grad_coef[a, i] = signs[i] / n_batch * s[i] * (1.0 - s[i])
         objectives[k] = total
