@@ -185,6 +185,10 @@ class MarginSoftmaxLoss(nn.Module):
         """Cosine between every embedding and every class weight, shape (n_samples, n_classes)."""
         return F.normalize(embeddings, dim=1) @ F.normalize(self.weight, dim=1).t()
 
+    def scores(self, embeddings: torch.Tensor) -> torch.Tensor:
+        """Class scores before any margin (the cosines); reusable through ``scores=``."""
+        return self.cosine(embeddings)
+
     def sample_margins(
         self, labels: torch.Tensor, groups: torch.Tensor | None
     ) -> torch.Tensor | float:
@@ -205,6 +209,8 @@ class MarginSoftmaxLoss(nn.Module):
         embeddings: torch.Tensor,
         labels: torch.Tensor,
         groups: torch.Tensor | None = None,
+        *,
+        scores: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Scaled logits with the margin applied to each sample's target class.
 
@@ -214,6 +220,9 @@ class MarginSoftmaxLoss(nn.Module):
         labels : integer Tensor of shape (n_samples,)
         groups : integer Tensor of shape (n_samples,), optional
             Group code of each sample (required by :class:`GroupMarginLoss`).
+        scores : Tensor of shape (n_samples, n_classes), optional
+            ``self.scores(embeddings)`` already computed (the trainer reuses it when only the
+            margins change).
 
         Returns
         -------
@@ -224,24 +233,26 @@ class MarginSoftmaxLoss(nn.Module):
         if self.n_groups is not None:
             groups = _check_groups(groups, embeddings.shape[0], self.n_groups, type(self).__name__)
             groups = groups.to(embeddings.device)
-        cosine = self.cosine(embeddings)
+        cosine = self.cosine(embeddings) if scores is None else scores
         cos_target = cosine.gather(1, labels[:, None]).squeeze(1)
         margins = self.sample_margins(labels, groups)
         edited = self.target_cosine(cos_target, margins, groups)
-        # Adding (edited - original) on the target column keeps the graph differentiable in the
-        # margins, unlike an in-place scatter under no_grad.
-        one_hot = F.one_hot(labels, self.n_classes).to(cosine.dtype)
-        return self.scale * (cosine + one_hot * (edited - cos_target)[:, None])
+        # An out-of-place scatter of (edited - original) on the target column keeps the graph
+        # differentiable in the margins, unlike insightface's in-place edit under no_grad.
+        return self.scale * cosine.scatter_add(1, labels[:, None], (edited - cos_target)[:, None])
 
     def per_sample_loss(
         self,
         embeddings: torch.Tensor,
         labels: torch.Tensor,
         groups: torch.Tensor | None = None,
+        *,
+        scores: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Cross-entropy of each sample, shape (n_samples,)."""
         labels = torch.as_tensor(labels, device=embeddings.device)
-        return F.cross_entropy(self.logits(embeddings, labels, groups), labels, reduction="none")
+        logits = self.logits(embeddings, labels, groups, scores=scores)
+        return F.cross_entropy(logits, labels, reduction="none")
 
     def forward(
         self,
@@ -250,6 +261,7 @@ class MarginSoftmaxLoss(nn.Module):
         groups: torch.Tensor | None = None,
         *,
         sample_weight: torch.Tensor | None = None,
+        scores: torch.Tensor | None = None,
     ) -> torch.Tensor:
         r"""Mean loss over the batch (weighted by ``sample_weight`` when given).
 
@@ -262,13 +274,16 @@ class MarginSoftmaxLoss(nn.Module):
             Group of each sample, in ``[0, n_groups)``; ignored by single-margin losses.
         sample_weight : Tensor of shape (n_samples,), optional
             Non-negative weights; the loss is then :math:`\sum_j v_j L_j / \sum_j v_j`.
+        scores : Tensor of shape (n_samples, n_classes), optional
+            Precomputed :meth:`scores` of ``embeddings``.
 
         Returns
         -------
         Tensor
             Scalar loss.
         """
-        return _weighted_mean(self.per_sample_loss(embeddings, labels, groups), sample_weight)
+        losses = self.per_sample_loss(embeddings, labels, groups, scores=scores)
+        return _weighted_mean(losses, sample_weight)
 
 
 class NormSoftmaxLoss(MarginSoftmaxLoss):
@@ -357,16 +372,21 @@ class SoftmaxLoss(nn.Module):
         self.bias = nn.Parameter(torch.zeros(n_classes))
         nn.init.normal_(self.weight, std=0.01)
 
-    def logits(self, embeddings, labels=None, groups=None):  # noqa: D102
+    def scores(self, embeddings):  # noqa: D102
         return F.linear(embeddings, self.weight, self.bias)
 
-    def per_sample_loss(self, embeddings, labels, groups=None):  # noqa: D102
+    def logits(self, embeddings, labels=None, groups=None, *, scores=None):  # noqa: D102
+        return self.scores(embeddings) if scores is None else scores
+
+    def per_sample_loss(self, embeddings, labels, groups=None, *, scores=None):  # noqa: D102
         labels = torch.as_tensor(labels, device=embeddings.device)
         _check_batch(embeddings, labels, self.embedding_size, self.n_classes)
-        return F.cross_entropy(self.logits(embeddings), labels, reduction="none")
+        logits = self.logits(embeddings, scores=scores)
+        return F.cross_entropy(logits, labels, reduction="none")
 
-    def forward(self, embeddings, labels, groups=None, *, sample_weight=None):  # noqa: D102
-        return _weighted_mean(self.per_sample_loss(embeddings, labels, groups), sample_weight)
+    def forward(self, embeddings, labels, groups=None, *, sample_weight=None, scores=None):  # noqa: D102
+        losses = self.per_sample_loss(embeddings, labels, groups, scores=scores)
+        return _weighted_mean(losses, sample_weight)
 
 
 _KIND_CODES = {"softmax": 0, "arc": 1, "cos": 2}

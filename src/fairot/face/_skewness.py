@@ -203,11 +203,16 @@ class MetaSkewnessLoss(nn.Module):
         return SkewnessResult(loss, bias.detach(), group_loss.detach(), counts)
 
     def _warn_missing_pairs(self, labels: torch.Tensor, groups: torch.Tensor) -> None:
-        for g in torch.unique(groups).tolist():
-            in_g = groups == g
-            _, label_counts = torch.unique(labels[in_g], return_counts=True)
-            has_pair = bool((label_counts >= 2).any()) and label_counts.numel() >= 2
-            if not has_pair and g not in self._warned:
+        same_group = groups[:, None] == groups[None, :]
+        same_label = labels[:, None] == labels[None, :]
+        same_label.fill_diagonal_(False)
+        # a group is usable when some sample has a positive and a negative within the group
+        usable = ((same_group & same_label).any(1) & (same_group & ~same_label).any(1)).long()
+        n = int(groups.max()) + 1 if groups.numel() else 0
+        present = torch.bincount(groups, minlength=n) > 0
+        usable = torch.bincount(groups, weights=usable.double(), minlength=n) > 0
+        for g in torch.nonzero(present & ~usable).flatten().tolist():
+            if g not in self._warned:
                 self._warned.add(g)
                 warnings.warn(NO_POSITIVE_WARNING.format(group=g), MetaBatchWarning, stacklevel=4)
 

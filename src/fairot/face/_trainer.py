@@ -336,12 +336,11 @@ class MetaBalancedTrainer:
         return self.group_weights.to(torch.get_default_dtype())[groups]
 
     @torch.no_grad()
-    def _group_accuracy(self, emb, labels, groups) -> list[float]:
-        scores = self.loss.cosine(emb) if hasattr(self.loss, "cosine") else self.loss.logits(emb)
+    def _group_accuracy(self, scores, labels, groups) -> list[float]:
         correct = (scores.argmax(dim=1) == labels).to(torch.float64)
         n_groups = int(groups.max()) + 1 if self.loss.n_groups is None else self.loss.n_groups
         counts = torch.bincount(groups, minlength=n_groups).to(torch.float64)
-        hits = torch.zeros(n_groups, dtype=torch.float64, device=emb.device).index_add(
+        hits = torch.zeros(n_groups, dtype=torch.float64, device=scores.device).index_add(
             0, groups, correct
         )
         acc = torch.where(counts > 0, hits / counts.clamp_min(1), float("nan"))
@@ -379,7 +378,8 @@ class MetaBalancedTrainer:
         # One forward of the training batch serves the look-ahead and the model step: w does not
         # change in between (only m does), and BatchNorm's running statistics move once.
         emb = self.model(x)
-        train_loss = self.loss(emb, y, g, sample_weight=sample_weight)
+        scores = self.loss.scores(emb)
+        train_loss = self.loss(emb, y, g, sample_weight=sample_weight, scores=scores)
         if not torch.isfinite(train_loss):
             raise FloatingPointError(
                 NAN_LOSS_ERROR.format(
@@ -397,7 +397,7 @@ class MetaBalancedTrainer:
             record["meta_loss"] = meta_value
             record["group_bias"] = bias
             # L^T(w; m_new): the same embeddings, the updated margins.
-            train_loss = self.loss(emb, y, g, sample_weight=sample_weight)
+            train_loss = self.loss(emb, y, g, sample_weight=sample_weight, scores=scores)
         self.optimizer_.zero_grad(set_to_none=True)
         # inputs=: the margins' gradient is the meta gradient alone, never dL^T/dm.
         train_loss.backward(inputs=self._w_params)
@@ -407,7 +407,7 @@ class MetaBalancedTrainer:
             loss=float(train_loss.detach()),
             learning_rate=lr,
             margins=self._margins_list(),
-            group_accuracy=self._group_accuracy(emb.detach(), y, g),
+            group_accuracy=self._group_accuracy(scores.detach(), y, g),
         )
         self.step_ += 1
         self.last_record_ = record

@@ -1,0 +1,117 @@
+"""Time one MBN step (Algorithm 1: look-ahead, meta step, model step) over one plain ArcFace step.
+
+Run: ``python benchmarks/bench_face.py [--device cuda] [--backbones mlp,iresnet18,iresnet50]``.
+Same model, same training batch (32), a meta batch of 32; the baseline is a plain ArcFace step of
+the same trainer with the meta step off, measured in the same run. Theory: about 3x (one extra
+backward with ``create_graph``, the meta forward and its double backward). Also times MBN with
+the look-ahead restricted to the last layers (``lookahead=4``). Prints the median of REPEATS
+steps after a warm-up, and the peak GPU memory when on CUDA.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import time
+
+import torch
+
+import fairot
+from fairot.face import (
+    MLP,
+    ArcFaceLoss,
+    GroupMarginLoss,
+    MetaBalancedTrainer,
+    MetaSkewnessLoss,
+    iresnet18,
+    iresnet34,
+    iresnet50,
+)
+
+N_CLASSES, N_GROUPS, BATCH = 1000, 4, 32
+
+
+def _batches(kind: str, device):
+    g = torch.Generator().manual_seed(0)
+    shape = (BATCH, 64) if kind == "mlp" else (BATCH, 3, 112, 112)
+    labels = torch.randint(0, N_CLASSES, (BATCH,), generator=g)
+    groups = torch.randint(0, N_GROUPS, (BATCH,), generator=g)
+    batch = (torch.randn(*shape, generator=g), labels, groups)
+    # meta batch: 4 groups x 4 identities x 2 images
+    meta_labels = torch.arange(16).repeat_interleave(2)
+    meta = (torch.randn(*shape, generator=g), meta_labels, meta_labels // 4)
+    return [tuple(t.to(device) for t in b) for b in (batch, meta)]
+
+
+def _model(kind: str):
+    if kind == "mlp":
+        return MLP(64, embedding_size=128, hidden_sizes=(512, 512))
+    return {"iresnet18": iresnet18, "iresnet34": iresnet34, "iresnet50": iresnet50}[kind]()
+
+
+def _step_time(kind: str, meta: bool, device, repeats: int, lookahead="all") -> float:
+    torch.manual_seed(0)
+    model = _model(kind)
+    emb = model.embedding_size
+    if meta:
+        loss = GroupMarginLoss(N_CLASSES, emb, N_GROUPS, kind="arc", init_margin=0.3)
+        meta_loss = MetaSkewnessLoss(selection_margin=None, n_groups=N_GROUPS)
+    else:
+        loss, meta_loss = ArcFaceLoss(N_CLASSES, emb, margin=0.3), None
+    trainer = MetaBalancedTrainer(
+        model, loss, meta_loss=meta_loss, lookahead=lookahead, device=device, progress=False
+    )
+    batch, meta_batch = _batches(kind, device)
+    times = []
+    for i in range(repeats + 2):  # two warm-up steps
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        trainer.train_step(batch, meta_batch if meta else None)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        if i >= 2:
+            times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--backbones", default="mlp,iresnet18")
+    parser.add_argument("--repeats", type=int, default=0, help="0: 30 for the MLP, 5 otherwise")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="CPU threads (1: a shared machine oversubscribes)"
+    )
+    args = parser.parse_args()
+    device = torch.device(args.device)
+    torch.set_num_threads(args.threads)
+    print(
+        f"fairot {fairot.__version__}, torch {torch.__version__}, {platform.processor() or 'cpu'}"
+        f", {torch.get_num_threads()} threads, device {device}"
+    )
+    if device.type == "cuda":
+        print(f"GPU: {torch.cuda.get_device_name(device)}")
+    print(
+        f"{'model':10s} {'ArcFace step':>13s} {'MBN step':>10s} {'ratio':>6s} "
+        f"{'MBN last-4':>11s} {'ratio':>6s}"
+    )
+    for kind in args.backbones.split(","):
+        repeats = args.repeats or (30 if kind == "mlp" else 5)
+        if device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(device)
+        plain = _step_time(kind, False, device, repeats)
+        mbn = _step_time(kind, True, device, repeats)
+        last = _step_time(kind, True, device, repeats, lookahead=4)
+        line = (
+            f"{kind:10s} {1e3 * plain:11.1f}ms {1e3 * mbn:8.1f}ms {mbn / plain:5.2f}x "
+            f"{1e3 * last:9.1f}ms {last / plain:5.2f}x"
+        )
+        if device.type == "cuda":
+            line += f"  peak memory {torch.cuda.max_memory_allocated(device) / 2**30:.2f} GiB"
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
