@@ -162,9 +162,24 @@ def test_python_dash_m_and_help():
         assert command in result.stdout
 
 
-def test_demo_writes_report(tmp_path, capsys):
+def test_demo_audit_only_writes_report(tmp_path, capsys):
     out = tmp_path / "demo"
-    assert main(["demo", "--out", str(out)]) == 0
+    assert main(["demo", "--out", str(out), "--audit-only"]) == 0
     assert "race=Black, sex=Female" in capsys.readouterr().out
     assert (out / "report.md").exists() and (out / "metrics.json").exists()
     assert list(out.glob("*.png"))
+    assert not (out / "mitigation").exists()
+
+
+def test_demo_mitigates(tmp_path, capsys):
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    for method in ("| LR |", "| COT |", "| DOT |", "| DPP |"):
+        assert method in printed
+    results = json.loads((out / "mitigation" / "results.json").read_text())
+    rows = {row["method"]: row for row in results["tables"]["adult"]}
+    # Every mitigation must cut the logistic regression's Wass1 several-fold.
+    for method in ("COT", "DOT", "DPP"):
+        assert rows[method]["Wass1"] < rows["LR"]["Wass1"] / 4
+    assert "mitigation/histograms.png" in (out / "report.md").read_text()

@@ -104,12 +104,14 @@ class StudyResult:
 
 
 def _markdown_table(frame: pd.DataFrame) -> str:
-    """Markdown table without the optional ``tabulate`` dependency."""
-    frame = frame.copy()
-    index_name = frame.index.name or ""
-    header = [str(index_name), *map(str, frame.columns)]
+    """Markdown table without the optional ``tabulate`` dependency.
+
+    A default ``RangeIndex`` carries no information and is left out.
+    """
+    show_index = frame.index.name is not None or not isinstance(frame.index, pd.RangeIndex)
+    header = [*([str(frame.index.name or "")] if show_index else []), *map(str, frame.columns)]
     rows = [
-        [str(idx), *(_format_cell(v) for v in row)]
+        [*([str(idx)] if show_index else []), *(_format_cell(v) for v in row)]
         for idx, row in zip(frame.index, frame.itertuples(index=False), strict=True)
     ]
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
