@@ -65,5 +65,6 @@ def test_duals_quick():
     result = run_cot_duals(quick=True)
     table = result.tables["dual_value"]
     free = table[~table["constrained"]]["dual value"].to_numpy()
-    assert free[-1] > free[0]  # closer to W1 as lambda decreases
-    assert abs(free[-1] - table["exact W1 (scipy)"].iloc[0]) < 0.25
+    # Closer to W1 as lambda decreases (the quick run is too short for lambda = .03 to converge).
+    assert free[0] < free[1] < free[2]
+    assert abs(free[2] - table["exact W1 (scipy)"].iloc[0]) < 0.2

@@ -574,7 +574,8 @@ def run_cot_duals(
                 x,
                 y,
                 reg_strength=lam,
-                dual_step_size=lam,
+                # A step of lambda diverged at lambda = .03 after ~7,700 updates; lambda / 3 not.
+                dual_step_size=lam / 3,
                 kernel_variance=4.0,
                 n_updates=n_updates,
                 constrain_duals=constrain,
@@ -610,7 +611,7 @@ def run_cot_duals(
         figures={"figure1": fig},
         notes=(
             "Entropic regularisation, D = 100 features, sigma^2 = 4 (the data's scale), "
-            "dual step equal to lambda. The dual value approaches the exact W1 as lambda "
+            "dual step lambda / 3 in the table. The dual value approaches the exact W1 as lambda "
             "decreases."
         ),
         config={"n_samples": n, "n_updates": n_updates, "random_state": random_state},
