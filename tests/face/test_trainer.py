@@ -217,3 +217,27 @@ def test_m_rbn_margins_inverse_to_training_share():
         "reweight", n_classes=8, embedding_size=4, n_groups=4, group_counts=[70, 10, 10, 10]
     )
     np.testing.assert_allclose(spec.group_weights * [70, 10, 10, 10], 25.0)
+
+
+def _pinned_trainer(reuse):
+    torch.manual_seed(0)
+    model = MLP(DIM, embedding_size=EMB, hidden_sizes=(16,))
+    loss = GroupMarginLoss(N_IDS, EMB, K, init_margin=0.3, margin_bounds=(0.3, 0.3), scale=16.0)
+    return MetaBalancedTrainer(
+        model,
+        loss,
+        meta_loss=MetaSkewnessLoss(selection_margin=None, n_groups=K),
+        reuse_lookahead_gradient=reuse,
+        progress=False,
+    )
+
+
+def test_reused_lookahead_gradient_equals_the_exact_step_when_margins_do_not_move():
+    x, y, g = _data()
+    exact, reused = _pinned_trainer(False), _pinned_trainer(True)
+    for trainer in (exact, reused):
+        trainer.fit((x, y, g), (x, y, g), n_steps=3, batch_size=32, meta_batch_size=16)
+    for a, b in zip(exact.model.parameters(), reused.model.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(exact.loss.weight, reused.loss.weight, rtol=1e-5, atol=1e-6)
+    assert torch.all(reused.loss.margins == 0.3)
