@@ -4,7 +4,8 @@ Run: ``python benchmarks/bench_face.py [--device cuda] [--backbones mlp,iresnet1
 Same model, same training batch (32), a meta batch of 32; the baseline is a plain ArcFace step of
 the same trainer with the meta step off, measured in the same run. Theory: about 3x (one extra
 backward with ``create_graph``, the meta forward and its double backward). Also times MBN with
-the look-ahead restricted to the last layers (``lookahead=4``). Prints the median of REPEATS
+the look-ahead restricted to the last layers (``lookahead=4``) and MBN reusing the look-ahead
+gradient for the model step (``reuse_lookahead_gradient=True``). Prints the median of REPEATS
 steps after a warm-up, and the peak GPU memory when on CUDA.
 """
 
@@ -50,7 +51,7 @@ def _model(kind: str):
     return {"iresnet18": iresnet18, "iresnet34": iresnet34, "iresnet50": iresnet50}[kind]()
 
 
-def _step_time(kind: str, meta: bool, device, repeats: int, lookahead="all") -> float:
+def _step_time(kind: str, meta: bool, device, repeats: int, lookahead="all", reuse=False) -> float:
     torch.manual_seed(0)
     model = _model(kind)
     emb = model.embedding_size
@@ -60,7 +61,13 @@ def _step_time(kind: str, meta: bool, device, repeats: int, lookahead="all") -> 
     else:
         loss, meta_loss = ArcFaceLoss(N_CLASSES, emb, margin=0.3), None
     trainer = MetaBalancedTrainer(
-        model, loss, meta_loss=meta_loss, lookahead=lookahead, device=device, progress=False
+        model,
+        loss,
+        meta_loss=meta_loss,
+        lookahead=lookahead,
+        reuse_lookahead_gradient=reuse,
+        device=device,
+        progress=False,
     )
     batch, meta_batch = _batches(kind, device)
     times = []
@@ -94,8 +101,8 @@ def main() -> None:
     if device.type == "cuda":
         print(f"GPU: {torch.cuda.get_device_name(device)}")
     print(
-        f"{'model':10s} {'ArcFace step':>13s} {'MBN step':>10s} {'ratio':>6s} "
-        f"{'MBN last-4':>11s} {'ratio':>6s}"
+        f"{'model':10s} {'ArcFace':>9s} {'MBN exact':>10s} {'ratio':>6s} "
+        f"{'MBN reuse':>10s} {'ratio':>6s} {'MBN last-4':>10s} {'ratio':>6s}"
     )
     for kind in args.backbones.split(","):
         repeats = args.repeats or (30 if kind == "mlp" else 5)
@@ -103,10 +110,11 @@ def main() -> None:
             torch.cuda.reset_peak_memory_stats(device)
         plain = _step_time(kind, False, device, repeats)
         mbn = _step_time(kind, True, device, repeats)
+        reuse = _step_time(kind, True, device, repeats, reuse=True)
         last = _step_time(kind, True, device, repeats, lookahead=4)
         line = (
-            f"{kind:10s} {1e3 * plain:11.1f}ms {1e3 * mbn:8.1f}ms {mbn / plain:5.2f}x "
-            f"{1e3 * last:9.1f}ms {last / plain:5.2f}x"
+            f"{kind:10s} {1e3 * plain:7.1f}ms {1e3 * mbn:8.1f}ms {mbn / plain:5.2f}x "
+            f"{1e3 * reuse:8.1f}ms {reuse / plain:5.2f}x {1e3 * last:8.1f}ms {last / plain:5.2f}x"
         )
         if device.type == "cuda":
             line += f"  peak memory {torch.cuda.max_memory_allocated(device) / 2**30:.2f} GiB"
