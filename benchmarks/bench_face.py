@@ -6,7 +6,8 @@ the same trainer with the meta step off, measured in the same run. Theory: about
 backward with ``create_graph``, the meta forward and its double backward). Also times MBN with
 the look-ahead restricted to the last layers (``lookahead=4``) and MBN reusing the look-ahead
 gradient for the model step (``reuse_lookahead_gradient=True``). Prints the median of REPEATS
-steps after a warm-up, and the peak GPU memory when on CUDA.
+steps after a warm-up (the variants' steps interleaved, so that a shared machine's load drift
+cancels), and the peak GPU memory of all variants when on CUDA.
 """
 
 from __future__ import annotations
@@ -47,11 +48,11 @@ def _batches(kind: str, device):
 
 def _model(kind: str):
     if kind == "mlp":
-        return MLP(64, embedding_size=128, hidden_sizes=(512, 512))
+        return MLP(64, embedding_size=128, hidden_sizes=(512, 512))  # 64 -> 512 -> 512 -> 128
     return {"iresnet18": iresnet18, "iresnet34": iresnet34, "iresnet50": iresnet50}[kind]()
 
 
-def _step_time(kind: str, meta: bool, device, repeats: int, lookahead="all", reuse=False) -> float:
+def _trainer(kind: str, meta: bool, device, lookahead="all", reuse=False):
     torch.manual_seed(0)
     model = _model(kind)
     emb = model.embedding_size
@@ -60,7 +61,7 @@ def _step_time(kind: str, meta: bool, device, repeats: int, lookahead="all", reu
         meta_loss = MetaSkewnessLoss(selection_margin=None, n_groups=N_GROUPS)
     else:
         loss, meta_loss = ArcFaceLoss(N_CLASSES, emb, margin=0.3), None
-    trainer = MetaBalancedTrainer(
+    return MetaBalancedTrainer(
         model,
         loss,
         meta_loss=meta_loss,
@@ -69,18 +70,29 @@ def _step_time(kind: str, meta: bool, device, repeats: int, lookahead="all", reu
         device=device,
         progress=False,
     )
+
+
+def _step_times(kind: str, device, repeats: int) -> dict[str, float]:
+    """Median step time of each variant; steps are interleaved so that load drifts cancel."""
+    variants = {
+        "arcface": _trainer(kind, False, device),
+        "mbn": _trainer(kind, True, device),
+        "reuse": _trainer(kind, True, device, reuse=True),
+        "last4": _trainer(kind, True, device, lookahead=4),
+    }
     batch, meta_batch = _batches(kind, device)
-    times = []
-    for i in range(repeats + 2):  # two warm-up steps
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        trainer.train_step(batch, meta_batch if meta else None)
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        if i >= 2:
-            times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for i in range(repeats + 2):  # two warm-up rounds
+        for name, trainer in variants.items():
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            start = time.perf_counter()
+            trainer.train_step(batch, None if name == "arcface" else meta_batch)
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            if i >= 2:
+                times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def main() -> None:
@@ -108,13 +120,12 @@ def main() -> None:
         repeats = args.repeats or (30 if kind == "mlp" else 5)
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(device)
-        plain = _step_time(kind, False, device, repeats)
-        mbn = _step_time(kind, True, device, repeats)
-        reuse = _step_time(kind, True, device, repeats, reuse=True)
-        last = _step_time(kind, True, device, repeats, lookahead=4)
+        t = _step_times(kind, device, repeats)
+        plain = t["arcface"]
         line = (
-            f"{kind:10s} {1e3 * plain:7.1f}ms {1e3 * mbn:8.1f}ms {mbn / plain:5.2f}x "
-            f"{1e3 * reuse:8.1f}ms {reuse / plain:5.2f}x {1e3 * last:8.1f}ms {last / plain:5.2f}x"
+            f"{kind:10s} {1e3 * plain:7.1f}ms {1e3 * t['mbn']:8.1f}ms {t['mbn'] / plain:5.2f}x "
+            f"{1e3 * t['reuse']:8.1f}ms {t['reuse'] / plain:5.2f}x "
+            f"{1e3 * t['last4']:8.1f}ms {t['last4'] / plain:5.2f}x"
         )
         if device.type == "cuda":
             line += f"  peak memory {torch.cuda.max_memory_allocated(device) / 2**30:.2f} GiB"
