@@ -58,10 +58,10 @@ def test_verification_accuracy_matches_a_naive_lfw_protocol():
 def test_threshold_at_far_matches_sklearn_roc_curve():
     a, b, same = _pairs(n=4000, seed=1, separation=0.7)
     sim = evaluation.cosine_similarity(a, b)
-    fpr, tpr, _ = roc_curve(same, sim)
+    false_pos_rate, tpr, _ = roc_curve(same, sim)
     for far in (1e-3, 1e-2, 0.1):
         threshold, tar = evaluation.threshold_at_far(sim, same, far)
-        assert tar == pytest.approx(tpr[fpr <= far].max())
+        assert tar == pytest.approx(tpr[false_pos_rate <= far].max())
         assert np.mean(sim[~same] > threshold) <= far
 
 
