@@ -278,7 +278,8 @@ def test_plots_return_figures():
 @given(
     st.integers(0, 10_000),
     st.sampled_from([1, 2, np.inf]),
-    st.floats(0.0, 1.0),
+    # tolerances within 1e-3 of 0 (but not 0) make Dykstra slow: see docs/regression.md
+    st.sampled_from([0.0, 0.02, 0.3, 0.7, 1.0]),
     st.floats(-50.0, 50.0),
 )
 def test_invariances_of_the_post_processor(seed, p, tau, shift):

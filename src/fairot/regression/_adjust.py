@@ -325,7 +325,9 @@ def adjust_quantiles(
     if method == "auto":
         if target_is_curve and n_groups == 2:
             method = "closed_form"
-        elif np.isinf(p) and target is None:
+        elif (np.isinf(p) or epsilon == 0.0) and target is None:
+            # epsilon = 0 is one common curve for every p: the same rank-wise solve, exact and
+            # immune to the slow flat regions of a projected gradient (logistic tails)
             method = "pointwise"
         elif target is not None:
             method = "pointwise" if np.isinf(p) and target_is_curve else "projection"
@@ -349,8 +351,8 @@ def adjust_quantiles(
             target, w, p=p, epsilon=epsilon, bounds=bounds, tol=projection_tol
         )
     elif method == "pointwise":
-        if not np.isinf(p):
-            raise ValueError(MSG_METHOD_NEEDS.format(method=method, what="p = inf"))
+        if not (np.isinf(p) or epsilon == 0.0):
+            raise ValueError(MSG_METHOD_NEEDS.format(method=method, what="p = inf or epsilon = 0"))
         adjusted, n_iter = _pointwise_sup(cost, curves, w, epsilon, bounds)
     elif method == "barycenter_ball":
         if not target_is_curve:

@@ -77,9 +77,9 @@ def dykstra_projection(
     Solves :math:`\min \sum_s r_s \|Q_s - T_s\|_2^2` over curves with every pairwise
     :math:`\|Q_i - Q_j\|_p \le \epsilon`, nondecreasing and inside ``bounds``. Cycles over the
     pairwise balls and the monotone-box set with Dykstra's corrections and stops only when a
-    full cycle moved the curves by at most ``tol`` **and** the largest pairwise excess over
-    ``epsilon`` is at most ``tol`` (stopping on a small change alone can leave violations of
-    :math:`4\cdot10^{-10}`).
+    full cycle moved the curves **and the corrections** by at most ``tol`` and the largest
+    pairwise excess over ``epsilon`` is at most ``tol`` (stopping on a small change alone can
+    leave violations of :math:`4\cdot10^{-10}`, and stops early where Dykstra stalls).
 
     Returns
     -------
@@ -102,16 +102,24 @@ def dykstra_projection(
     box_increment = np.zeros_like(target)
     for n_iter in range(1, max_iter + 1):  # noqa: B007 - n_iter is returned
         previous = x.copy()
+        previous_pair_increments = pair_increments.copy()
         for t, (i, j) in enumerate(pairs):
             y_i = x[i] + pair_increments[t, 0]
             y_j = x[j] + pair_increments[t, 1]
             x[i], x[j] = project_pair(y_i, y_j, weights[i], weights[j], p, epsilon)
             pair_increments[t, 0] = y_i - x[i]
             pair_increments[t, 1] = y_j - x[j]
+        previous_box_increment = box_increment
         y = x + box_increment
         x = project_monotone_box(y, bounds)
         box_increment = y - x
-        change = np.abs(x - previous).max()
+        # Dykstra can stall: the curves stay put for hundreds of cycles while the corrections
+        # still drift, then move again. Only a fixed point of the corrections too is the answer.
+        change = max(
+            np.abs(x - previous).max(),
+            np.abs(pair_increments - previous_pair_increments).max(),
+            np.abs(box_increment - previous_box_increment).max(),
+        )
         if change <= tol and _max_violation(x, p, epsilon) <= tol:
             break
     else:
@@ -136,34 +144,54 @@ def projected_gradient(
     tol: float = 1e-8,
     projection_tol: float = 1e-10,
     max_iter: int = 20_000,
+    accelerated: bool = True,
 ) -> tuple[np.ndarray, int]:
     r"""Projected gradient for :math:`\min \sum_s r_s \frac1M\sum_k c_s(u_k, q_{sk})`.
 
-    Section 3.3.2 of [1]_.
+    Section 3.3.2 of [1]_. In the group-weighted metric the gradient of the objective is the
+    pointwise derivative :math:`\partial_q c_s(u_k, q_{sk})`, so each step is
+    :math:`q \leftarrow P_r(y - \eta\, \partial_q c(y))` with :math:`P_r` the weighted Dykstra
+    projection. With ``accelerated=True`` the point :math:`y` carries Nesterov momentum (FISTA [3]_)
+    reset whenever it points uphill (gradient restart [4]_); with ``False``, :math:`y = q`, the
+    paper's plain iteration. Both stop when one projected step moves :math:`y` by at most ``tol``
+    (sup norm). Momentum matters where the cost is nearly flat (logistic tails): the plain
+    iteration with step 0.1 then contracts by only :math:`1 - \eta r_s c''` per step.
 
-    In the group-weighted metric the gradient of the objective is the pointwise derivative
-    :math:`\partial_q c_s(u_k, q_{sk})`, so each step is
-    :math:`q \leftarrow P_r(q - \eta\, \partial_q c(q))` with :math:`P_r` the weighted Dykstra
-    projection. Stops when one step moves the curves by at most ``tol`` (sup norm).
+    References
+    ----------
+    .. [3] A. Beck, M. Teboulle, "A fast iterative shrinkage-thresholding algorithm for linear
+       inverse problems", SIAM J. Imaging Sci. 2009.
+    .. [4] B. O'Donoghue, E. Candès, "Adaptive restart for accelerated gradient schemes",
+       Found. Comput. Math. 2015.
     """
     x, _ = dykstra_projection(
         start, weights, p=p, epsilon=epsilon, bounds=bounds, tol=projection_tol
     )
-    for n_iter in range(1, max_iter + 1):
-        step = x - step_size * gradient(x)
+    y, momentum = x, 1.0
+    for n_iter in range(1, max_iter + 1):  # noqa: B007 - n_iter is returned
+        step = y - step_size * gradient(y)
         if not np.all(np.isfinite(step)):
             raise FloatingPointError(MSG_DIVERGED.format(n_iter=n_iter, step_size=step_size))
         new, _ = dykstra_projection(
             step, weights, p=p, epsilon=epsilon, bounds=bounds, tol=projection_tol
         )
-        change = np.abs(new - x).max()
+        residual = np.abs(new - y).max()
+        if accelerated:
+            next_momentum = 0.5 * (1.0 + np.sqrt(1.0 + 4.0 * momentum**2))
+            if np.sum(weights[:, None] * (y - new) * (new - x)) > 0:
+                y, next_momentum = new, 1.0
+            else:
+                y = new + ((momentum - 1.0) / next_momentum) * (new - x)
+            momentum = next_momentum
+        else:
+            y = new
         x = new
-        if change <= tol:
+        if residual <= tol:
             break
     else:
         warnings.warn(
             f"Projected gradient did not reach the outer tolerance {tol:g} in {max_iter} "
-            f"iterations (last change {change:.3g}); raise max_iter or step_size.",
+            f"iterations (last step {residual:.3g}); raise max_iter or step_size.",
             ConvergenceWarning,
             stacklevel=2,
         )
