@@ -243,6 +243,15 @@ def test_bad_input_errors():
     # bounds that exclude the data
     with pytest.raises(ValueError, match="exclude the data"):
         WassersteinFairRegressor(tau=0.5, bounds=(0.0, 1.0)).fit(X, y, sensitive_features=s)
+    # a frozen model takes its calibration data as X, y
+    with pytest.raises(ValueError, match="FrozenEstimator all of fit's data"):
+        WassersteinFairRegressor(_frozen_column(), tau=0.5).fit(
+            X, y, sensitive_features=s, calibration=(X, y, s)
+        )
+    with pytest.raises(TypeError, match="WassersteinFairRegressor"):
+        fairness_accuracy_path(LinearRegression(), X, y, sensitive_features=s, taus=[0.5])
+    with pytest.raises(ValueError, match="non-negative"):
+        fairness_accuracy_path(WassersteinFairRegressor(), X, y, sensitive_features=s, taus=[-0.1])
     # sensitive features of the wrong length
     with pytest.raises(ValueError, match="inconsistent|samples"):
         WassersteinFairRegressor(tau=0.5).fit(X, y, sensitive_features=s[:10])

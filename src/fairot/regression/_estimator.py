@@ -58,6 +58,10 @@ MSG_NAN_SCORES = (
     "the estimator's predictions (scores) contain NaN or infinite values; check the model "
     "and its inputs."
 )
+MSG_FROZEN_CALIBRATION = (
+    "calibration is for a model that fit trains; with a FrozenEstimator all of fit's data is "
+    "calibration data: pass the calibration set as X, y and sensitive_features."
+)
 MSG_CALIBRATION = "calibration must be a tuple (X, y, sensitive_features); got {value!r}."
 
 CostName = Literal[
@@ -252,6 +256,8 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         n_groups = groups.n_groups
         base = LinearRegression() if self.estimator is None else self.estimator
 
+        if _is_frozen(base) and calibration is not None:
+            raise ValueError(MSG_FROZEN_CALIBRATION)
         if _is_frozen(base):
             train = None
             X_cal, y_cal, codes_cal = X, y, codes
@@ -493,6 +499,10 @@ def fairness_accuracy_path(
     -------
     FairnessAccuracyPath
     """
+    if not isinstance(estimator, WassersteinFairRegressor):
+        raise TypeError(
+            f"estimator must be a WassersteinFairRegressor; got {type(estimator).__name__}."
+        )
     taus = check_array_1d(taus, "taus")
     if np.any(taus < 0):
         raise ValueError(f"taus must be non-negative; got {taus.min()!r}.")
