@@ -83,14 +83,20 @@ def _project_gap(delta_star, out, p_code, epsilon):  # pragma: no cover - jit
     if magnitude.sum() <= radius:
         out[:] = delta_star
         return
-    mu = np.sort(magnitude)[::-1]
-    cumulative = 0.0
-    rho, rho_cumulative = 1, mu[0]
-    for j in range(m):
-        cumulative += mu[j]
-        if mu[j] * (j + 1) > cumulative - radius:
-            rho, rho_cumulative = j + 1, cumulative
-    lam = (rho_cumulative - radius) / rho
+    # Michelot's fixed point for the soft threshold (exact, like the sort of Duchi et al., but
+    # O(m) per pass and a few passes): lambda only grows and the active set only shrinks.
+    lam = (magnitude.sum() - radius) / m
+    active = m
+    for _ in range(m + 1):  # at most m shrinks of the active set; the cap guards rounding
+        count, total = 0, 0.0
+        for k in range(m):
+            if magnitude[k] > lam:
+                count += 1
+                total += magnitude[k]
+        lam = (total - radius) / count
+        if count == active:
+            break
+        active = count
     for k in range(m):
         shrunk = max(magnitude[k] - lam, 0.0)
         out[k] = shrunk if delta_star[k] > 0 else (-shrunk if delta_star[k] < 0 else 0.0)
