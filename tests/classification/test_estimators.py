@@ -92,6 +92,10 @@ def test_same_seed_same_model_and_partial_fit_continues_the_run(name, biased):
     assert split.n_updates_ == 400
     np.testing.assert_allclose(split.coef_, full.coef_, rtol=1e-12)
     assert split.history_["update"].tolist() == [100, 200, 300, 400]  # one curve across calls
+    # The iterates do not depend on how the run is cut into blocks (history records).
+    other = FAST[name](n_updates=150, history_every=7).fit(X, y, sensitive_features=a)
+    other.partial_fit(X, y, sensitive_features=a, n_updates=250)
+    np.testing.assert_allclose(other.coef_, full.coef_, rtol=1e-12)
 
 
 def test_partial_fit_on_unfitted_estimator_fits(biased):

@@ -109,8 +109,10 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
 
         rng = check_random_state(self.random_state)
         self._init_solver(rng, encoding.n_groups)
-        # One generator for the mini-batch indices, kept so that partial_fit continues its stream.
-        self._sampler = np.random.default_rng(rng.randint(np.iinfo(np.int32).max))
+        # Two streams (group batches, target batches), kept so that partial_fit continues them;
+        # separate streams make the iterates independent of how the run is cut into blocks.
+        seed = np.random.default_rng(rng.randint(np.iinfo(np.int32).max))
+        self._batch_sampler, self._target_sampler = seed.spawn(2)
         self._theta = theta
         self.n_updates_ = 0
         self._history: list[dict[str, float]] = []
@@ -159,10 +161,10 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
             done = 0
             while done < n_updates:
                 m = min(every, n_updates - done)
-                batches = self._sampler.integers(
+                batches = self._batch_sampler.integers(
                     0, counts[None, :, None], size=(m, counts.shape[0], self.batch_size)
                 )
-                target_batches = self._sampler.integers(
+                target_batches = self._target_sampler.integers(
                     0, target.shape[0], size=(m, self.batch_size)
                 )
                 objectives = np.empty(m)
