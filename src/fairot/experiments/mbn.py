@@ -148,13 +148,14 @@ def _notes(table: pd.DataFrame, sweep: pd.DataFrame | None, skipped: pd.DataFram
                 + "."
             )
     if len(skipped):
+        mean_skipped = skipped.groupby(["scenario", "method"], sort=False)["skipped_pct"].mean()
         lines += [
             "",
             "Meta steps skipped because the anchors had no selected (hard) triplet, in % of meta "
-            "steps: "
+            "steps (mean over seeds): "
             + ", ".join(
-                f"{r.scenario}/{METHOD_LABELS[r.method]} {r.skipped_pct:.1f}"
-                for r in skipped.itertuples()
+                f"{scenario}/{METHOD_LABELS[method]} {value:.1f}"
+                for (scenario, method), value in mean_skipped.items()
             )
             + ".",
         ]
