@@ -83,7 +83,8 @@ def _plot_trajectories(curves: pd.DataFrame, prefix: str, ylabel: str, title: st
                 values = part[col]
                 if values.notna().any():
                     smooth = values.rolling(25, min_periods=1).mean()
-                    ax.plot(part["step"], smooth, label=f"group {col.rsplit('_', 1)[1]}")
+                    group = int(col.rsplit("_", 1)[1])
+                    ax.plot(part["step"], smooth, color=f"C{group}", label=f"group {group}")
             ax.set_title(f"{METHOD_LABELS[method]} — {scenario}", fontsize=9)
             if j == 0:
                 ax.set_ylabel(ylabel)
@@ -101,7 +102,14 @@ def _plot_sweep(sweep: pd.DataFrame) -> Figure:
     for ax, scenario in zip(axes, scenarios, strict=True):
         part = sweep[sweep["scenario"] == scenario]
         for col in sorted(c for c in part.columns if c.startswith("acc_g")):
-            ax.plot(part["minority_margin"], part[col], marker="o", label=f"group {col[5:]}")
+            group = int(col[5:])
+            ax.plot(
+                part["minority_margin"],
+                part[col],
+                marker="o",
+                color=f"C{group}",
+                label=f"group {group}",
+            )
         ax.set_title(scenario)
         ax.set_xlabel("ArcFace margin of groups 1-3 (rad); group 0 at 0.3")
     axes[0].set_ylabel("verification accuracy (%)")
