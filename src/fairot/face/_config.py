@@ -18,7 +18,7 @@ import torch
 from ._callbacks import Callback, History
 from ._data import FaceFolderDataset, embed_images, load_rfw_pairs, read_rfw_pairs
 from ._evaluation import GroupVerification, cosine_similarity, group_verification, roc_by_group
-from ._methods import METHODS, make_method
+from ._methods import METHOD_ERROR, METHODS, make_method
 from ._models import MLP, iresnet18, iresnet34, iresnet50
 from ._trainer import MetaBalancedTrainer
 
@@ -134,7 +134,7 @@ def load_config(path: str | Path) -> TrainConfig:
             MISSING_KEY_ERROR.format(key="train_root/train_groups_csv", why="the training set")
         )
     if config.method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}; got {config.method!r}.")
+        raise ValueError(METHOD_ERROR.format(methods=METHODS, value=config.method))
     if config.method.startswith("mbn") and not (config.meta_root and config.meta_groups_csv):
         raise ValueError(
             MISSING_KEY_ERROR.format(key="meta_root/meta_groups_csv", why="MBN's balanced meta set")
