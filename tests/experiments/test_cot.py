@@ -12,6 +12,7 @@ from fairot.experiments.cot import (
     run_cot_drift,
     run_cot_duals,
     run_cot_table1,
+    run_demo_comparison,
 )
 
 matplotlib.use("Agg")
@@ -68,3 +69,12 @@ def test_duals_quick():
     # Closer to W1 as lambda decreases (the quick run is too short for lambda = .03 to converge).
     assert free[0] < free[1] < free[2]
     assert abs(free[2] - table["exact W1 (scipy)"].iloc[0]) < 0.2
+
+
+def test_demo_comparison_small(tmp_path):
+    result = run_demo_comparison(n_updates=500, progress=False)
+    table = result.tables["adult"].set_index("method")
+    assert list(table.index) == ["LR", "DOT", "DPP", "COT"]
+    assert table.loc["DPP", "Wass1"] < 0.1 < table.loc["LR", "Wass1"]
+    result.write(tmp_path)
+    assert (tmp_path / "histograms.png").exists()
