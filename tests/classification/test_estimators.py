@@ -155,11 +155,11 @@ def test_eval_set_recorded(biased):
 
 def test_entropic_step_too_large_raises_with_advice(biased):
     X, y, a = biased
-    model = COTClassifier(
-        reg_strength=0.01, dual_step_size=1.0, kernel_variance=0.01, n_updates=5000, random_state=0
-    )
-    with pytest.raises(DivergenceError, match="dual_step_size"):
+    # The failing setting: lambda = .01 with a dual step of .1.
+    model = COTClassifier(reg_strength=0.01, dual_step_size=0.1, n_updates=5000, random_state=0)
+    with pytest.raises(DivergenceError, match="dual_step_size.*reg_strength"):
         model.fit(X, y, sensitive_features=a)
+    assert not hasattr(model, "coef_")  # no NaN or collapsed model is left behind
 
 
 def test_collapse_is_detected(biased):
