@@ -220,3 +220,18 @@ def test_marginal_groups_overlap_in_cot():
         warnings.simplefilter("error")
         model = FAST["COT"](groups="marginal", n_updates=500).fit(X, y, sensitive_features=sf)
     assert len(model.groups_) == 4 and model.duals_.shape[0] == 4
+
+
+def test_diverged_partial_fit_keeps_the_previous_model(biased):
+    X, y, a = biased
+    model = COTClassifier(n_updates=200, random_state=0).fit(X, y, sensitive_features=a)
+    coef, duals, done = model.coef_.copy(), model.duals_.copy(), model.n_updates_
+    model.set_params(dual_step_size=1.0, reg_strength=0.01)
+    with pytest.raises(DivergenceError):
+        model.partial_fit(X, y, sensitive_features=a, n_updates=5000)
+    np.testing.assert_array_equal(model.coef_, coef)
+    np.testing.assert_array_equal(model.duals_, duals)
+    assert model.n_updates_ == done
+    model.set_params(dual_step_size=0.01, reg_strength=0.1)
+    model.partial_fit(X, y, sensitive_features=a, n_updates=100)
+    assert model.n_updates_ == done + 100 and np.isfinite(model.coef_).all()

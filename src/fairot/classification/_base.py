@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import warnings
 from numbers import Integral, Real
 from typing import Any
@@ -134,7 +135,26 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         theta = np.concatenate([np.ravel(coef), np.ravel(intercept)[:1]]).astype(np.float64)
         return fitted, theta
 
+    _state_attributes: tuple[str, ...] = (
+        "_theta",
+        "n_updates_",
+        "_history",
+        "_batch_sampler",
+        "_target_sampler",
+    )
+
     def _run(self, X, y, encoding: GroupEncoding, eval_set, n_updates: int) -> None:
+        # A diverged run must not leave its state behind: a later partial_fit would continue
+        # from it. The fitted model stays as it was before the call.
+        snapshot = {name: copy.deepcopy(getattr(self, name)) for name in self._state_attributes}
+        try:
+            self._run_updates(X, y, encoding, eval_set, n_updates)
+        except DivergenceError:
+            for name, value in snapshot.items():
+                setattr(self, name, value)
+            raise
+
+    def _run_updates(self, X, y, encoding: GroupEncoding, eval_set, n_updates: int) -> None:
         rows = encoding.indices()
         counts = np.array([r.shape[0] for r in rows], dtype=np.int64)
         for name, count in zip(encoding.names, counts, strict=True):

@@ -200,6 +200,7 @@ class COTClassifier(OTInProcessingClassifier):
     }
 
     _display_name = "COT"
+    _state_attributes = (*OTInProcessingClassifier._state_attributes, "duals_", "target_duals_")
 
     def __init__(
         self,
