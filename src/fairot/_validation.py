@@ -134,7 +134,13 @@ def _as_frame(sensitive_features: Any, name: str) -> pd.DataFrame:
             name=sensitive_features.name if sensitive_features.name is not None else "group"
         )
     else:
-        arr = np.asarray(sensitive_features, dtype=object)
+        # Native dtypes are kept (an int array stays int): factorising and NaN checks on object
+        # arrays cost several times more on large inputs.
+        arr = sensitive_features if isinstance(sensitive_features, np.ndarray) else None
+        if arr is None:
+            arr = np.asarray(sensitive_features, dtype=object)
+            if arr.ndim == 1:
+                arr = pd.Series(list(sensitive_features)).to_numpy()
         if arr.ndim == 1:
             frame = pd.DataFrame({"group": arr})
         elif arr.ndim == 2:
@@ -188,6 +194,8 @@ def _factorize_columns(frame: pd.DataFrame) -> tuple[list[np.ndarray], list[list
 
 def _combine(codes: list[np.ndarray], radices: list[int]) -> np.ndarray:
     """Mixed-radix code of each row's combination of column codes (lexicographic order)."""
+    if len(codes) == 1:
+        return codes[0].astype(np.int64, copy=False)
     combined = np.zeros(codes[0].shape[0], dtype=np.int64)
     for c, r in zip(codes, radices, strict=True):
         combined = combined * r + c
@@ -394,8 +402,12 @@ def check_sensitive_features(
         radices = [len(known) for known in column_labels]
         combos = _combine(column_codes, radices)
         # Sorted distinct combinations are in lexicographic order of the sorted column labels.
-        group_combos, codes = np.unique(combos, return_inverse=True)
-        codes = codes.astype(np.intp)
+        if len(radices) == 1:
+            # One column: its codes already index its sorted labels, every one of them present.
+            group_combos, codes = np.arange(radices[0], dtype=np.int64), combos.astype(np.intp)
+        else:
+            group_combos, codes = np.unique(combos, return_inverse=True)
+            codes = codes.astype(np.intp)
         labels = []
         for combo in group_combos:
             parts, rest = [], int(combo)
