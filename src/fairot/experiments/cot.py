@@ -392,11 +392,14 @@ def _figure2(table: pd.DataFrame, curve: pd.DataFrame):
         ax.set_title(variant)
         ax.legend(fontsize=7)
     main = curve[curve["variant"] == "4 groups, barycenter"]
-    for ax, column in ((axes[1, 0], "eval_wass1"), (axes[1, 1], "eval_error")):
+    for ax, column, label in (
+        (axes[1, 0], "eval_wass1", "test Wass1 to target"),
+        (axes[1, 1], "eval_error", "test Err-.5"),
+    ):
         for (method, n), h in main.groupby(["method", "batch_size"]):
             ax.plot(h["update"], h[column], label=f"{method} N={n}")
         ax.set_xlabel("update")
-        ax.set_ylabel("test " + column.replace("eval_", ""))
+        ax.set_ylabel(label)
         ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
