@@ -235,3 +235,29 @@ def test_diverged_partial_fit_keeps_the_previous_model(biased):
     model.set_params(dual_step_size=0.01, reg_strength=0.1)
     model.partial_fit(X, y, sensitive_features=a, n_updates=100)
     assert model.n_updates_ == done + 100 and np.isfinite(model.coef_).all()
+
+
+@pytest.mark.parametrize("target", ["nobody", np.array([0.2, 1.5]), 7])
+def test_invalid_target_is_named(target, biased):
+    X, y, a = biased
+    with pytest.raises(ValueError, match="target must be"):
+        FAST["DOT"](target=target, n_updates=10).fit(X, y, sensitive_features=a)
+
+
+def test_array_target_and_options_run(biased):
+    X, y, a = biased
+    target = np.random.default_rng(0).beta(2, 5, 300)
+    for kw in ({"reg": "l2"}, {"pairing": "all"}, {"constrain_duals": False}):
+        model = FAST["COT"](target=target, n_updates=300, verbose=True, **kw).fit(
+            X, y, sensitive_features=a
+        )
+        np.testing.assert_array_equal(model.target_samples_, np.sort(target))
+        assert np.isfinite(model.coef_).all()
+        if not kw.get("constrain_duals", True):
+            assert not np.allclose(model.target_duals_, -model.duals_)
+
+
+def test_eval_set_must_be_a_triple(biased):
+    X, y, a = biased
+    with pytest.raises(ValueError, match="eval_set must be"):
+        FAST["DOT"](n_updates=10).fit(X, y, sensitive_features=a, eval_set=(X, y))
