@@ -261,3 +261,11 @@ def test_eval_set_must_be_a_triple(biased):
     X, y, a = biased
     with pytest.raises(ValueError, match="eval_set must be"):
         FAST["DOT"](n_updates=10).fit(X, y, sensitive_features=a, eval_set=(X, y))
+
+
+def test_partial_fit_checks_classes(biased):
+    X, y, a = biased
+    model = FAST["DOT"](n_updates=10).fit(X, y, sensitive_features=a)
+    model.partial_fit(X, y, sensitive_features=a, n_updates=10, classes=[0, 1])
+    with pytest.raises(ValueError, match="classes"):
+        model.partial_fit(X, y, sensitive_features=a, n_updates=10, classes=[1, 2])

@@ -33,7 +33,7 @@ MSG_NOT_LINEAR = (
     "(1, n_features) and intercept_ (e.g. LogisticRegression, possibly in FrozenEstimator); "
     "got {name}."
 )
-MSG_CLASSES = "estimator was fitted on classes {got}, but y has classes {expected}."
+MSG_CLASSES = "{what} has classes {got}, but the model's classes (from y) are {expected}."
 MSG_SMALL_GROUP = (
     "group {group!r} has {count} rows, fewer than batch_size={batch}; its batches are drawn with "
     "replacement (they always are), so rows repeat within a batch."
@@ -130,7 +130,9 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         fitted_classes = np.asarray(fitted.classes_)
         if not np.array_equal(fitted_classes, self.classes_):
             raise ValueError(
-                MSG_CLASSES.format(got=fitted_classes.tolist(), expected=self.classes_.tolist())
+                MSG_CLASSES.format(
+                    what="estimator", got=fitted_classes.tolist(), expected=self.classes_.tolist()
+                )
             )
         theta = np.concatenate([np.ravel(coef), np.ravel(intercept)[:1]]).astype(np.float64)
         return fitted, theta
@@ -279,6 +281,12 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
     def _partial_fit(self, X, y, sensitive_features, n_updates, eval_set, classes):
         if classes is not None:
             classes = check_binary_target(np.asarray(classes))
+            if hasattr(self, "classes_") and not np.array_equal(classes, self.classes_):
+                raise ValueError(
+                    MSG_CLASSES.format(
+                        what="classes", got=classes.tolist(), expected=self.classes_.tolist()
+                    )
+                )
         if not hasattr(self, "coef_"):
             self._validate_params()
             self._fit(
