@@ -41,10 +41,16 @@ def main() -> None:
     t_sort = best_time(lambda: np.sort(u))
     rows = []
     for name, ours, theirs in [
-        ("W1, equal sizes", lambda: wasserstein_distance(u, v),
-         lambda: scipy.stats.wasserstein_distance(u, v)),
-        ("W1, sizes 1e6 vs 3.3e5", lambda: wasserstein_distance(u, v_small),
-         lambda: scipy.stats.wasserstein_distance(u, v_small)),
+        (
+            "W1, equal sizes",
+            lambda: wasserstein_distance(u, v),
+            lambda: scipy.stats.wasserstein_distance(u, v),
+        ),
+        (
+            "W1, sizes 1e6 vs 3.3e5",
+            lambda: wasserstein_distance(u, v_small),
+            lambda: scipy.stats.wasserstein_distance(u, v_small),
+        ),
     ]:
         assert np.isclose(ours(), theirs(), rtol=1e-9)
         t_ours, t_theirs = best_time(ours), best_time(theirs)
@@ -52,18 +58,25 @@ def main() -> None:
     t_w2 = best_time(lambda: wasserstein_distance(u, v, p=2))
     t_report = best_time(lambda: fairness_report(labels, u, groups), repeats=3)
 
-    print(f"fairot {fairot.__version__}, numpy {np.__version__}, scipy {scipy.__version__}, "
-          f"Python {platform.python_version()}, {platform.machine()}")
+    print(
+        f"fairot {fairot.__version__}, numpy {np.__version__}, scipy {scipy.__version__}, "
+        f"Python {platform.python_version()}, {platform.machine()}"
+    )
     print(f"n = {N:,} scores; best of {REPEATS}; one np.sort of the scores = {t_sort * 1e3:.1f} ms")
     print()
-    print(f"{'task':<28}{'fairot (ms)':>12}{'scipy (ms)':>12}{'scipy/fairot':>14}"
-          f"{'fairot/sort':>13}")
+    print(
+        f"{'task':<28}{'fairot (ms)':>12}{'scipy (ms)':>12}{'scipy/fairot':>14}{'fairot/sort':>13}"
+    )
     for name, t_ours, t_theirs in rows:
-        print(f"{name:<28}{t_ours * 1e3:>12.1f}{t_theirs * 1e3:>12.1f}"
-              f"{t_theirs / t_ours:>14.2f}{t_ours / t_sort:>13.2f}")
+        print(
+            f"{name:<28}{t_ours * 1e3:>12.1f}{t_theirs * 1e3:>12.1f}"
+            f"{t_theirs / t_ours:>14.2f}{t_ours / t_sort:>13.2f}"
+        )
     print(f"{'W2, equal sizes':<28}{t_w2 * 1e3:>12.1f}{'-':>12}{'-':>14}{t_w2 / t_sort:>13.2f}")
-    print(f"{'fairness_report, 4 groups':<28}{t_report * 1e3:>12.1f}{'-':>12}{'-':>14}"
-          f"{t_report / t_sort:>13.2f}")
+    print(
+        f"{'fairness_report, 4 groups':<28}{t_report * 1e3:>12.1f}{'-':>12}{'-':>14}"
+        f"{t_report / t_sort:>13.2f}"
+    )
 
 
 if __name__ == "__main__":

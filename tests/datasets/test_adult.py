@@ -3,11 +3,12 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
-from .datasets_raw import shipped_bytes, shipped_rows
 from sklearn.linear_model import LogisticRegression
 
 from fairot._validation import check_sensitive_features
 from fairot.datasets import load_adult
+
+from .datasets_raw import shipped_bytes, shipped_rows
 
 NUMERIC = ["age", "fnlwgt", "education_num", "capital_gain", "capital_loss", "hours_per_week"]
 

@@ -8,12 +8,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from .datasets_raw import SHARED, SHIPPED, SOURCES_SHA256, SUBDIRS, shipped_bytes
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from fairot.datasets import _base, get_data_home
 from fairot.datasets._adult import ADULT_TEST, ADULT_TRAIN
 from fairot.datasets._base import RemoteFile, fetch_raw_file, one_hot_standardize, read_raw_bytes
+
+from .datasets_raw import SHARED, SHIPPED, SOURCES_SHA256, SUBDIRS, shipped_bytes
 
 # The real downloader, saved before the autouse fixture replaces it.
 REAL_DOWNLOAD = _base._download

@@ -2,7 +2,6 @@ import re
 
 import numpy as np
 import pytest
-from .datasets_raw import shipped_bytes, shipped_rows
 
 from fairot._validation import check_sensitive_features
 from fairot.datasets import load_communities_crime
@@ -13,6 +12,8 @@ from fairot.datasets._communities_crime import (
     MSG_TERTILES_MEAN,
     MSG_THRESHOLD,
 )
+
+from .datasets_raw import shipped_bytes, shipped_rows
 
 RACES = {
     "racepctblack": "black",

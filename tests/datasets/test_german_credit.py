@@ -2,10 +2,11 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from .datasets_raw import shipped_bytes, shipped_rows
 
 from fairot._validation import check_sensitive_features
 from fairot.datasets import load_german_credit
+
+from .datasets_raw import shipped_bytes, shipped_rows
 
 NUMERIC_FIELDS = {1: "duration_months", 4: "credit_amount", 12: "age"}
 
