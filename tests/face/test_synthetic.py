@@ -72,6 +72,10 @@ def test_bad_arguments():
         make_synthetic_faces(None, noise=(1, 1, 1, 1))
     with pytest.raises(ValueError, match="noise must be 4 positive"):
         make_synthetic_faces("noise", noise=(1, 1, -1, 1))
+    with pytest.raises(ValueError, match="must not exceed latent_dim"):
+        make_synthetic_faces("noise", identity_dim=40)
+    with pytest.raises(ValueError, match="subspace_overlap must be in"):
+        make_synthetic_faces("noise", subspace_overlap=1.5)
 
 
 def test_run_synthetic_method_reports_every_group():

@@ -62,6 +62,8 @@ SCENARIOS: dict[str, dict[str, tuple[float, ...]]] = {
 SCENARIO_ERROR = "scenario must be one of {names} or None; got {value!r}."
 SHARE_ERROR = "{name} must be {n_groups} positive numbers (one per group); got {value!r}."
 COUNT_ERROR = "{name} must be an int >= {low}; got {value!r}."
+DIM_ERROR = "identity_dim={identity_dim} must not exceed latent_dim={latent_dim}."
+OVERLAP_ERROR = "subspace_overlap must be in [0, 1]; got {value!r}."
 
 
 @dataclass
@@ -186,8 +188,10 @@ def make_synthetic_faces(
     images_per_test_identity = _check_count(images_per_test_identity, "images_per_test_identity", 2)
     latent_dim = _check_count(latent_dim, "latent_dim", 2)
     identity_dim = _check_count(identity_dim, "identity_dim", 1)
-    if identity_dim > latent_dim or not 0.0 <= subspace_overlap <= 1.0:
-        raise ValueError(COUNT_ERROR.format(name="identity_dim", low=1, value=identity_dim))
+    if identity_dim > latent_dim:
+        raise ValueError(DIM_ERROR.format(identity_dim=identity_dim, latent_dim=latent_dim))
+    if not 0.0 <= subspace_overlap <= 1.0:
+        raise ValueError(OVERLAP_ERROR.format(value=subspace_overlap))
 
     rng = np.random.default_rng(random_state)
     shared = rng.normal(size=(latent_dim, identity_dim))
