@@ -5,9 +5,10 @@ Same model, same training batch (32), a meta batch of 32; the baseline is a plai
 the same trainer with the meta step off, measured in the same run. Theory: about 3x (one extra
 backward with ``create_graph``, the meta forward and its double backward). Also times MBN with
 the look-ahead restricted to the last layers (``lookahead=4``) and MBN reusing the look-ahead
-gradient for the model step (``reuse_lookahead_gradient=True``). Prints the median of REPEATS
-steps after a warm-up (the variants' steps interleaved, so that a shared machine's load drift
-cancels), and the peak GPU memory of all variants when on CUDA.
+gradient for the model step (``reuse_lookahead_gradient=True``), alone and with the
+finite-difference meta gradient (``meta_gradient="finite-difference"``, no double backward).
+Prints the median of REPEATS steps after a warm-up (the variants' steps interleaved, so that a
+shared machine's load drift cancels), and the peak GPU memory of all variants when on CUDA.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def _model(kind: str):
     return {"iresnet18": iresnet18, "iresnet34": iresnet34, "iresnet50": iresnet50}[kind]()
 
 
-def _trainer(kind: str, meta: bool, device, lookahead="all", reuse=False):
+def _trainer(kind: str, meta: bool, device, lookahead="all", reuse=False, gradient="exact"):
     torch.manual_seed(0)
     model = _model(kind)
     emb = model.embedding_size
@@ -67,6 +68,7 @@ def _trainer(kind: str, meta: bool, device, lookahead="all", reuse=False):
         meta_loss=meta_loss,
         lookahead=lookahead,
         reuse_lookahead_gradient=reuse,
+        meta_gradient=gradient,
         device=device,
         progress=False,
     )
@@ -78,6 +80,7 @@ def _step_times(kind: str, device, repeats: int) -> dict[str, float]:
         "arcface": _trainer(kind, False, device),
         "mbn": _trainer(kind, True, device),
         "reuse": _trainer(kind, True, device, reuse=True),
+        "fd": _trainer(kind, True, device, reuse=True, gradient="finite-difference"),
         "last4": _trainer(kind, True, device, lookahead=4),
     }
     batch, meta_batch = _batches(kind, device)
@@ -114,7 +117,8 @@ def main() -> None:
         print(f"GPU: {torch.cuda.get_device_name(device)}")
     print(
         f"{'model':10s} {'ArcFace':>9s} {'MBN exact':>10s} {'ratio':>6s} "
-        f"{'MBN reuse':>10s} {'ratio':>6s} {'MBN last-4':>10s} {'ratio':>6s}"
+        f"{'MBN reuse':>10s} {'ratio':>6s} {'MBN fd':>10s} {'ratio':>6s} "
+        f"{'MBN last-4':>10s} {'ratio':>6s}"
     )
     for kind in args.backbones.split(","):
         repeats = args.repeats or (30 if kind == "mlp" else 5)
@@ -125,6 +129,7 @@ def main() -> None:
         line = (
             f"{kind:10s} {1e3 * plain:7.1f}ms {1e3 * t['mbn']:8.1f}ms {t['mbn'] / plain:5.2f}x "
             f"{1e3 * t['reuse']:8.1f}ms {t['reuse'] / plain:5.2f}x "
+            f"{1e3 * t['fd']:8.1f}ms {t['fd'] / plain:5.2f}x "
             f"{1e3 * t['last4']:8.1f}ms {t['last4'] / plain:5.2f}x"
         )
         if device.type == "cuda":

@@ -241,3 +241,29 @@ def test_reused_lookahead_gradient_equals_the_exact_step_when_margins_do_not_mov
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(exact.loss.weight, reused.loss.weight, rtol=1e-5, atol=1e-6)
     assert torch.all(reused.loss.margins == 0.3)
+
+
+@pytest.mark.parametrize(("fd_scale", "rtol"), [(0.01, 2e-2), (1e-4, 1e-5)])
+def test_finite_difference_meta_gradient_converges_to_the_exact_one(monkeypatch, fd_scale, rtol):
+    import fairot.face._trainer as trainer_module
+
+    monkeypatch.setattr(trainer_module, "FD_SCALE", fd_scale)
+    x, y, g = _data(dtype=torch.float64)
+    grads = {}
+    for mode in ("exact", "finite-difference"):
+        trainer = _trainer(dtype=torch.float64, learning_rate=0.5, meta_gradient=mode)
+        trainer.train_step((x, y, g), (x, y, g))
+        grads[mode] = trainer.loss.margins.grad.clone()
+    assert torch.any(grads["exact"].abs() > 1e-6)
+    torch.testing.assert_close(grads["finite-difference"], grads["exact"], rtol=rtol, atol=1e-9)
+
+
+def test_finite_difference_with_reuse_trains():
+    x, y, g = _data()
+    trainer = _trainer(
+        meta_gradient="finite-difference", reuse_lookahead_gradient=True, margin_learning_rate=0.05
+    )
+    trainer.fit((x, y, g), (x, y, g), n_steps=3, batch_size=32, meta_batch_size=16)
+    assert not torch.allclose(trainer.loss.margins[1:], torch.tensor(0.3))
+    with pytest.raises(ValueError, match="meta_gradient must be"):
+        _trainer(meta_gradient="implicit")

@@ -65,6 +65,9 @@ LOOKAHEAD_ERROR = (
 )
 NUMBER_ERROR = "{name} must be {what}; got {value!r}."
 GROUP_WEIGHTS_ERROR = "group_weights must be one non-negative weight per group; got {value!r}."
+#: Step of the finite-difference meta gradient, relative to the norm of the meta gradient v
+#: (DARTS' 0.01).
+FD_SCALE = 0.01
 BOUND_LOG = "margin of group %d reached its bound %.4g at step %d (margin_bounds=%s)."
 
 
@@ -187,6 +190,11 @@ class MetaBalancedTrainer:
         :math:`\nabla_w L^T(w; m_{t+1})` (Eq. (11)): one backward pass less per step, an error
         first-order in the margin change :math:`\beta \nabla_m L^M` (tiny for the paper's
         :math:`\beta = 10^{-3}`). Off by default (the paper's exact algorithm).
+    meta_gradient : {"exact", "finite-difference"}, default="exact"
+        ``"exact"``: :math:`\partial L^M / \partial m` by a gradient through the gradient
+        (Eq. (10), ``create_graph=True``). ``"finite-difference"``: DARTS' central difference of
+        :math:`\nabla_m L^T` at :math:`w \pm \epsilon \nabla_{\hat w} L^M` — no double
+        backward, two extra forwards of the training batch; error :math:`O(\epsilon^2)`.
     callbacks : sequence of Callback, default=()
     device : str or torch.device, optional
         Defaults to the model's device.
@@ -238,6 +246,7 @@ class MetaBalancedTrainer:
         lookahead: Literal["all"] | int | Sequence[str] = "all",
         group_weights: Sequence[float] | None = None,
         reuse_lookahead_gradient: bool = False,
+        meta_gradient: Literal["exact", "finite-difference"] = "exact",
         callbacks: Sequence[Callback] = (),
         device: str | torch.device | None = None,
         random_state: int = 0,
@@ -273,6 +282,13 @@ class MetaBalancedTrainer:
         self.model.to(self.device)
         self.loss.to(self.device)
         self.reuse_lookahead_gradient = bool(reuse_lookahead_gradient)
+        if meta_gradient not in ("exact", "finite-difference"):
+            raise ValueError(
+                NUMBER_ERROR.format(
+                    name="meta_gradient", what="'exact' or 'finite-difference'", value=meta_gradient
+                )
+            )
+        self.meta_gradient = meta_gradient
         self.group_weights = None
         if group_weights is not None:
             gw = torch.as_tensor(np.asarray(group_weights, dtype=float))
@@ -402,7 +418,9 @@ class MetaBalancedTrainer:
         self.optimizer_.zero_grad(set_to_none=True)
         reused = False
         if do_meta:
-            meta_value, bias, reused = self._meta_step(train_loss, meta_batch, lr, beta)
+            meta_value, bias, reused = self._meta_step(
+                train_loss, batch, sample_weight, meta_batch, lr, beta
+            )
             record["meta_loss"] = meta_value
             record["group_bias"] = bias
             if not reused:
@@ -423,25 +441,27 @@ class MetaBalancedTrainer:
         self.last_record_ = record
         return record
 
-    def _meta_step(self, train_loss, meta_batch, lr: float, beta: float):
-        loss = self.loss
+    def _train_gradients(self, train_loss, params, *, create_graph: bool):
+        """Gradients of L^T for the look-ahead; with reuse, also the model step's, set now."""
+        reuse = self.reuse_lookahead_gradient
+        wanted = self._w_params if reuse else params
+        all_grads = torch.autograd.grad(
+            train_loss, wanted, create_graph=create_graph, retain_graph=True, allow_unused=True
+        )
+        if not reuse:
+            return list(all_grads)
+        # the model step's gradient at the old margins: set it now, detached.
+        for p, gr in zip(self._w_params, all_grads, strict=True):
+            p.grad = None if gr is None else gr.detach()
+        by_param = {id(p): gr for p, gr in zip(self._w_params, all_grads, strict=True)}
+        return [by_param[id(p)] for p in params]
+
+    def _exact_meta_gradient(self, train_loss, meta_batch, lr: float):
         model_params = dict(self.model.named_parameters())
         names = self._lookahead_names
         params = [model_params[n] for n in names]
         # Only the backbone's look-ahead matters: the meta loss reads embeddings, not class weights.
-        reuse = self.reuse_lookahead_gradient
-        wanted = self._w_params if reuse else params
-        all_grads = torch.autograd.grad(
-            train_loss, wanted, create_graph=True, retain_graph=True, allow_unused=True
-        )
-        if reuse:
-            # the model step's gradient at the old margins: set it now, detached.
-            for p, gr in zip(self._w_params, all_grads, strict=True):
-                p.grad = None if gr is None else gr.detach()
-            by_param = {id(p): gr for p, gr in zip(self._w_params, all_grads, strict=True)}
-            grads = [by_param[id(p)] for p in params]
-        else:
-            grads = all_grads
+        grads = self._train_gradients(train_loss, params, create_graph=True)
         updated = {
             n: p if gr is None else p - lr * gr
             for n, p, gr in zip(names, params, grads, strict=True)
@@ -452,11 +472,64 @@ class MetaBalancedTrainer:
         xm, ym, gm = meta_batch
         meta_emb = functional_call(self.model, {**model_params, **updated, **buffers}, (xm,))
         result = self.meta_loss.compute(meta_emb, ym, gm)
-        meta_value = float(result.loss.detach())
+        grad_m = None
         if result.loss.requires_grad:
-            (grad_m,) = torch.autograd.grad(result.loss, [loss.margins], allow_unused=True)
+            (grad_m,) = torch.autograd.grad(result.loss, [self.loss.margins], allow_unused=True)
+        return grad_m, result
+
+    def _finite_difference_meta_gradient(self, train_loss, batch, sample_weight, meta_batch, lr):
+        r"""DARTS' approximation of the meta gradient, with no gradient through a gradient.
+
+        With :math:`v = \nabla_{\hat w} L^M(\hat w)`,
+        :math:`\nabla_m L^M(\hat w(m)) = -\alpha\, \partial_m \big(v^\top \nabla_w L^T(w; m)\big)
+        \approx -\alpha\, [\nabla_m L^T(w + \epsilon v; m) - \nabla_m L^T(w - \epsilon v; m)]
+        / (2\epsilon)`, :math:`\epsilon = 0.01 / \lVert v \rVert` (Eq. (8) of Liu et al., DARTS,
+        ICLR 2019); the two extra forwards need a backward through the loss head only.
+        """
+        model_params = dict(self.model.named_parameters())
+        names = self._lookahead_names
+        params = [model_params[n] for n in names]
+        grads = self._train_gradients(train_loss, params, create_graph=False)
+        updated = {
+            n: (p if gr is None else p - lr * gr).detach().requires_grad_(True)
+            for n, p, gr in zip(names, params, grads, strict=True)
+        }
+        buffers = {n: b.clone() for n, b in self.model.named_buffers()}
+        xm, ym, gm = meta_batch
+        meta_emb = functional_call(self.model, {**model_params, **updated, **buffers}, (xm,))
+        result = self.meta_loss.compute(meta_emb, ym, gm)
+        if not result.loss.requires_grad:
+            return None, result
+        v = torch.autograd.grad(result.loss, list(updated.values()), allow_unused=True)
+        v = [torch.zeros_like(p) if vi is None else vi for p, vi in zip(params, v, strict=True)]
+        norm = torch.sqrt(sum((vi.double() ** 2).sum() for vi in v))
+        if not float(norm) > 0:
+            return torch.zeros_like(self.loss.margins), result
+        eps = FD_SCALE / float(norm)
+        x, y, g = batch
+        side = []
+        for sign in (1.0, -1.0):
+            shifted = {
+                n: (p + sign * eps * vi).detach() for n, p, vi in zip(names, params, v, strict=True)
+            }
+            buffers = {n: b.clone() for n, b in self.model.named_buffers()}
+            with torch.no_grad():
+                emb = functional_call(self.model, {**model_params, **shifted, **buffers}, (x,))
+            shifted_loss = self.loss(emb, y, g, sample_weight=sample_weight)
+            (grad_m,) = torch.autograd.grad(shifted_loss, [self.loss.margins])
+            side.append(grad_m)
+        return -lr * (side[0] - side[1]) / (2 * eps), result
+
+    def _meta_step(self, train_loss, batch, sample_weight, meta_batch, lr: float, beta: float):
+        loss = self.loss
+        if self.meta_gradient == "exact":
+            grad_m, result = self._exact_meta_gradient(train_loss, meta_batch, lr)
         else:
-            grad_m = None
+            grad_m, result = self._finite_difference_meta_gradient(
+                train_loss, batch, sample_weight, meta_batch, lr
+            )
+        reuse = self.reuse_lookahead_gradient
+        meta_value = float(result.loss.detach())
         if grad_m is None:
             grad_m = torch.zeros_like(loss.margins)
         if not (math.isfinite(meta_value) and bool(torch.isfinite(grad_m).all())):
