@@ -135,7 +135,9 @@ def wass1(
 
 def sum_w1_to_barycenter(sorted_groups: list[np.ndarray], weights: Any = None) -> float:
     """Sum of exact W1 distances from each sorted group sample to their W1 barycenter."""
-    bary, mass, group_q, _ = barycenter_distribution(sorted_groups, weights, p=1)
+    bary, mass, group_q, _ = barycenter_distribution(
+        sorted_groups, weights, p=1, assume_sorted=True
+    )
     return float(sum(mass @ np.abs(q - bary) for q in group_q))
 
 

@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike
 
 from fairot._validation import GroupsMode, check_array_1d, check_sensitive_features
 from fairot.transport import check_p, wasserstein_1d
-from fairot.transport._coupling import _wasserstein_sorted
+from fairot.transport._coupling import _wasserstein_sorted_orders
 
 
 def wasserstein_distance(
@@ -95,11 +95,23 @@ def max_pairwise_wasserstein(
 
 def pairwise_gap(sorted_groups: list[np.ndarray], names: list[str], p: float) -> PairwiseGap:
     """:func:`max_pairwise_wasserstein` on sorted, validated group samples."""
+    return pairwise_gaps(sorted_groups, names, (p,))[p]
+
+
+def pairwise_gaps(
+    sorted_groups: list[np.ndarray], names: list[str], orders: tuple[float, ...]
+) -> dict[float, PairwiseGap]:
+    """Pairwise gaps for several orders, coupling each pair of groups once."""
     k = len(sorted_groups)
-    matrix = np.zeros((k, k))
+    matrices = {p: np.zeros((k, k)) for p in orders}
     for a, b in itertools.combinations(range(k), 2):
-        matrix[a, b] = matrix[b, a] = _wasserstein_sorted(sorted_groups[a], sorted_groups[b], p)
-    a, b = np.unravel_index(np.argmax(matrix), matrix.shape)
-    a, b = min(a, b), max(a, b)
-    frame = pd.DataFrame(matrix, index=names, columns=names)
-    return PairwiseGap(float(matrix[a, b]), (names[a], names[b]), frame)
+        values = _wasserstein_sorted_orders(sorted_groups[a], sorted_groups[b], orders)
+        for p, value in zip(orders, values, strict=True):
+            matrices[p][a, b] = matrices[p][b, a] = value
+    gaps = {}
+    for p, matrix in matrices.items():
+        a, b = np.unravel_index(np.argmax(matrix), matrix.shape)
+        a, b = min(a, b), max(a, b)
+        frame = pd.DataFrame(matrix, index=names, columns=names)
+        gaps[p] = PairwiseGap(float(matrix[a, b]), (names[a], names[b]), frame)
+    return gaps

@@ -17,11 +17,9 @@ from fairot._validation import (
 from fairot.metrics._classification import (
     UNIT_INTERVAL,
     check_binary_labels,
-    sum_pairwise_w1,
     sum_w1_to_barycenter,
-    sum_w1_to_reference,
 )
-from fairot.metrics._distances import pairwise_gap
+from fairot.metrics._distances import pairwise_gaps
 from fairot.metrics._groups import group_accuracy_std, skewed_error_ratio
 from fairot.transport._coupling import _wasserstein_sorted
 
@@ -114,18 +112,20 @@ def fairness_report(
         summary.update(_accuracy_columns(y, pred, task, threshold))
         if task == "classification":
             summary["err"] = 1.0 - summary.pop("accuracy")
+    # Each pair of groups is coupled once for every order needed; SDD is the sum of the rows'
+    # distances to the pooled scores, already computed for the table.
+    orders = (1.0, 2.0) if task == "classification" else (1.0, 2.0, np.inf)
+    gaps = pairwise_gaps(sorted_groups, enc.names, orders)
+    summary["wass1"] = sum_w1_to_barycenter(sorted_groups)
     if task == "classification":
-        summary["wass1"] = sum_w1_to_barycenter(sorted_groups)
-        summary["sdd"] = sum_w1_to_reference(sorted_groups, pooled)
-        summary["spdd"] = sum_pairwise_w1(sorted_groups)
+        summary["sdd"] = float(report["w1_to_pooled"].iloc[:-1].sum())
+        summary["spdd"] = float(np.triu(gaps[1.0].matrix.to_numpy(), 1).sum())
     else:
-        summary["wass1"] = sum_w1_to_barycenter(sorted_groups)
-        summary["max_pairwise_w1"] = pairwise_gap(sorted_groups, enc.names, 1.0).distance
-    gap2 = pairwise_gap(sorted_groups, enc.names, 2.0)
-    summary["max_pairwise_w2"] = gap2.distance
-    summary["max_pairwise_w2_pair"] = " vs ".join(gap2.pair)
+        summary["max_pairwise_w1"] = gaps[1.0].distance
+    summary["max_pairwise_w2"] = gaps[2.0].distance
+    summary["max_pairwise_w2_pair"] = " vs ".join(gaps[2.0].pair)
     if task == "regression":
-        summary["max_pairwise_winf"] = pairwise_gap(sorted_groups, enc.names, np.inf).distance
+        summary["max_pairwise_winf"] = gaps[np.inf].distance
     if y is not None and task == "classification":
         accuracies = report["accuracy"].iloc[:-1]
         summary["accuracy_std"] = group_accuracy_std(accuracies)

@@ -215,13 +215,24 @@ def _wasserstein_sorted(
     y_weights: np.ndarray | None = None,
 ) -> float:
     """:func:`wasserstein_1d` on already sorted, validated samples."""
+    return _wasserstein_sorted_orders(x, y, (p,), x_weights, y_weights)[0]
+
+
+def _wasserstein_sorted_orders(
+    x: np.ndarray,
+    y: np.ndarray,
+    orders: tuple[float, ...],
+    x_weights: np.ndarray | None = None,
+    y_weights: np.ndarray | None = None,
+) -> list[float]:
+    """W_p for several orders p from one coupling of two sorted samples."""
     if x_weights is None and y_weights is None and x.shape[0] == y.shape[0]:
         gaps = np.abs(x - y)
         mass = None
     else:
         index, mass = joint_quantile_cells([x, y], [x_weights, y_weights])
         gaps = np.abs(x[index[0]] - y[index[1]])
-    return _lp_norm(gaps, mass, p)
+    return [_lp_norm(gaps, mass, p) for p in orders]
 
 
 def _lp_norm(gaps: np.ndarray, mass: np.ndarray | None, p: float) -> float:
