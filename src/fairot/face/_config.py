@@ -67,6 +67,9 @@ class TrainConfig:
         Of the meta skewness loss (0.5 and 0.2).
     meta_every : int
     lookahead : "all", int or list of str
+    meta_gradient : {"exact", "finite-difference"}
+    reuse_lookahead_gradient : bool
+        Speed options of :class:`~fairot.face.MetaBalancedTrainer`.
     device : str
         ``"cuda"`` on a GPU machine.
     num_workers : int
@@ -102,6 +105,8 @@ class TrainConfig:
     selection_margin: float | None = 0.2
     meta_every: int = 1
     lookahead: Any = "all"
+    meta_gradient: str = "exact"
+    reuse_lookahead_gradient: bool = False
     device: str = "cuda" if torch.cuda.is_available() else "cpu"
     num_workers: int = 8
     out_dir: str = "fairot-face-run"
@@ -221,6 +226,8 @@ def train_from_config(
         margin_milestones=config.margin_milestones,
         meta_every=config.meta_every,
         lookahead=config.lookahead,
+        meta_gradient=config.meta_gradient,
+        reuse_lookahead_gradient=config.reuse_lookahead_gradient,
         callbacks=[history, *(callbacks or [])],
         device=config.device,
         random_state=config.seed,
