@@ -1,0 +1,24 @@
+"""The README's Python examples run as written and do what they say."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_readme_examples_run():
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    assert len(blocks) >= 2
+    namespace: dict = {}
+    exec(compile("\n".join(blocks), str(README), "exec"), namespace)  # noqa: S102
+    summary = namespace["report"].attrs["summary"]
+    # The README quotes these values next to the paper's.
+    assert summary["err"] == pytest.approx(0.147, abs=5e-4)
+    assert summary["wass1"] == pytest.approx(0.314, abs=5e-4)
+    from fairot.metrics import wass1
+
+    sensitive = namespace["adult"].sensitive[namespace["test"]]
+    assert wass1(namespace["fair_scores"], sensitive) < summary["wass1"] / 4
+    assert wass1(namespace["post_scores"], sensitive) < summary["wass1"] / 4
