@@ -8,26 +8,17 @@ the baselines measured in the same run: ``scipy.stats.wasserstein_distance`` (th
 from __future__ import annotations
 
 import platform
-import time
 
 import numpy as np
 import scipy
 import scipy.stats
+from _timing import best_time
 
 import fairot
 from fairot.metrics import fairness_report, wasserstein_distance
 
 N = 1_000_000
 REPEATS = 5
-
-
-def best_time(fn, repeats=REPEATS):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:
@@ -56,7 +47,7 @@ def main() -> None:
         t_ours, t_theirs = best_time(ours), best_time(theirs)
         rows.append((name, t_ours, t_theirs))
     t_w2 = best_time(lambda: wasserstein_distance(u, v, p=2))
-    t_report = best_time(lambda: fairness_report(labels, u, groups), repeats=3)
+    t_report = best_time(lambda: fairness_report(labels, u, groups), 3)
 
     print(
         f"fairot {fairot.__version__}, numpy {np.__version__}, scipy {scipy.__version__}, "

@@ -23,10 +23,10 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
+from _timing import best_time
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.frozen import FrozenEstimator
 
@@ -37,7 +37,7 @@ from fairot.regression._projections import pairwise_grid_distances
 
 N = 1_000_000
 M = 2000
-REPEATS = 3
+REPEATS = 5
 EQUIPY_PYTHON = os.environ.get("EQUIPY_PYTHON", "/tmp/equipy-venv/bin/python")
 
 
@@ -50,15 +50,6 @@ class FirstColumn(RegressorMixin, BaseEstimator):
 
     def predict(self, X):
         return X[:, 0]
-
-
-def best_time(fn, repeats=REPEATS):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 EQUIPY_SCRIPT = textwrap.dedent(

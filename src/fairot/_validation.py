@@ -214,7 +214,8 @@ class GroupEncoding:
     names : list of str
         Readable names, e.g. ``"race=White, sex=Male"`` (just ``"White"`` for one column).
     membership : numpy.ndarray of bool of shape (n_samples, n_groups)
-        ``membership[i, g]`` is true when sample ``i`` belongs to group ``g``.
+        ``membership[i, g]`` is true when sample ``i`` belongs to group ``g`` (built on first
+        use for intersection groups, whose ``codes`` say the same more compactly).
     codes : numpy.ndarray of int of shape (n_samples,) or None
         Index of each sample's group for intersection groups, which partition the samples;
         ``None`` for marginal groups, which may overlap.
@@ -226,7 +227,7 @@ class GroupEncoding:
 
     labels: tuple
     names: list[str]
-    membership: np.ndarray
+    _membership: np.ndarray | None
     codes: np.ndarray | None
     columns: list[str]
     mode: GroupsMode
@@ -239,9 +240,20 @@ class GroupEncoding:
         return len(self.labels)
 
     @property
+    def membership(self) -> np.ndarray:
+        """Boolean matrix of shape (n_samples, n_groups): sample ``i`` is in group ``g``."""
+        if self._membership is not None:
+            return self._membership
+        membership = np.zeros((self.codes.shape[0], self.n_groups), dtype=bool)
+        membership[np.arange(self.codes.shape[0]), self.codes] = True
+        return membership
+
+    @property
     def counts(self) -> np.ndarray:
         """Number of samples in each group."""
-        return self.membership.sum(axis=0)
+        if self.codes is not None:
+            return np.bincount(self.codes, minlength=self.n_groups)
+        return self._membership.sum(axis=0)
 
     @property
     def is_partition(self) -> bool:
@@ -254,7 +266,7 @@ class GroupEncoding:
             order = np.argsort(self.codes, kind="stable")
             bounds = np.searchsorted(self.codes[order], np.arange(self.n_groups + 1))
             return [order[bounds[g] : bounds[g + 1]] for g in range(self.n_groups)]
-        return [np.flatnonzero(self.membership[:, g]) for g in range(self.n_groups)]
+        return [np.flatnonzero(self._membership[:, g]) for g in range(self.n_groups)]
 
     def index_of(self, label: Any) -> int:
         """Return the position of a group given its label or its readable name."""
@@ -313,6 +325,9 @@ class GroupEncoding:
                 for j, known in enumerate(self._column_labels)
             ]
             return np.hstack(blocks)
+        if len(column_codes) == 1:
+            # Every value was matched above, and one column's codes are its group indices.
+            return column_codes[0]
         combos = _combine(column_codes, [len(k) for k in self._column_labels])
         group = np.searchsorted(self._group_combos, combos)
         group = np.minimum(group, self.n_groups - 1)
@@ -422,12 +437,10 @@ def check_sensitive_features(
             names = [
                 ", ".join(f"{c}={v}" for c, v in zip(columns, lab, strict=True)) for lab in labels
             ]
-        membership = np.zeros((codes.shape[0], len(labels)), dtype=bool)
-        membership[np.arange(codes.shape[0]), codes] = True
         encoding = GroupEncoding(
             tuple(labels),
             names,
-            membership,
+            None,
             codes,
             columns,
             "intersection",
