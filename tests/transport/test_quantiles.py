@@ -91,3 +91,21 @@ def test_quantile_is_inverse_of_ecdf(x):
 def test_levels_out_of_range():
     with pytest.raises(ValueError, match="levels must lie in"):
         quantile_function([1.0, 2.0], [1.5])
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_ecdf_rank_many_queries_takes_the_merge_path(weighted):
+    # Above SORTED_QUERY_THRESHOLD queries are sorted and merged with the reference: the result
+    # must equal a plain binary search, ties and out-of-range points included.
+    from fairot.transport._quantiles import SORTED_QUERY_THRESHOLD
+
+    rng = np.random.default_rng(4)
+    ref = np.round(rng.normal(size=3000), 2)
+    pts = np.concatenate([np.round(rng.normal(size=2 * SORTED_QUERY_THRESHOLD), 2), [-9, 9]])
+    w = rng.random(3000) if weighted else None
+    expected_counts = np.searchsorted(np.sort(ref), pts, side="right")
+    if w is None:
+        np.testing.assert_array_equal(ecdf_rank(ref, pts), expected_counts / 3000)
+    else:
+        cum = np.concatenate([[0.0], np.cumsum(w[np.argsort(ref, kind="stable")])]) / w.sum()
+        np.testing.assert_allclose(ecdf_rank(ref, pts, w), cum[expected_counts], atol=1e-12)

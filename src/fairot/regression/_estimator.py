@@ -38,6 +38,7 @@ from fairot.transport import ecdf_rank, midpoint_grid, quantile_function
 from ._adjust import QuantileAdjustment, adjust_quantiles, check_bounds, check_p
 from ._costs import InducedCost, ObservedLossCost, resolve_cost
 from ._projections import pairwise_grid_distances
+from ._readout import read_curves
 
 __all__ = ["FairnessAccuracyPath", "WassersteinFairRegressor", "fairness_accuracy_path"]
 
@@ -384,22 +385,8 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         return ranks
 
     def _map(self, ranks: np.ndarray, codes: np.ndarray, curves: np.ndarray) -> np.ndarray:
-        r"""Stage 4: the adjusted curve at the rank, linear between nodes, constant beyond.
-
-        The nodes are the midpoints :math:`u_k = (k - 1/2)/M`, so the cell of a rank is
-        :math:`\lfloor uM - 1/2 \rfloor` by arithmetic (no search), and every group's curve is
-        read in one gather from the flattened (K, M) array.
-        """
-        n_grid = curves.shape[1]
-        if n_grid == 1:
-            return curves[codes, 0].astype(np.float64)
-        position = ranks * n_grid - 0.5
-        cell = np.clip(np.floor(position), 0, n_grid - 2).astype(np.intp)
-        weight = np.clip(position - cell, 0.0, 1.0)
-        flat = codes * n_grid + cell
-        left = curves.ravel()[flat]
-        right = curves.ravel()[flat + 1]
-        return left + weight * (right - left)
+        """Stage 4: the adjusted curve at the rank (see :func:`._readout.read_curves`)."""
+        return read_curves(ranks, codes, curves)
 
     def _encode(self, X, sensitive_features):
         X = validate_data(self, X, reset=False)
