@@ -385,6 +385,19 @@ def _gradient_boosting(quick: bool, seed: int) -> GradientBoostingRegressor:
     )
 
 
+def _split_and_fit(bunch, seed: int, quick: bool):
+    """A loader's data split 40/30/30 within groups, and gradient boosting on the first part.
+
+    Returns the fitted model and the calibration and test parts, each as ``(X, y, groups)``.
+    """
+    X = bunch.data.to_numpy(dtype=float)
+    y = bunch.target.to_numpy(dtype=float)
+    labels = bunch.sensitive.iloc[:, 0].to_numpy()
+    aux, cal, test = _split_403030(pd.factorize(labels, sort=True)[0], seed)
+    model = _gradient_boosting(quick, seed).fit(X[aux], y[aux])
+    return model, (X[cal], y[cal], labels[cal]), (X[test], y[test], labels[test])
+
+
 def run_afr_crime(
     *,
     quick: bool = False,
@@ -404,24 +417,8 @@ def run_afr_crime(
     tables, curves, figures = [], {}, {}
     for k in tqdm((2, 3), disable=not progress, desc="afr-crime"):
         bunch = load_communities_crime(task="regression", n_groups=k)
-        X = bunch.data.to_numpy(dtype=float)
-        y = bunch.target.to_numpy(dtype=float)
-        labels = bunch.sensitive.iloc[:, 0].to_numpy()
-        codes = pd.factorize(labels, sort=True)[0]
-        aux, cal, test = _split_403030(codes, seed)
-        model = _gradient_boosting(quick, seed).fit(X[aux], y[aux])
-        path = _path_for(
-            model,
-            X[cal],
-            y[cal],
-            labels[cal],
-            X[test],
-            y[test],
-            labels[test],
-            taus,
-            p=2,
-            n_grid=500,
-        )
+        model, cal, test = _split_and_fit(bunch, seed, quick)
+        path = _path_for(model, *cal, *test, taus, p=2, n_grid=500)
         t = path.table
         curves[f"K{k}"] = t
         zero, half = t.iloc[0], t.iloc[int(np.argmin(np.abs(taus - 0.5)))]
@@ -497,21 +494,12 @@ def run_afr_acs(
     taus = np.linspace(0.0, 1.0, 6 if quick else 30)
     rows, curves, figures = [], {}, {}
     for k, bunch in tqdm(bunches.items(), disable=not progress, desc="afr-acs"):
-        X = bunch.data.to_numpy(dtype=float)
-        y = bunch.target.to_numpy(dtype=float)
-        labels = bunch.sensitive.iloc[:, 0].to_numpy()
-        codes = pd.factorize(labels, sort=True)[0]
-        aux, cal, test = _split_403030(codes, 42)
-        model = _gradient_boosting(quick, 42).fit(X[aux], y[aux])
+        model, cal, test = _split_and_fit(bunch, 42, quick)
         for name, p in (("W1", 1.0), ("W2", 2.0)) if k == 2 else (("W2", 2.0),):
             path = _path_for(
                 model,
-                X[cal],
-                y[cal],
-                labels[cal],
-                X[test],
-                y[test],
-                labels[test],
+                *cal,
+                *test,
                 taus if k == 2 else np.linspace(0, 1, 6 if quick else 25),
                 p=p,
                 n_grid=2000,
