@@ -62,6 +62,20 @@ def _cell(s, grid_size):
 
 
 @njit(cache=True, inline="always")
+def _conjugate(z, reg):
+    """``(phi*(z), alpha)`` of the regulariser: entropic (``reg == 0``) or L2.
+
+    ``alpha = lambda phi*'(z)`` in the paper's notation, with ``z`` already divided by lambda:
+    ``exp(z)`` for the entropy, ``max(z, 0) / 2`` for L2 (whose ``phi*`` is ``max(z, 0)^2 / 4``).
+    """
+    if reg == 0:
+        phi = math.exp(z)
+        return phi, phi
+    zp = z if z > 0.0 else 0.0
+    return 0.25 * zp * zp, 0.5 * zp
+
+
+@njit(cache=True, inline="always")
 def _sign(x):
     if x > 0.0:
         return 1.0
@@ -170,13 +184,7 @@ def cot_kernel(
                         if not z <= max_exponent:
                             diagnostics[0] = z
                             return k, STATUS_DUAL_OVERFLOW
-                        if reg == 0:
-                            phi = math.exp(z)
-                            alpha = phi
-                        else:
-                            zp = z if z > 0.0 else 0.0
-                            phi = 0.25 * zp * zp
-                            alpha = 0.5 * zp
+                        phi, alpha = _conjugate(z, reg)
                         total += (lam_s[i] + lam_t[j] - lam * phi) / (n_batch * n_batch)
                         row_alpha += alpha
                         coef_t[j] += alpha
@@ -192,13 +200,7 @@ def cot_kernel(
                     if not z <= max_exponent:
                         diagnostics[0] = z
                         return k, STATUS_DUAL_OVERFLOW
-                    if reg == 0:
-                        phi = math.exp(z)
-                        alpha = phi
-                    else:
-                        zp = z if z > 0.0 else 0.0
-                        phi = 0.25 * zp * zp
-                        alpha = 0.5 * zp
+                    phi, alpha = _conjugate(z, reg)
                     total += (lam_s[i] + lam_t[i] - lam * phi) / n_batch
                     coef_s[i] = 1.0 - alpha
                     coef_t[i] = 1.0 - alpha
