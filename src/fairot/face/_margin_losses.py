@@ -290,7 +290,20 @@ class NormSoftmaxLoss(MarginSoftmaxLoss):
     """Norm-Softmax: normalised features and weights, no margin (MBN(soft)'s anchor loss)."""
 
 
-class ArcFaceLoss(MarginSoftmaxLoss):
+class _FixedMarginLoss(MarginSoftmaxLoss):
+    """A margin-softmax loss with one fixed margin for every sample (ArcFace, CosFace)."""
+
+    def __init__(self, n_classes: int, embedding_size: int, *, margin: float, scale: float) -> None:
+        super().__init__(n_classes, embedding_size, scale=scale)
+        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or margin < 0:
+            raise ValueError(POSITIVE_ERROR.format(name="margin", value=margin))
+        self.margin = float(margin)
+
+    def sample_margins(self, labels, groups):  # noqa: D102
+        return self.margin
+
+
+class ArcFaceLoss(_FixedMarginLoss):
     r"""ArcFace: target logit :math:`s \cos(\theta_y + m)`.
 
     Parameters
@@ -305,19 +318,13 @@ class ArcFaceLoss(MarginSoftmaxLoss):
     def __init__(
         self, n_classes: int, embedding_size: int, *, margin: float = 0.5, scale: float = 64.0
     ) -> None:
-        super().__init__(n_classes, embedding_size, scale=scale)
-        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or margin < 0:
-            raise ValueError(POSITIVE_ERROR.format(name="margin", value=margin))
-        self.margin = float(margin)
-
-    def sample_margins(self, labels, groups):  # noqa: D102
-        return self.margin
+        super().__init__(n_classes, embedding_size, margin=margin, scale=scale)
 
     def target_cosine(self, cos_target, margins, groups):  # noqa: D102
         return arc_margin_cosine(cos_target, margins)
 
 
-class CosFaceLoss(MarginSoftmaxLoss):
+class CosFaceLoss(_FixedMarginLoss):
     r"""CosFace: target logit :math:`s (\cos\theta_y - m)`.
 
     Parameters
@@ -331,13 +338,7 @@ class CosFaceLoss(MarginSoftmaxLoss):
     def __init__(
         self, n_classes: int, embedding_size: int, *, margin: float = 0.35, scale: float = 64.0
     ) -> None:
-        super().__init__(n_classes, embedding_size, scale=scale)
-        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or margin < 0:
-            raise ValueError(POSITIVE_ERROR.format(name="margin", value=margin))
-        self.margin = float(margin)
-
-    def sample_margins(self, labels, groups):  # noqa: D102
-        return self.margin
+        super().__init__(n_classes, embedding_size, margin=margin, scale=scale)
 
     def target_cosine(self, cos_target, margins, groups):  # noqa: D102
         return cos_target - margins
