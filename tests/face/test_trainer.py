@@ -267,3 +267,46 @@ def test_finite_difference_with_reuse_trains():
     assert not torch.allclose(trainer.loss.margins[1:], torch.tensor(0.3))
     with pytest.raises(ValueError, match="meta_gradient must be"):
         _trainer(meta_gradient="implicit")
+
+
+@pytest.mark.parametrize("reuse", [False, True])
+def test_forward_mode_meta_gradient_equals_the_exact_one(reuse):
+    # Same quantity as Eq. (10), computed with a Jacobian-vector product: equal to rounding.
+    x, y, g = _data(dtype=torch.float64)
+    grads = {}
+    for mode in ("exact", "forward-mode"):
+        trainer = _trainer(
+            dtype=torch.float64,
+            learning_rate=0.5,
+            meta_gradient=mode,
+            reuse_lookahead_gradient=reuse,
+        )
+        trainer.train_step((x, y, g), (x, y, g))
+        grads[mode] = trainer.loss.margins.grad.clone()
+    assert torch.any(grads["exact"].abs() > 1e-6)
+    torch.testing.assert_close(grads["forward-mode"], grads["exact"], rtol=1e-9, atol=1e-12)
+
+
+def test_forward_mode_through_iresnet_batchnorm_and_prelu():
+    # Forward-mode AD must pass through convolutions, BatchNorm in training mode and PReLU.
+    from fairot.face import GroupMarginLoss, MetaBalancedTrainer, MetaSkewnessLoss, iresnet18
+
+    torch.manual_seed(0)
+    model = iresnet18(embedding_size=32, input_size=32).double()
+    loss = GroupMarginLoss(8, 32, 2, kind="arc", init_margin=0.3).double()
+    x = torch.randn(8, 3, 32, 32, dtype=torch.float64)
+    y = torch.arange(8) // 2
+    g = torch.arange(8) // 4
+    grads = {}
+    for mode in ("exact", "forward-mode"):
+        trainer = MetaBalancedTrainer(
+            copy.deepcopy(model),
+            copy.deepcopy(loss),
+            meta_loss=MetaSkewnessLoss(selection_margin=None, n_groups=2),
+            meta_gradient=mode,
+            learning_rate=0.1,
+            progress=False,
+        )
+        trainer.train_step((x, y, g), (x, y, g))
+        grads[mode] = trainer.loss.margins.grad.clone()
+    torch.testing.assert_close(grads["forward-mode"], grads["exact"], rtol=1e-7, atol=1e-12)

@@ -67,7 +67,7 @@ class TrainConfig:
         Of the meta skewness loss (0.5 and 0.2).
     meta_every : int
     lookahead : "all", int or list of str
-    meta_gradient : {"exact", "finite-difference"}
+    meta_gradient : {"exact", "forward-mode", "finite-difference"}
     reuse_lookahead_gradient : bool
         Speed options of :class:`~fairot.face.MetaBalancedTrainer`.
     device : str
