@@ -76,6 +76,19 @@ def _conjugate(z, reg):
 
 
 @njit(cache=True, inline="always")
+def _descend(theta, indices, values, grad_rows, grad_coef, step_size):
+    """Descend: ``theta -= step_size * sum_a sum_i grad_coef[a, i] * (x_row, 1)``, sparse rows."""
+    d = theta.shape[0] - 1
+    for a in range(grad_rows.shape[0]):
+        for i in range(grad_rows.shape[1]):
+            row = grad_rows[a, i]
+            g = step_size * grad_coef[a, i]
+            theta[d] -= g
+            for t in range(indices.shape[1]):
+                theta[indices[row, t]] -= g * values[row, t]
+
+
+@njit(cache=True, inline="always")
 def _sign(x):
     if x > 0.0:
         return 1.0
@@ -225,13 +238,7 @@ def cot_kernel(
                         target_duals[a, q] += f * psi_t[j, q]
         objectives[k] = total
         # Model descent step: the paper's sum over groups and batch.
-        for a in range(n_groups):
-            for i in range(n_batch):
-                row = grad_rows[a, i]
-                g = step_size * grad_coef[a, i]
-                theta[d] -= g
-                for t in range(indices.shape[1]):
-                    theta[indices[row, t]] -= g * values[row, t]
+        _descend(theta, indices, values, grad_rows, grad_coef, step_size)
         if not math.isfinite(theta[d]):
             diagnostics[0] = theta[d]
             return k + 1, STATUS_NOT_FINITE
@@ -335,13 +342,7 @@ def dot_kernel(
             for i in range(n_batch):
                 grad_coef[a, i] = signs[i] / n_batch * s[i] * (1.0 - s[i])
         objectives[k] = total
-        for a in range(n_groups):
-            for i in range(n_batch):
-                row = grad_rows[a, i]
-                g = step_size * grad_coef[a, i]
-                theta[d] -= g
-                for t in range(indices.shape[1]):
-                    theta[indices[row, t]] -= g * values[row, t]
+        _descend(theta, indices, values, grad_rows, grad_coef, step_size)
         if not math.isfinite(theta[d]):
             diagnostics[0] = theta[d]
             return k + 1, STATUS_NOT_FINITE
