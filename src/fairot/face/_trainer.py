@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 import math
-import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -39,6 +38,7 @@ from ._callbacks import Callback
 from ._margin_losses import GroupMarginLoss
 from ._samplers import BalancedGroupSampler, RandomBatchSampler
 from ._skewness import MetaSkewnessLoss
+from ._tangents import RecordedForward, quiet_dual_level
 
 __all__ = ["MetaBalancedTrainer", "as_tensor_dataset"]
 
@@ -73,6 +73,8 @@ META_GRADIENTS = ("exact", "forward-mode", "finite-difference")
 #: Step of the finite-difference meta gradient, relative to the norm of the meta gradient v
 #: (DARTS' 0.01).
 FD_SCALE = 0.01
+#: The forward-mode meta gradient has not traced the model yet.
+_NOT_TRACED = object()
 BOUND_LOG = "margin of group %d reached its bound %.4g at step %d (margin_bounds=%s)."
 
 
@@ -200,8 +202,11 @@ class MetaBalancedTrainer:
         (Eq. (10), ``create_graph=True``). ``"forward-mode"``: the same quantity, exactly, as
         :math:`-\alpha\,\partial_m \langle \nabla_{e} L^T(e; m), J v\rangle` with the
         Jacobian-vector product :math:`J v` of the backbone's embeddings :math:`e` along
-        :math:`v = \nabla_{\hat w} L^M` computed by forward-mode AD (``torch.func.jvp``): no
-        double backward through the backbone, only through the loss head.
+        :math:`v = \nabla_{\hat w} L^M`: no double backward through the backbone, only
+        through the loss head. The product propagates tangents through the step's own recorded
+        forward (:mod:`torch.fx`; two convolutions per convolution layer, no recomputation), or,
+        for a model ``torch.fx`` cannot trace or one that overwrites values in place, by
+        ``torch.autograd.forward_ad`` through the whole model.
         ``"finite-difference"``: DARTS' central difference of
         :math:`\nabla_m L^T` at :math:`w \pm \epsilon \nabla_{\hat w} L^M` — no double
         backward, two extra forwards of the training batch; error :math:`O(\epsilon^2)`.
@@ -326,6 +331,7 @@ class MetaBalancedTrainer:
         self._meta_rng = np.random.default_rng(seeds[1])
         self._torch_seeded = False
         self._bound_logged: set[int] = set()
+        self._recorded_forward: RecordedForward | None | object = _NOT_TRACED
         self.step_ = 0
         self.last_record_: dict = {}
 
@@ -410,9 +416,20 @@ class MetaBalancedTrainer:
         self.model.train()
         self.loss.train()
         sample_weight = self._sample_weight(g)
+        do_meta = (
+            self.meta_loss is not None
+            and meta_batch is not None
+            and self.step_ % self.meta_every == 0
+        )
         # One forward of the training batch serves the look-ahead and the model step: w does not
-        # change in between (only m does), and BatchNorm's running statistics move once.
-        emb = self.model(x)
+        # change in between (only m does), and BatchNorm's running statistics move once. The
+        # forward-mode meta gradient records it, to differentiate it along v afterwards.
+        recording = None
+        recorder = self._recorder() if do_meta and self.meta_gradient == "forward-mode" else None
+        if recorder is not None:
+            emb, recording = recorder.forward(x)
+        else:
+            emb = self.model(x)
         scores = self.loss.scores(emb)
         train_loss = self.loss(emb, y, g, sample_weight=sample_weight, scores=scores)
         if not torch.isfinite(train_loss):
@@ -422,16 +439,11 @@ class MetaBalancedTrainer:
                 )
             )
         record: dict[str, Any] = {"meta_loss": float("nan"), "group_bias": []}
-        do_meta = (
-            self.meta_loss is not None
-            and meta_batch is not None
-            and self.step_ % self.meta_every == 0
-        )
         self.optimizer_.zero_grad(set_to_none=True)
         reused = False
         if do_meta:
             meta_value, bias, reused = self._meta_step(
-                train_loss, batch, sample_weight, meta_batch, lr, beta
+                train_loss, batch, sample_weight, meta_batch, lr, beta, emb, recording
             )
             record["meta_loss"] = meta_value
             record["group_bias"] = bias
@@ -513,42 +525,57 @@ class MetaBalancedTrainer:
         v = [torch.zeros_like(p) if vi is None else vi for p, vi in zip(params, v, strict=True)]
         return names, params, v, result
 
-    def _forward_mode_meta_gradient(self, train_loss, batch, sample_weight, meta_batch, lr):
+    def _recorder(self) -> RecordedForward | None:
+        """The fx-traced forward of the model (traced once, in training mode), if traceable."""
+        if self._recorded_forward is _NOT_TRACED:
+            self._recorded_forward = RecordedForward.trace(self.model)
+        return self._recorded_forward
+
+    def _forward_mode_meta_gradient(
+        self, train_loss, batch, sample_weight, meta_batch, lr, emb, recording
+    ):
         r"""The exact meta gradient with a Jacobian-vector product instead of a double backward.
 
         :math:`\nabla_m L^M(\hat w(m)) = -\alpha\,\partial_m \big(v^\top \nabla_w L^T(w; m)\big)`
         and :math:`v^\top \nabla_w L^T = \langle \nabla_e L^T(e; m), J_w e\, v\rangle`: the
         embeddings' directional derivative :math:`J_w e\, v` does not depend on the margins, so
         one forward-mode pass through the backbone and a double backward through the loss head
-        alone give the same number as Eq. (10).
+        alone give the same number as Eq. (10). With a recording of the step's forward, the
+        forward-mode pass propagates tangents only (:mod:`fairot.face._tangents`); otherwise
+        torch's forward-mode AD recomputes the forward beside them.
         """
         names, params, v, result = self._meta_direction(train_loss, meta_batch, lr)
         if v is None:
             return None, result
+        emb_tangent = None
+        if recording is not None:
+            directions = {id(p): vi for p, vi in zip(params, v, strict=True)}
+            emb_tangent = self._recorded_forward.tangent(recording, directions)
+        if emb_tangent is None:
+            emb_tangent = self._whole_model_tangent(batch[0], names, params, v)
         x, y, g = batch
-        constants = {n: p.detach() for n, p in self.model.named_parameters()}
-        buffers = {n: b.clone() for n, b in self.model.named_buffers()}
-
-        with warnings.catch_warnings(), forward_ad.dual_level():
-            # torch loads its forward-AD decompositions through the deprecated torch.jit.script
-            # on first use; nothing for a caller to act on.
-            warnings.filterwarnings(
-                "ignore", message=".*torch.jit.script.*", category=DeprecationWarning
-            )
-            duals = {
-                n: forward_ad.make_dual(p.detach(), vi.detach())
-                for n, p, vi in zip(names, params, v, strict=True)
-            }
-            out = functional_call(self.model, {**constants, **duals, **buffers}, (x,))
-            emb, emb_tangent = forward_ad.unpack_dual(out)
         emb = emb.detach().requires_grad_(True)
         train_value = self.loss(emb, y, g, sample_weight=sample_weight)
         (grad_emb,) = torch.autograd.grad(train_value, [emb], create_graph=True)
-        directional = (grad_emb * emb_tangent.detach()).sum()
+        directional = (grad_emb * emb_tangent).sum()
         (grad_m,) = torch.autograd.grad(directional, [self.loss.margins], allow_unused=True)
         if grad_m is None:
             return torch.zeros_like(self.loss.margins), result
         return -lr * grad_m, result
+
+    def _whole_model_tangent(self, x, names, params, v) -> torch.Tensor:
+        """The embeddings' derivative along v by forward-mode AD through the whole model."""
+        constants = {n: p.detach() for n, p in self.model.named_parameters()}
+        buffers = {n: b.clone() for n, b in self.model.named_buffers()}
+        with quiet_dual_level():
+            duals = {
+                n: forward_ad.make_dual(p.detach(), vi.detach())
+                for n, p, vi in zip(names, params, v, strict=True)
+            }
+            out, tangent = forward_ad.unpack_dual(
+                functional_call(self.model, {**constants, **duals, **buffers}, (x,))
+            )
+            return torch.zeros_like(out) if tangent is None else tangent.detach()
 
     def _finite_difference_meta_gradient(self, train_loss, batch, sample_weight, meta_batch, lr):
         r"""DARTS' approximation of the meta gradient, with no gradient through a gradient.
@@ -581,13 +608,15 @@ class MetaBalancedTrainer:
             side.append(grad_m)
         return -lr * (side[0] - side[1]) / (2 * eps), result
 
-    def _meta_step(self, train_loss, batch, sample_weight, meta_batch, lr: float, beta: float):
+    def _meta_step(
+        self, train_loss, batch, sample_weight, meta_batch, lr: float, beta: float, emb, recording
+    ):
         loss = self.loss
         if self.meta_gradient == "exact":
             grad_m, result = self._exact_meta_gradient(train_loss, meta_batch, lr)
         elif self.meta_gradient == "forward-mode":
             grad_m, result = self._forward_mode_meta_gradient(
-                train_loss, batch, sample_weight, meta_batch, lr
+                train_loss, batch, sample_weight, meta_batch, lr, emb, recording
             )
         else:
             grad_m, result = self._finite_difference_meta_gradient(

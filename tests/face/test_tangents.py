@@ -1,0 +1,219 @@
+"""RecordedForward's tangents against torch's forward-mode AD through the whole model."""
+
+import copy
+import logging
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+from torch.autograd import forward_ad
+from torch.func import functional_call
+
+from fairot.face import MLP, iresnet18
+from fairot.face._tangents import RecordedForward, quiet_dual_level
+
+
+def _oracle(model, x, directions):
+    """torch.autograd.forward_ad through the whole model (buffers copied: no side effects)."""
+    state = {n: b.clone() for n, b in model.named_buffers()}
+    with quiet_dual_level():
+        for n, p in model.named_parameters():
+            d = directions.get(n)
+            state[n] = p.detach() if d is None else forward_ad.make_dual(p.detach(), d)
+        out = functional_call(model, state, (x,))
+        tangent = forward_ad.unpack_dual(out).tangent
+    return torch.zeros_like(out) if tangent is None else tangent
+
+
+def _random_directions(model, names=None, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    params = dict(model.named_parameters())
+    names = list(params) if names is None else names
+    return {n: torch.randn(params[n].shape, generator=g, dtype=params[n].dtype) for n in names}
+
+
+def _by_id(model, directions):
+    params = dict(model.named_parameters())
+    return {id(params[n]): d for n, d in directions.items()}
+
+
+def _check(model, x, directions, *, seed=0, rtol=1e-10, atol=1e-12):
+    recorder = RecordedForward.trace(model)
+    assert recorder is not None
+    buffers = {n: b.clone() for n, b in model.named_buffers()}
+    torch.manual_seed(seed)
+    out, recording = recorder.forward(x)
+    torch.manual_seed(seed)  # same dropout masks as the recorded forward
+    expected = _oracle(model, x, directions)
+    after_forward = {n: b.clone() for n, b in model.named_buffers()}
+    tangent = recorder.tangent(recording, _by_id(model, directions))
+    torch.testing.assert_close(tangent, expected, rtol=rtol, atol=atol)
+    # the tangent pass moves no running statistics
+    for n, b in model.named_buffers():
+        torch.testing.assert_close(b, after_forward[n], rtol=0, atol=0)
+    return out, buffers
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_iresnet_tangent_equals_forward_mode_ad(training):
+    torch.manual_seed(0)
+    model = iresnet18(embedding_size=16, input_size=16).double().train(training)
+    x = torch.randn(4, 3, 16, 16, dtype=torch.float64)
+    if not training:  # running statistics that differ from the batch's
+        for m in model.modules():
+            if isinstance(m, nn.modules.batchnorm._BatchNorm):
+                m.running_mean.uniform_(-0.5, 0.5)
+                m.running_var.uniform_(0.5, 2.0)
+    out, _ = _check(model, x, _random_directions(model))
+    # the recorded forward is the model's forward, bit for bit
+    torch.testing.assert_close(out, copy.deepcopy(model)(x), rtol=0, atol=0)
+
+
+def test_forward_updates_running_statistics_like_the_model():
+    torch.manual_seed(0)
+    model = MLP(5, embedding_size=3, hidden_sizes=(8,)).double()
+    twin = copy.deepcopy(model)
+    x = torch.randn(6, 5, dtype=torch.float64)
+    RecordedForward.trace(model).forward(x)
+    twin(x)
+    for (n, b), b_twin in zip(model.named_buffers(), twin.buffers(), strict=True):
+        torch.testing.assert_close(b, b_twin, rtol=0, atol=0, msg=n)
+
+
+@settings(max_examples=25, deadline=None)
+@given(subset=st.lists(st.booleans(), min_size=8, max_size=8), seed=st.integers(0, 2**16))
+def test_mlp_tangent_for_any_subset_of_moving_parameters(subset, seed):
+    torch.manual_seed(seed)
+    model = MLP(5, embedding_size=3, hidden_sizes=(8, 8)).double()
+    names = [n for n, keep in zip(dict(model.named_parameters()), subset, strict=False) if keep]
+    x = torch.randn(6, 5, dtype=torch.float64)
+    _check(model, x, _random_directions(model, names, seed=seed))
+
+
+class _Mixed(nn.Module):
+    """Convolutions, grouped convolution, dropout, LayerNorm, methods and functions."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(2, 4, 3, padding=1, padding_mode="reflect")
+        self.grouped = nn.Conv2d(4, 4, 3, padding=1, groups=2)
+        self.prelu = nn.PReLU()  # one slope for all channels
+        self.bn = nn.BatchNorm2d(4, affine=False)
+        self.drop = nn.Dropout(0.5)
+        self.norm = nn.LayerNorm(16)
+        self.fc = nn.Linear(16, 3)
+        self.scale = nn.Parameter(torch.tensor(1.5))
+
+    def forward(self, x):
+        h = self.prelu(self.grouped(self.conv(x)))
+        h = self.bn(h) * self.scale + torch.tanh(h)
+        h = self.drop(h).mean(dim=(2, 3)).view(h.shape[0], -1)
+        h = torch.cat([h, F.dropout(h, 0.25, training=self.training) ** 2], dim=1)
+        h = self.norm(torch.nn.functional.pad(h, (0, 8)))
+        return F.normalize(self.fc(h), dim=1)
+
+
+def test_generic_nodes_and_dropout_masks():
+    torch.manual_seed(0)
+    model = _Mixed().double()
+    x = torch.randn(5, 2, 6, 6, dtype=torch.float64)
+    _check(model, x, _random_directions(model), seed=3)
+    _check(model, x, _random_directions(model, ["fc.bias", "scale", "prelu.weight"]), seed=4)
+
+
+def test_no_moving_parameter_upstream_gives_zeros():
+    torch.manual_seed(0)
+    model = MLP(5, embedding_size=3, hidden_sizes=(8,)).double()
+    x = torch.randn(6, 5, dtype=torch.float64)
+    recorder = RecordedForward.trace(model)
+    out, recording = recorder.forward(x)
+    tangent = recorder.tangent(recording, {})
+    assert tangent.shape == out.shape and not tangent.any()
+
+
+class _Branching(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(3, 3)
+
+    def forward(self, x):
+        if x.sum() > 0:  # data-dependent: torch.fx cannot trace it
+            return self.fc(x)
+        return -self.fc(x)
+
+
+def test_untraceable_model_returns_none(caplog):
+    with caplog.at_level(logging.INFO, logger="fairot.face"):
+        assert RecordedForward.trace(_Branching()) is None
+    assert "not fx-traceable" in caplog.text
+
+
+class _InPlace(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(3, 4)
+        self.bn = nn.BatchNorm1d(4)
+        self.relu = nn.ReLU(inplace=True)
+        self.out = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.out(self.relu(self.bn(self.fc(x))))
+
+
+def test_values_overwritten_in_place_are_detected():
+    model = _InPlace().double()
+    recorder = RecordedForward.trace(model)
+    _, recording = recorder.forward(torch.randn(5, 3, dtype=torch.float64))
+    assert not recording.intact()
+    assert recorder.tangent(recording, _by_id(model, _random_directions(model))) is None
+
+
+class _Embedder(nn.Module):
+    """A small embedding net; ``variant`` makes it untraceable or overwrite values in place."""
+
+    def __init__(self, variant: str) -> None:
+        super().__init__()
+        self.variant = variant
+        self.fc = nn.Linear(10, 16)
+        self.bn = nn.BatchNorm1d(16)
+        self.act = nn.ReLU(inplace=variant == "in-place")
+        self.out = nn.Linear(16, 6)
+        self.heads = nn.ModuleDict({"max": nn.Identity()})
+
+    def forward(self, x):
+        h = self.act(self.bn(self.fc(x)))
+        if self.variant == "branching" and bool(h.sum() > 0):
+            h = h * 1.0
+        values, _ = torch.max(torch.stack([h, 0.5 * h]), dim=0)  # a named-tuple output
+        return self.out(self.heads["max"](values))
+
+
+@pytest.mark.parametrize("variant", ["traceable", "branching", "in-place"])
+def test_trainer_meta_gradient_is_exact_with_and_without_a_recording(variant):
+    from fairot.face import GroupMarginLoss, MetaBalancedTrainer, MetaSkewnessLoss
+
+    g = torch.Generator().manual_seed(0)
+    y = torch.arange(16).repeat_interleave(4)
+    groups = y % 4
+    x = (torch.randn(16, 10, generator=g)[y] + 0.5 * torch.randn(64, 10, generator=g)).double()
+    torch.manual_seed(0)
+    model = _Embedder(variant).double()
+    head = GroupMarginLoss(16, 6, 4, anchor_loss="softmax", scale=16.0).double()
+    grads = {}
+    for mode in ("exact", "forward-mode"):
+        trainer = MetaBalancedTrainer(
+            copy.deepcopy(model),
+            copy.deepcopy(head),
+            meta_loss=MetaSkewnessLoss(selection_margin=None, n_groups=4),
+            meta_gradient=mode,
+            learning_rate=0.5,
+            progress=False,
+        )
+        trainer.train_step((x, y, groups), (x, y, groups))
+        grads[mode] = trainer.loss.margins.grad.clone()
+    assert (trainer._recorded_forward is None) == (variant == "branching")
+    assert torch.any(grads["exact"].abs() > 1e-6)
+    torch.testing.assert_close(grads["forward-mode"], grads["exact"], rtol=1e-9, atol=1e-12)
