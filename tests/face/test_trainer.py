@@ -4,6 +4,7 @@ import logging
 import numpy as np
 import pytest
 import torch
+from torch import nn
 from torch.func import functional_call
 
 from fairot.face import (
@@ -287,9 +288,26 @@ def test_forward_mode_meta_gradient_equals_the_exact_one(reuse):
     torch.testing.assert_close(grads["forward-mode"], grads["exact"], rtol=1e-9, atol=1e-12)
 
 
+def _margin_gradients(model, head, batch, n_groups, learning_rate):
+    """The first meta step's margin gradient, exact and forward-mode, from the same start."""
+    grads, trainers = {}, {}
+    for mode in ("exact", "forward-mode"):
+        trainer = MetaBalancedTrainer(
+            copy.deepcopy(model),
+            copy.deepcopy(head),
+            meta_loss=MetaSkewnessLoss(selection_margin=None, n_groups=n_groups),
+            meta_gradient=mode,
+            learning_rate=learning_rate,
+            progress=False,
+        )
+        trainer.train_step(batch, batch)
+        grads[mode], trainers[mode] = trainer.loss.margins.grad.clone(), trainer
+    return grads, trainers
+
+
 def test_forward_mode_through_iresnet_batchnorm_and_prelu():
     # Forward-mode AD must pass through convolutions, BatchNorm in training mode and PReLU.
-    from fairot.face import GroupMarginLoss, MetaBalancedTrainer, MetaSkewnessLoss, iresnet18
+    from fairot.face import iresnet18
 
     torch.manual_seed(0)
     model = iresnet18(embedding_size=32, input_size=32).double()
@@ -297,16 +315,40 @@ def test_forward_mode_through_iresnet_batchnorm_and_prelu():
     x = torch.randn(8, 3, 32, 32, dtype=torch.float64)
     y = torch.arange(8) // 2
     g = torch.arange(8) // 4
-    grads = {}
-    for mode in ("exact", "forward-mode"):
-        trainer = MetaBalancedTrainer(
-            copy.deepcopy(model),
-            copy.deepcopy(loss),
-            meta_loss=MetaSkewnessLoss(selection_margin=None, n_groups=2),
-            meta_gradient=mode,
-            learning_rate=0.1,
-            progress=False,
-        )
-        trainer.train_step((x, y, g), (x, y, g))
-        grads[mode] = trainer.loss.margins.grad.clone()
+    grads, _ = _margin_gradients(model, loss, (x, y, g), 2, 0.1)
     torch.testing.assert_close(grads["forward-mode"], grads["exact"], rtol=1e-7, atol=1e-12)
+
+
+class _Embedder(nn.Module):
+    """A small embedding net; ``variant`` makes it untraceable or overwrite values in place."""
+
+    def __init__(self, variant: str) -> None:
+        super().__init__()
+        self.variant = variant
+        self.fc = nn.Linear(10, 16)
+        self.bn = nn.BatchNorm1d(16)
+        self.act = nn.ReLU(inplace=variant == "in-place")
+        self.out = nn.Linear(16, 6)
+        self.heads = nn.ModuleDict({"max": nn.Identity()})
+
+    def forward(self, x):
+        h = self.act(self.bn(self.fc(x)))
+        if self.variant == "branching" and bool(h.sum() > 0):
+            h = h * 1.0
+        values, _ = torch.max(torch.stack([h, 0.5 * h]), dim=0)  # a named-tuple output
+        return self.out(self.heads["max"](values))
+
+
+@pytest.mark.parametrize("variant", ["traceable", "branching", "in-place"])
+def test_trainer_meta_gradient_is_exact_with_and_without_a_recording(variant):
+    g = torch.Generator().manual_seed(0)
+    y = torch.arange(16).repeat_interleave(4)
+    groups = y % 4
+    x = (torch.randn(16, 10, generator=g)[y] + 0.5 * torch.randn(64, 10, generator=g)).double()
+    torch.manual_seed(0)
+    model = _Embedder(variant).double()
+    head = GroupMarginLoss(16, 6, 4, anchor_loss="softmax", scale=16.0).double()
+    grads, trainers = _margin_gradients(model, head, (x, y, groups), 4, 0.5)
+    assert (trainers["forward-mode"]._recorded_forward is None) == (variant == "branching")
+    assert torch.any(grads["exact"].abs() > 1e-6)
+    torch.testing.assert_close(grads["forward-mode"], grads["exact"], rtol=1e-9, atol=1e-12)
