@@ -26,8 +26,6 @@ allocator penalises it more.
 from __future__ import annotations
 
 import argparse
-import ctypes
-import ctypes.util
 import json
 import platform
 import statistics
@@ -47,6 +45,7 @@ from fairot.face import (
     iresnet18,
     iresnet34,
     iresnet50,
+    keep_freed_memory,
 )
 
 N_CLASSES, N_GROUPS, BATCH = 1000, 4, 32
@@ -89,18 +88,6 @@ def _trainer(kind: str, meta: bool, device, lookahead="all", reuse=False, gradie
         device=device,
         progress=False,
     )
-
-
-def keep_freed_memory() -> bool:
-    """Make glibc keep freed memory for reuse (no mmap, no trimming); False if not glibc."""
-    name = ctypes.util.find_library("c")
-    if name is None or platform.system() != "Linux":
-        return False
-    libc = ctypes.CDLL(name)
-    if not hasattr(libc, "mallopt"):
-        return False
-    m_trim_threshold, m_mmap_max = -1, -4  # glibc's <malloc.h>
-    return bool(libc.mallopt(m_mmap_max, 0)) and bool(libc.mallopt(m_trim_threshold, 2**31 - 1))
 
 
 #: The MBN variants: column label and trainer options.

@@ -57,8 +57,13 @@ def config_file(tmp_path):
     return path
 
 
-def test_face_train_then_evaluate(config_file, tmp_path, capsys):
+def test_face_train_then_evaluate(config_file, tmp_path, capsys, monkeypatch):
+    import fairot.face
+
+    kept = []  # the CLI keeps freed memory on CPU; not in this test process
+    monkeypatch.setattr(fairot.face, "keep_freed_memory", lambda: kept.append(True) or True)
     assert main(["face", "train", "--config", str(config_file), "--no-progress"]) == 0
+    assert kept == [True]
     out = capsys.readouterr().out
     assert "trained mbn-soft for 3 steps" in out and "final group margins" in out
     run = tmp_path / "run"
@@ -66,8 +71,10 @@ def test_face_train_then_evaluate(config_file, tmp_path, capsys):
     history = pd.read_csv(run / "history.csv")
     assert list(history["step"]) == [0, 1, 2]
     # resuming a finished run trains nothing more
-    assert main(["face", "train", "--config", str(config_file), "--no-progress"]) == 0
+    args = ["face", "train", "--config", str(config_file), "--no-progress", "--release-memory"]
+    assert main(args) == 0
     assert "for 3 steps" in capsys.readouterr().out
+    assert kept == [True]
 
     pairs = tmp_path / "pairs.txt"
     lines = [f"id{k:02d}\t1\t2" for k in range(8)]

@@ -23,6 +23,12 @@ def register(subparsers) -> None:
     train = sub.add_parser("train", help="train from a JSON/TOML config file")
     train.add_argument("--config", type=Path, required=True, help="the config file")
     train.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    train.add_argument(
+        "--release-memory",
+        action="store_true",
+        help="on CPU, let malloc hand freed memory back to the system (default: keep it for "
+        "reuse, which saves page faults at every step; see docs/face.md)",
+    )
     train.set_defaults(func=_train)
 
     evaluate = sub.add_parser("evaluate", help="verify pairs per group with a trained model")
@@ -43,9 +49,11 @@ def register(subparsers) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from fairot.face import load_config, train_from_config
+    from fairot.face import keep_freed_memory, load_config, train_from_config
 
     config = load_config(args.config)
+    if str(config.device).startswith("cpu") and not args.release_memory:
+        keep_freed_memory()
     trainer = train_from_config(config, progress=not args.no_progress)
     margins = trainer.last_record_.get("margins", [])
     print(f"trained {config.method} for {trainer.step_} steps; checkpoint in {config.out_dir}/")

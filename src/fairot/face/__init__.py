@@ -30,6 +30,7 @@ from ._margin_losses import (
     NormSoftmaxLoss,
     SoftmaxLoss,
 )
+from ._memory import keep_freed_memory
 from ._methods import METHODS, MethodSpec, make_method
 from ._miners import HardestTripletMiner
 from ._models import MLP, IResNet, iresnet18, iresnet34, iresnet50
@@ -75,6 +76,7 @@ __all__ = [
     "iresnet18",
     "iresnet34",
     "iresnet50",
+    "keep_freed_memory",
     "load_config",
     "load_face_image",
     "load_pairs",

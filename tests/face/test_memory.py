@@ -1,0 +1,41 @@
+"""keep_freed_memory: glibc stops faulting freed blocks in again (checked in a child process).
+
+torch's CPU allocator, unlike NumPy's, does not ask for transparent huge pages, so each 4 KiB page
+of a block that glibc returned to the kernel faults in again.
+"""
+
+import subprocess
+import sys
+
+import pytest
+
+CHILD = """
+import resource, sys
+import torch
+from fairot.face import keep_freed_memory
+
+kept = keep_freed_memory() if sys.argv[1] == "keep" else False
+torch.ones(2**25).sum()  # a first 128 MiB block: faulted in either way
+before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+for _ in range(5):
+    torch.ones(2**25).sum()
+print(kept, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+"""
+
+
+def _page_faults(mode: str) -> tuple[bool, int]:
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, mode], check=True, capture_output=True, text=True
+    ).stdout.split()
+    return out[0] == "True", int(out[1])
+
+
+def test_kept_memory_is_not_faulted_in_again():
+    kept, faults_kept = _page_faults("keep")
+    if not kept:
+        pytest.skip("not glibc: keep_freed_memory changes nothing here")
+    _, faults_default = _page_faults("default")
+    pages_per_block = 2**27 // 4096
+    assert faults_default > 4 * pages_per_block  # the default faults each block in again
+    # kept: reused (at most one block's worth, where a small allocation took the top of the heap)
+    assert faults_kept <= 1.5 * pages_per_block
