@@ -77,8 +77,7 @@ class RecordedForward:
     :meth:`tangent` with a direction for some of the parameters.
     """
 
-    def __init__(self, model: nn.Module, graph_module: fx.GraphModule) -> None:
-        self.model = model
+    def __init__(self, graph_module: fx.GraphModule) -> None:
         self.graph_module = graph_module
         # A tangent is dropped after its last reader, as the forward drops its values.
         position = {node: i for i, node in enumerate(graph_module.graph.nodes)}
@@ -105,7 +104,7 @@ class RecordedForward:
                 exc,
             )
             return None
-        return cls(model, graph_module)
+        return cls(graph_module)
 
     def forward(self, *inputs: torch.Tensor) -> tuple[Any, Recording]:
         """The model's output (autograd on, as ``model(*inputs)``) and the recording."""
@@ -204,7 +203,7 @@ def _channel_view(param: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
 # ------------------------------------------------------------------------- closed-form rules
 def _conv_tangent(module, x, t, y, directions):
     """conv(t, W) + conv(x, V) + V_b: the recorded input replaces the primal recomputation."""
-    dw, db = directions.get(id(module.weight)), _direction(module, "bias", directions)
+    dw, db = _direction(module, "weight", directions), _direction(module, "bias", directions)
     out = None if t is None else module._conv_forward(t, module.weight, None)
     if dw is not None:
         out = _accumulate(out, module._conv_forward(x, dw, db))
@@ -214,7 +213,7 @@ def _conv_tangent(module, x, t, y, directions):
 
 
 def _linear_tangent(module, x, t, y, directions):
-    dw, db = directions.get(id(module.weight)), _direction(module, "bias", directions)
+    dw, db = _direction(module, "weight", directions), _direction(module, "bias", directions)
     out = None if t is None else F.linear(t, module.weight)
     if dw is not None:
         out = _accumulate(out, F.linear(x, dw, db))
@@ -264,7 +263,7 @@ def _prelu_tangent(module, x, t, y, directions):
     if t is not None:
         out = torch.ops.aten.threshold_backward(t, x, 0.0)
         out += torch.ops.aten.threshold_backward(t * slope, x.neg(), 0.0)
-    d_slope = directions.get(id(module.weight))
+    d_slope = _direction(module, "weight", directions)
     if d_slope is not None:
         d_slope = d_slope if d_slope.numel() == 1 else _channel_view(d_slope, x)
         moved = x.clamp(max=0)
