@@ -18,7 +18,7 @@ $(VENV)/.runtime-installed: pyproject.toml | $(BIN)/python
 
 $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet $(TORCH)
-	$(BIN)/python -m pip install --quiet -e ".[test,torch,dev]"
+	$(BIN)/python -m pip install --quiet -e ".[test,torch,dev,dask,docs]"
 	touch $@ $(VENV)/.runtime-installed
 
 demo: $(VENV)/.runtime-installed
