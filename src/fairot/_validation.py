@@ -158,7 +158,9 @@ def check_consistent_length(**arrays: Any) -> int:
 def _n_samples(a: Any) -> int:
     if hasattr(a, "shape") and len(a.shape) > 0:
         return int(a.shape[0])
-    return len(a)
+    if hasattr(a, "__len__"):
+        return len(a)
+    return int(np.asarray(a).shape[0])  # objects exposing only __array__
 
 
 def _as_frame(sensitive_features: Any, name: str) -> pd.DataFrame:
