@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import sys
 import warnings
 from numbers import Integral, Real
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
 from sklearn.utils import check_random_state
@@ -92,13 +94,29 @@ def check_binary_target(y: np.ndarray, classes=None, name: str = "y") -> np.ndar
     return found
 
 
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the user's line, past fairot and sklearn.
+
+    The estimators' methods are wrapped (parameter validation, atomic fits), so the depth of
+    the user's call differs from one path to another.
+    """
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(
+        ("fairot.", "sklearn.")
+    ):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 def fit_base_estimator(base, X, y, sample_weight: np.ndarray | None):
     """Clone and fit ``base`` on the data as given, passing ``sample_weight`` when there is one.
 
     Fitting a clone keeps the user's estimator untouched; a model wrapped in
     :class:`sklearn.frozen.FrozenEstimator` stays as trained (its ``fit`` does nothing).
     """
-    if sample_weight is None:
+    if sample_weight is None or isinstance(base, FrozenEstimator):
         return clone(base).fit(X, y)
     if not has_fit_parameter(base, "sample_weight"):
         raise TypeError(MSG_NO_WEIGHTS.format(name=type(base).__name__))
@@ -181,6 +199,8 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         self.initial_coef_ = theta[None, :-1].copy()
         self.initial_intercept_ = theta[-1:].copy()
         sample_weight = _drawing_weights(sample_weight)
+        if sample_weight is not None:
+            check_group_weights(sample_weight, encoding.indices(), encoding.names)
         initial_scores = sigmoid(logits(theta, X))
         self.target_samples_ = build_target(self.target, initial_scores, encoding, sample_weight)
 
@@ -220,10 +240,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         cumulative = None
         drawable = counts
         if sample_weight is not None:
-            group_weights = [sample_weight[r] for r in rows]
-            for name, w in zip(names, group_weights, strict=True):
-                if not w.sum() > 0:
-                    raise ValueError(MSG_ZERO_WEIGHT_GROUP.format(group=name))
+            group_weights = check_group_weights(sample_weight, rows, names)
             cumulative = [_cumulative(w) for w in group_weights]
             drawable = np.array([np.count_nonzero(w) for w in group_weights])
         for name, count in zip(names, drawable, strict=True):
@@ -231,7 +248,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
                 warnings.warn(
                     MSG_SMALL_GROUP.format(group=name, count=count, batch=self.batch_size),
                     UserWarning,
-                    stacklevel=4,
+                    stacklevel=user_stacklevel(),
                 )
         members = np.concatenate(rows).astype(np.int64)
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
@@ -456,6 +473,17 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.allow_nan = False
         tags.input_tags.sparse = True
         return tags
+
+
+def check_group_weights(
+    sample_weight: np.ndarray, rows: list[np.ndarray], names: list[str]
+) -> list[np.ndarray]:
+    """Each group's weights; a group of zero total weight has no distribution: an error."""
+    group_weights = [sample_weight[r] for r in rows]
+    for name, w in zip(names, group_weights, strict=True):
+        if not w.sum() > 0:
+            raise ValueError(MSG_ZERO_WEIGHT_GROUP.format(group=name))
+    return group_weights
 
 
 def _drawing_weights(sample_weight: np.ndarray | None) -> np.ndarray | None:

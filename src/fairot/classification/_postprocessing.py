@@ -27,7 +27,13 @@ from fairot._validation import (
     group_attributes,
     resolve_sensitive_features,
 )
-from fairot.classification._base import atomic, check_binary_target, fit_base_estimator
+from fairot.classification._base import (
+    atomic,
+    check_binary_target,
+    check_group_weights,
+    fit_base_estimator,
+    user_stacklevel,
+)
 from fairot.classification._targets import build_target
 from fairot.transport import ecdf_rank, quantile_function
 
@@ -155,6 +161,8 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         if not hasattr(base, "predict_proba"):
             raise TypeError(MSG_NO_PROBA.format(name=type(base).__name__))
         encoding = check_sensitive_features(sf, n_samples, groups=self.groups)
+        if sample_weight is not None:
+            check_group_weights(sample_weight, encoding.indices(), encoding.names)
         self.estimator_ = fit_base_estimator(base, X, y, sample_weight)
         scores = self._base_scores(X)
         self.target_samples_ = build_target(self.target, scores, encoding, sample_weight)
@@ -163,7 +171,7 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
             warnings.warn(
                 MSG_MARGINAL_CELLS.format(n_cells=cells.n_groups, n_groups=encoding.n_groups),
                 UserWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
             encoding = cells
         self._encoding = encoding
