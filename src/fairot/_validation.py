@@ -695,16 +695,12 @@ def check_scores(
     array([0.2, 1. , 0. ])
     """
     s = check_array_1d(scores, name, allow_nan=True, allow_empty=True)
-    bad = ~np.isfinite(s)
+    # NaN compares false, so "not inside" catches it along with the values out of range.
+    bad = ~((s >= -tolerance) & (s <= 1.0 + tolerance))
     if np.any(bad):
         row = int(np.flatnonzero(bad)[0])
-        raise ValueError(MSG_SCORE_NAN.format(name=name, value=float(s[row]), row=row))
-    outside = (s < -tolerance) | (s > 1.0 + tolerance)
-    if np.any(outside):
-        row = int(np.flatnonzero(outside)[0])
-        raise ValueError(
-            MSG_SCORE_RANGE.format(name=name, tol=tolerance, value=float(s[row]), row=row)
-        )
+        message = MSG_SCORE_RANGE if np.isfinite(s[row]) else MSG_SCORE_NAN
+        raise ValueError(message.format(name=name, tol=tolerance, value=float(s[row]), row=row))
     return np.clip(s, 0.0, 1.0, out=s)
 
 
