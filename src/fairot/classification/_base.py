@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import inspect
 import sys
 import warnings
 from numbers import Integral, Real
@@ -11,10 +12,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn import get_config
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
+from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
@@ -60,8 +63,9 @@ MSG_NOT_FINITE = (
 )
 MSG_EVAL_SET = "eval_set must be a tuple (X, y, sensitive_features); got {value!r}."
 MSG_NO_WEIGHTS = (
-    "sample_weight was given but estimator {name} does not accept sample_weight in fit; use an "
-    "estimator that does, or fit it yourself and wrap it in FrozenEstimator."
+    "sample_weight was given but estimator {name} does not accept sample_weight in fit (nor "
+    "its last step, for a Pipeline); use an estimator that does, turn on metadata routing "
+    "for a meta-estimator, or fit it yourself and wrap it in FrozenEstimator."
 )
 MSG_ZERO_WEIGHT_GROUP = "group {group!r} has zero total sample_weight; no row of it can be drawn."
 MSG_Y_NAN = (
@@ -114,13 +118,25 @@ def fit_base_estimator(base, X, y, sample_weight: np.ndarray | None):
     """Clone and fit ``base`` on the data as given, passing ``sample_weight`` when there is one.
 
     Fitting a clone keeps the user's estimator untouched; a model wrapped in
-    :class:`sklearn.frozen.FrozenEstimator` stays as trained (its ``fit`` does nothing).
+    :class:`sklearn.frozen.FrozenEstimator` stays as trained (its ``fit`` does nothing). The
+    weights go to ``fit(..., sample_weight=)`` when the estimator takes it; to a pipeline's
+    last step (``<step>__sample_weight``) without metadata routing; and, with routing on, to
+    any meta-estimator, which routes them as its steps request.
     """
+    estimator = clone(base)
     if sample_weight is None or isinstance(base, FrozenEstimator):
-        return clone(base).fit(X, y)
-    if not has_fit_parameter(base, "sample_weight"):
-        raise TypeError(MSG_NO_WEIGHTS.format(name=type(base).__name__))
-    return clone(base).fit(X, y, sample_weight=sample_weight)
+        return estimator.fit(X, y)
+    if has_fit_parameter(base, "sample_weight"):
+        return estimator.fit(X, y, sample_weight=sample_weight)
+    takes_kwargs = any(
+        p.kind is inspect.Parameter.VAR_KEYWORD
+        for p in inspect.signature(base.fit).parameters.values()
+    )
+    if takes_kwargs and get_config()["enable_metadata_routing"]:
+        return estimator.fit(X, y, sample_weight=sample_weight)
+    if isinstance(base, Pipeline) and has_fit_parameter(base.steps[-1][1], "sample_weight"):
+        return estimator.fit(X, y, **{f"{base.steps[-1][0]}__sample_weight": sample_weight})
+    raise TypeError(MSG_NO_WEIGHTS.format(name=type(base).__name__))
 
 
 def atomic(method):
@@ -172,15 +188,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
     def _validate_inputs(self, X, y, sensitive_features, sample_weight, *, reset: bool):
         """Checked ``(X, y, sensitive features, weights)``; X as float64, dense or CSR/CSC."""
         sf, columns = resolve_sensitive_features(X, sensitive_features)
-        X, y = validate_data(
-            self,
-            X,
-            y,
-            accept_sparse=["csr", "csc"],
-            dtype=np.float64,
-            ensure_min_samples=2,
-            reset=reset,
-        )
+        X, y = _validate_numeric(self, X, y, ensure_min_samples=2, reset=reset)
         if reset:
             self._sensitive_columns = columns
         check_consistent_length(X=X, y=y, sensitive_features=sf, sample_weight=sample_weight)
@@ -339,7 +347,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(MSG_EVAL_SET.format(value=type(eval_set).__name__))
         ex, ey, esf = eval_set
         esf, _ = resolve_sensitive_features(ex, esf, name="eval_set sensitive_features")
-        ex = validate_data(self, ex, accept_sparse=["csr", "csc"], dtype=np.float64, reset=False)
+        ex = _validate_numeric(self, ex, reset=False)
         ey = column_or_1d(ey, warn=False)
         check_consistent_length(eval_X=ex, eval_y=ey, eval_sensitive_features=esf)
         check_binary_target(ey, self.classes_, name="eval_set y")
@@ -411,7 +419,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
             Each row's logit depends on that row only (not on the other rows of ``X``).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=np.float64, reset=False)
+        X = _validate_numeric(self, X, reset=False)
         return logits(np.concatenate([self.coef_[0], self.intercept_]), X)
 
     def predict_proba(self, X, *, sensitive_features=None) -> np.ndarray:
@@ -484,6 +492,18 @@ def check_group_weights(
         if not w.sum() > 0:
             raise ValueError(MSG_ZERO_WEIGHT_GROUP.format(group=name))
     return group_weights
+
+
+def _validate_numeric(estimator, X, y="no_validation", **kwargs):
+    """scikit-learn's validation of a numeric X (dense or CSR/CSC), without its arithmetic noise.
+
+    Its finiteness test sums X, which warns (overflow, inf - inf) just before it raises the
+    clear error about NaN or infinity; the user needs only the error.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        return validate_data(
+            estimator, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, **kwargs
+        )
 
 
 def _drawing_weights(sample_weight: np.ndarray | None) -> np.ndarray | None:
