@@ -18,6 +18,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
+from threadpoolctl import threadpool_limits
 
 from fairot._validation import MSG_SF_REQUIRED
 from fairot.classification import COTClassifier, DOTClassifier, QuantileParityPostProcessor
@@ -218,10 +219,12 @@ def test_dpp_passes_nan_to_hist_gradient_boosting(biased_frame):
     X, y, sf = biased_frame
     X = X.copy()
     X.iloc[::7, 1] = np.nan
-    dpp = QuantileParityPostProcessor(
-        estimator=HistGradientBoostingClassifier(max_iter=20, random_state=0)
-    ).fit(X, y, sensitive_features=sf)
-    proba = dpp.predict_proba(X, sensitive_features=sf)
+    # One OpenMP thread: on a busy machine HGB's spinning threads cost seconds per fit.
+    with threadpool_limits(limits=1):
+        dpp = QuantileParityPostProcessor(
+            estimator=HistGradientBoostingClassifier(max_iter=20, random_state=0)
+        ).fit(X, y, sensitive_features=sf)
+        proba = dpp.predict_proba(X, sensitive_features=sf)
     assert np.all(np.isfinite(proba))
     assert dpp.__sklearn_tags__().input_tags.allow_nan
 
