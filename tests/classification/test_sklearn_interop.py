@@ -105,8 +105,8 @@ def test_grid_search_picks_the_hand_loop_parameters(routing, biased):
 
 def test_grid_search_over_cot_with_routing(routing, biased):
     X, y, a = biased
-    cv = StratifiedKFold(3, shuffle=True, random_state=2)
-    base = COTClassifier(n_updates=200, step_size=1e-3, batch_size=20, random_state=0)
+    cv = StratifiedKFold(2, shuffle=True, random_state=2)
+    base = COTClassifier(n_updates=100, step_size=1e-3, batch_size=20, random_state=0)
     search = GridSearchCV(
         _routed(base), {"step_size": [1e-4, 1e-3]}, cv=cv, error_score="raise"
     ).fit(X, y, sensitive_features=a)

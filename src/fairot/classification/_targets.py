@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from fairot._validation import GroupEncoding, check_array_1d
+from fairot._validation import MSG_EMPTY, GroupEncoding, check_scores
 from fairot.transport import barycenter_quantiles, midpoint_grid, quantile_function
 
 MSG_TARGET = (
@@ -84,7 +84,9 @@ def build_target(
         )
         return quantile_function(scores[rows[g]], midpoint_grid(n_levels), weights[g])
     try:
-        samples = check_array_1d(target, "target", bounds=(0.0, 1.0))
+        samples = check_scores(target, "target")
+        if samples.size == 0:
+            raise ValueError(MSG_EMPTY.format(name="target"))
     except ValueError as exc:
         raise ValueError(
             f"{MSG_TARGET.format(value=target, known=encoding.names)} ({exc})"
