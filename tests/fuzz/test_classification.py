@@ -1,9 +1,10 @@
 """Fuzz of the classification estimators' public boundary (COT, DOT, DPP).
 
 Hostile inputs — NaN, inf, huge or tiny X and scores, empty data, wrong lengths, one group, an
-unseen group, non-binary labels — must give either a sound model (finite probabilities in
-[0, 1], one row per input row) or a clear ValueError/TypeError (or a DivergenceError with
-advice): never a silent NaN and never an error from deep inside.
+unseen group, non-binary labels, NaN, negative, zero or short sample weights — must give either
+a sound model (finite probabilities in [0, 1], one row per input row) or a clear
+ValueError/TypeError (or a DivergenceError with advice): never a silent NaN and never an error
+from deep inside.
 """
 
 import warnings
@@ -71,7 +72,16 @@ def data(draw):
     a = rng.integers(0, n_groups, n)
     if draw(st.booleans()):
         a = a[: max(n - draw(st.integers(0, 2)), 0)]  # sometimes a wrong length
-    return X, y, a
+    w = draw(st.sampled_from([None, "ones", "integers", "nan", "negative", "zeros", "short"]))
+    if w == "ones":
+        w = np.ones(n)
+    elif w == "integers":
+        w = rng.integers(0, 4, n).astype(float)
+    elif w in ("nan", "negative", "zeros"):
+        w = np.full(n, {"nan": np.nan, "negative": -1.0, "zeros": 0.0}[w])
+    elif w == "short":
+        w = np.ones(max(n - 1, 0))
+    return X, y, a, w
 
 
 def _check_sound(model, X, a):
@@ -81,13 +91,13 @@ def _check_sound(model, X, a):
     assert np.all((proba >= 0) & (proba <= 1))
 
 
-def _fit_or_clear_error(model, X, y, a):
+def _fit_or_clear_error(model, X, y, a, w=None):
     try:
         with warnings.catch_warnings():
             # Solver noise on degenerate data is the base model's, not a fairot failure.
             warnings.simplefilter("ignore", ConvergenceWarning)
             warnings.filterwarnings("ignore", "group .* has .* rows, fewer than batch_size")
-            model.fit(X, y, sensitive_features=a)
+            model.fit(X, y, sensitive_features=a, sample_weight=w)
     except DivergenceError as exc:
         assert "Lower" in str(exc)
         return None
@@ -100,17 +110,17 @@ def _fit_or_clear_error(model, X, y, a):
 
 @given(data(), st.sampled_from(["COT", "DOT"]))
 def test_in_processing_boundary(args, name):
-    X, y, a = args
+    X, y, a, w = args
     cls = COTClassifier if name == "COT" else DOTClassifier
-    model = _fit_or_clear_error(cls(n_updates=20, batch_size=5, random_state=0), X, y, a)
+    model = _fit_or_clear_error(cls(n_updates=20, batch_size=5, random_state=0), X, y, a, w)
     if model is not None:
         _check_sound(model, X, a)
 
 
 @given(data())
 def test_post_processing_boundary(args):
-    X, y, a = args
-    model = _fit_or_clear_error(QuantileParityPostProcessor(), X, y, a)
+    X, y, a, w = args
+    model = _fit_or_clear_error(QuantileParityPostProcessor(), X, y, a, w)
     if model is not None:
         _check_sound(model, X, a)
         with pytest.raises(ValueError, match="not seen at fit time"):

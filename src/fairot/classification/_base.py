@@ -187,10 +187,8 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
     # ---------------------------------------------------------------- fitting
     def _validate_inputs(self, X, y, sensitive_features, sample_weight, *, reset: bool):
         """Checked ``(X, y, sensitive features, weights)``; X as float64, dense or CSR/CSC."""
-        sf, columns = resolve_sensitive_features(X, sensitive_features)
+        sf, _ = resolve_sensitive_features(X, sensitive_features)
         X, y = _validate_numeric(self, X, y, ensure_min_samples=2, reset=reset)
-        if reset:
-            self._sensitive_columns = columns
         check_consistent_length(X=X, y=y, sensitive_features=sf, sample_weight=sample_weight)
         return X, y, sf, check_sample_weight(sample_weight, X.shape[0])
 
