@@ -139,6 +139,9 @@ def fit_base_estimator(base, X, y, sample_weight: np.ndarray | None):
     raise TypeError(MSG_NO_WEIGHTS.format(name=type(base).__name__))
 
 
+_MUTABLE = (np.ndarray, list, dict, np.random.Generator)
+
+
 def atomic(method):
     """Run an estimator method so that, if it raises, the estimator is exactly as before.
 
@@ -148,7 +151,12 @@ def atomic(method):
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        before = copy.deepcopy(self.__dict__)
+        # The updates write arrays, lists and random streams in place; everything else (the
+        # fitted base model, the groups) is only ever replaced, so a reference keeps it.
+        before = {
+            name: copy.deepcopy(value) if isinstance(value, _MUTABLE) else value
+            for name, value in self.__dict__.items()
+        }
         try:
             return method(self, *args, **kwargs)
         except BaseException:
