@@ -129,6 +129,11 @@ def test_pipeline_score_routes_groups(routing, biased):
     )
     expected = np.mean(dpp.predict(StandardScaler().fit_transform(X), sensitive_features=a) == y)
     assert pipe.score(X, y, sensitive_features=a) == expected
+    pipe.named_steps["dpp"].set_predict_request(sensitive_features=True)
+    np.testing.assert_array_equal(
+        pipe.predict(X, sensitive_features=a),
+        dpp.predict(StandardScaler().fit_transform(X), sensitive_features=a),
+    )
 
 
 def test_score_without_groups_raises_not_nan(routing, biased):
