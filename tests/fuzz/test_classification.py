@@ -91,11 +91,15 @@ def _check_sound(model, X, a):
     assert np.all((proba >= 0) & (proba <= 1))
 
 
-def _fit_or_clear_error(model, X, y, a, w=None):
+def _fit_or_clear_error(model, X, y, a, w=None, *, wrapped_noise=False):
     try:
         with warnings.catch_warnings():
             # Solver noise on degenerate data is the base model's, not a fairot failure.
             warnings.simplefilter("ignore", ConvergenceWarning)
+            if wrapped_noise:
+                # DPP hands X untouched to the wrapped model, whose own arithmetic warnings
+                # (scikit-learn sums X before its NaN error) are its business.
+                warnings.simplefilter("ignore", RuntimeWarning)
             warnings.filterwarnings("ignore", "group .* has .* rows, fewer than batch_size")
             model.fit(X, y, sensitive_features=a, sample_weight=w)
     except DivergenceError as exc:
@@ -120,7 +124,7 @@ def test_in_processing_boundary(args, name):
 @given(data())
 def test_post_processing_boundary(args):
     X, y, a, w = args
-    model = _fit_or_clear_error(QuantileParityPostProcessor(), X, y, a, w)
+    model = _fit_or_clear_error(QuantileParityPostProcessor(), X, y, a, w, wrapped_noise=True)
     if model is not None:
         _check_sound(model, X, a)
         with pytest.raises(ValueError, match="not seen at fit time"):
