@@ -16,6 +16,7 @@ from fairot.metrics._classification import (
 from fairot.metrics._distances import PairwiseGap, max_pairwise_wasserstein, wasserstein_distance
 from fairot.metrics._groups import group_accuracy_std, skewed_error_ratio
 from fairot.metrics._report import fairness_report, fairness_summary
+from fairot.metrics._rates import BootstrapIntervals, bootstrap_intervals, demographic_parity_difference, equalized_odds_difference, group_rates  # noqa: E501, I001
 
 __all__ = [
     "PairwiseGap",
