@@ -103,7 +103,9 @@ def _rate_matrix(
         selected = decision @ member
         out["selection_rate"] = selected / size
         top = out["selection_rate"].max(axis=1, keepdims=True)
-        out["disparate_impact"] = _ratio(out["selection_rate"], np.broadcast_to(top, selected.shape))
+        out["disparate_impact"] = _ratio(
+            out["selection_rate"], np.broadcast_to(top, selected.shape)
+        )
         if y is not None:
             positive = y.astype(float)
             n_pos = positive @ member
@@ -185,9 +187,7 @@ def group_rates(
         y_true, y_pred, sensitive_features, task, groups, threshold
     )
     member = enc.membership.astype(float)
-    rates = _rate_matrix(
-        None if y is None else y[None, :], pred[None, :], member, task, threshold
-    )
+    rates = _rate_matrix(None if y is None else y[None, :], pred[None, :], member, task, threshold)
     columns = CLASSIFICATION_RATES if task == "classification" else REGRESSION_RATES
     table = pd.DataFrame(index=pd.Index(enc.names, name="group"))
     for column in columns:
@@ -231,9 +231,9 @@ def demographic_parity_difference(
     >>> demographic_parity_difference([0.2, 0.9, 0.6, 0.7], ["a", "a", "b", "b"])
     0.5
     """
-    rates = group_rates(
-        None, y_pred, sensitive_features, groups=groups, threshold=threshold
-    )["selection_rate"]
+    rates = group_rates(None, y_pred, sensitive_features, groups=groups, threshold=threshold)[
+        "selection_rate"
+    ]
     return float(rates.max() - rates.min())
 
 
@@ -509,4 +509,3 @@ def bootstrap_intervals(
             {"low": values.quantile(alpha), "high": values.quantile(1 - alpha)}
         ).rename_axis("group")
     return BootstrapIntervals(summary_ci, group_ci, replicates, float(confidence))
-
