@@ -388,6 +388,9 @@ class FairnessMonitor:
         ax.axhline(self.threshold, color="C3", linestyle="--", label="threshold")
         alerts = history[history["alert"]]
         ax.plot(alerts["index"], alerts["value"], "v", color="C3", label="alert")
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel(f"window ({self.window} samples each)")
         ax.set_ylabel(self.metric)
         ax.set_title(title or f"{self.metric} per window")
