@@ -72,7 +72,11 @@ def _check_inputs(y_true, y_pred, sensitive_features, task, groups, threshold):
     enc = check_sensitive_features(sensitive_features, pred.shape[0], groups=groups)
     y = None
     if y_true is not None:
-        y = check_binary_labels(y_true) if task == "classification" else check_array_1d(y_true)
+        y = (
+            check_binary_labels(y_true)
+            if task == "classification"
+            else check_array_1d(y_true, "y_true")
+        )
         check_consistent_length(y_true=y, y_pred=pred)
     if task == "classification":
         threshold = check_threshold(threshold)
