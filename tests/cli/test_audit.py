@@ -400,16 +400,17 @@ def test_python_dash_m_and_help():
 
 def test_demo_audit_only_writes_report(tmp_path, capsys):
     out = tmp_path / "demo"
-    assert main(["demo", "--out", str(out), "--audit-only"]) == 0
+    assert main(["demo", "--out", str(out), "--audit-only", "--n-bootstrap", "20"]) == 0
     assert "race=Black, sex=Female" in capsys.readouterr().out
     assert (out / "report.md").exists() and (out / "metrics.json").exists()
+    assert "<svg" in (out / "report.html").read_text()
     assert list(out.glob("*.png"))
     assert not (out / "mitigation").exists()
 
 
 def test_demo_mitigates(tmp_path, capsys):
     out = tmp_path / "demo"
-    assert main(["demo", "--out", str(out), "--no-progress"]) == 0
+    assert main(["demo", "--out", str(out), "--no-progress", "--n-bootstrap", "20"]) == 0
     printed = capsys.readouterr().out
     for method in ("| LR |", "| COT |", "| DOT |", "| DPP |"):
         assert method in printed
@@ -419,3 +420,4 @@ def test_demo_mitigates(tmp_path, capsys):
     for method in ("COT", "DOT", "DPP"):
         assert rows[method]["Wass1"] < rows["LR"]["Wass1"] / 4
     assert "mitigation/histograms.png" in (out / "report.md").read_text()
+    assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
