@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import io
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -81,7 +82,9 @@ def figure_svg(figure: Any) -> str:
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     text = buffer.getvalue()
-    return text[text.index("<svg") :]
+    text = text[text.index("<svg") :]
+    # The RDF metadata block only names the tool and licences; it adds bytes and URIs, no picture.
+    return re.sub(r"\s*<metadata>.*?</metadata>", "", text, count=1, flags=re.S)
 
 
 def render_fragment(result: Any) -> str:
