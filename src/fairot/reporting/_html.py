@@ -124,7 +124,9 @@ def render_fragment(result: Any) -> str:
     rest = [c for c in report.columns if c not in first]
     parts += ["<h2>Per group</h2>", _table(report[first], small)]
     if rest:
-        parts += ["<h3>Rates and errors</h3>", _table(report[rest], small)]
+        # Rates are per group; the pooled row would only repeat dashes.
+        rates = report.loc[[g for g in report.index if g != "overall"], rest]
+        parts += ["<h3>Rates and errors</h3>", _table(rates, small)]
     if result.figures:
         parts.append("<h2>Figures</h2>")
     for key, figure in result.figures.items():
