@@ -21,6 +21,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from fairot._validation import check_array_1d, check_sensitive_features
+from fairot.metrics import demographic_parity_difference, wass1
 from fairot.metrics._classification import UNIT_INTERVAL
 from fairot.metrics._rates import (
     _batched_wasserstein,
@@ -220,7 +221,12 @@ class FairnessMonitor:
 
     # ------------------------------------------------------------------ the metric
     def _point(self, scores: np.ndarray, codes: np.ndarray) -> float:
-        return float(self._values(scores[None, :], codes)[0])
+        if self.metric in ("sdd", "reference_w1"):
+            return float(self._values(scores[None, :], codes)[0])
+        names = np.asarray(self.group_names, dtype=object)[codes]
+        if self.metric == "wass1":
+            return float(wass1(scores, names))
+        return demographic_parity_difference(scores, names, threshold=self.decision_threshold)
 
     def _values(self, scores: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """The metric for every row of ``scores`` (replicates, samples) under fixed ``codes``."""
@@ -239,7 +245,7 @@ class FairnessMonitor:
                 _batched_wasserstein(np.sort(scores[:, r], axis=1), pooled, (1.0,))[0]
                 for r in rows
             )
-        raise AssertionError(self.metric)  # pragma: no cover - handled by _window_band
+        raise AssertionError(self.metric)  # pragma: no cover - _point handles the others
 
     def _window_band(self, scores: np.ndarray, codes: np.ndarray) -> tuple[float, float, float]:
         if self.metric in ("wass1", "demographic_parity_difference"):
@@ -254,14 +260,7 @@ class FairnessMonitor:
                 random_state=self._rng,
             )
             low, high = ci.summary.loc[self.metric]
-            from fairot.metrics import fairness_report, group_rates
-
-            if self.metric == "wass1":
-                value = fairness_report(None, scores, names).attrs["summary"]["wass1"]
-            else:
-                rates = group_rates(None, scores, names, threshold=self.decision_threshold)
-                value = float(rates["selection_rate"].max() - rates["selection_rate"].min())
-            return float(value), float(low), float(high)
+            return self._point(scores, codes), float(low), float(high)
         replicate_rows = _stratified_indices(codes, self.n_bootstrap, self._rng)
         replicates = self._values(scores[replicate_rows], codes)
         alpha = (1.0 - self.confidence) / 2
