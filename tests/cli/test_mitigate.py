@@ -1,4 +1,4 @@
-"""``fairot mitigate``: the post-processed scores, the skops model and the one-line error contract."""
+"""``fairot mitigate``: post-processed scores, the skops model, the one-line error contract."""
 
 import json
 import re

@@ -33,7 +33,7 @@ def read_only_copy(tmp_path):
 
 def _command(site: Path, code: str) -> list[str]:
     env = f"HOME={site} PYTHONPATH={site} XDG_CACHE_HOME= NUMBA_CACHE_DIR="
-    run = f"cd / && env {env} {sys.executable} -c \"{code}\""
+    run = f'cd / && env {env} {sys.executable} -c "{code}"'
     if os.geteuid() != 0:
         # Permissions bind everyone but root.
         subprocess.run(["chmod", "-R", "a-w", str(site)], check=True)
@@ -83,4 +83,4 @@ def test_fallback_sets_numba_config(monkeypatch, tmp_path):
     monkeypatch.setattr(numba.core.config, "CACHE_DIR", numba.core.config.CACHE_DIR)
     fairot._ensure_numba_cache_dir()
     assert "fairot-numba-cache" in os.environ["NUMBA_CACHE_DIR"]
-    assert numba.core.config.CACHE_DIR == os.environ["NUMBA_CACHE_DIR"]
+    assert os.environ["NUMBA_CACHE_DIR"] == numba.core.config.CACHE_DIR

@@ -162,9 +162,7 @@ def test_bootstrap_regression_replicates():
     y = rng.normal(size=240)
     pred = y + rng.normal(0.2 * (g == "u"), 1.0)
     ci = bootstrap_intervals(y, pred, g, task="regression", n_bootstrap=10, random_state=0)
-    rows = _stratified_indices(
-        check_sensitive_features(g, 240).codes, 10, np.random.default_rng(0)
-    )
+    rows = _stratified_indices(check_sensitive_features(g, 240).codes, 10, np.random.default_rng(0))
     oracle = fairness_report(y[rows[3]], pred[rows[3]], g[rows[3]], task="regression")
     for key in ("mse", "r2", "wass1", "max_pairwise_w1", "max_pairwise_w2", "max_pairwise_winf"):
         assert ci.replicates.iloc[3][key] == pytest.approx(oracle.attrs["summary"][key], rel=1e-12)

@@ -1,5 +1,5 @@
-"""FairnessMonitor: window metrics against independent oracles, alerts, and the closed loop on the
-COT paper's drift design (a group's positive rate resampled, then COT re-adjusted by partial_fit)."""
+"""FairnessMonitor: window metrics against independent oracles, alerts, and the closed loop on
+the COT paper's drift design (a group's positive rate resampled; COT re-adjusted by partial_fit)."""
 
 import re
 

@@ -28,7 +28,9 @@ def data():
     sex = rng.choice(["Female", "Male"], n)
     y = rng.integers(0, 2, n)
     # A spike at 0 (many clipped scores) in one group: the histogram must stay readable.
-    s = np.clip(rng.beta(2, 4, n) + 0.25 * (sex == "Male") + 0.1 * y - 0.3 * (race == "Black"), 0, 1)
+    s = np.clip(
+        rng.beta(2, 4, n) + 0.25 * (sex == "Male") + 0.1 * y - 0.3 * (race == "Black"), 0, 1
+    )
     return y, s, pd.DataFrame({"race": race, "sex": sex})
 
 

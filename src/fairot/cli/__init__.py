@@ -10,6 +10,7 @@ head``) ends quietly.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import pkgutil
@@ -75,10 +76,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader left (`fairot audit ... | head`): point stdout at /dev/null so that the
         # interpreter's final flush does not raise again, and stop quietly.
         devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
+        # ValueError/OSError: stdout replaced by an object without a descriptor.
+        with contextlib.suppress(OSError, ValueError):
             os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError):  # stdout replaced by an object without a descriptor
-            pass
         return EXIT_BROKEN_PIPE
     except (CLIError, ValueError, TypeError, OSError, KeyError) as exc:
         print(f"fairot {args.command}: error: {_one_line(exc)}", file=sys.stderr)

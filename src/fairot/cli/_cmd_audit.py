@@ -98,7 +98,9 @@ def register(subparsers) -> None:
         help="how several sensitive columns form groups (default: intersection)",
     )
     add_report_arguments(p)
-    p.add_argument("--out", type=Path, help="folder for report.html, report.md, metrics.json, plots")
+    p.add_argument(
+        "--out", type=Path, help="folder for report.html, report.md, metrics.json, plots"
+    )
     p.add_argument(
         "--format",
         choices=PRINT_FORMATS,
@@ -143,9 +145,7 @@ def read_audit_columns(
     require_columns(frame, [score, *columns] + ([label] if label else []), path)
     scores = numeric_column(frame, score, path)
     if task == "classification" and (scores.min() < 0 or scores.max() > 1):
-        raise CLIError(
-            MSG_SCORE_RANGE.format(column=score, low=scores.min(), high=scores.max())
-        )
+        raise CLIError(MSG_SCORE_RANGE.format(column=score, low=scores.min(), high=scores.max()))
     check_no_missing(frame, columns, path)
     labels = None
     if label:

@@ -56,9 +56,7 @@ def register(subparsers) -> None:
     p.add_argument("--data", type=Path, required=True, metavar="FILE", help="scores to fit on")
     add_table_arguments(p)
     p.add_argument("--score", required=True, metavar="COL", help="column of the model's scores")
-    p.add_argument(
-        "--sensitive", required=True, metavar="COL[,COL]", help="sensitive column(s)"
-    )
+    p.add_argument("--sensitive", required=True, metavar="COL[,COL]", help="sensitive column(s)")
     p.add_argument("--label", metavar="COL", help="labels or responses, for the audits")
     p.add_argument("--pos-label", metavar="VALUE", help="positive class of a non-0/1 --label")
     p.add_argument(
@@ -201,7 +199,9 @@ def run(args: argparse.Namespace) -> int:
         table = apply_frame.copy()
         table[f"{args.score}_fair"] = applied
         buffer = io.StringIO()
-        table.to_csv(buffer, index=False, sep="\t" if args.apply.suffix in (".tsv", ".tab") else ",")
+        table.to_csv(
+            buffer, index=False, sep="\t" if args.apply.suffix in (".tsv", ".tab") else ","
+        )
         write_atomic(args.out / "adjusted.csv", buffer.getvalue())
 
     comparison = _comparison(before, after)

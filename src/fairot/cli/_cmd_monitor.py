@@ -56,9 +56,7 @@ def register(subparsers) -> None:
     p.add_argument("--sensitive", required=True, metavar="COL[,COL]", help="sensitive column(s)")
     p.add_argument("--metric", choices=METRICS, default="sdd", help="metric per window (sdd)")
     p.add_argument("--window", type=int, default=1000, metavar="N", help="rows per window (1000)")
-    p.add_argument(
-        "--threshold", type=float, default=0.05, help="alert level of the metric (0.05)"
-    )
+    p.add_argument("--threshold", type=float, default=0.05, help="alert level of the metric (0.05)")
     p.add_argument(
         "--decision-threshold",
         type=float,
@@ -127,7 +125,9 @@ def run(args: argparse.Namespace) -> int:
         ref_scores, ref_groups = scores[:skip], groups.iloc[:skip]
     if len(frame) - skip < args.window:
         raise CLIError(
-            MSG_SHORT.format(path=args.data, n=len(frame) - skip, reference=skip, window=args.window)
+            MSG_SHORT.format(
+                path=args.data, n=len(frame) - skip, reference=skip, window=args.window
+            )
         )
     monitor = FairnessMonitor(
         ref_scores,

@@ -28,8 +28,7 @@ MSG_NO_FILE = "no such file: {path}"
 MSG_NOT_FILE = "{path} is a folder, not a data file"
 MSG_UNREADABLE = "cannot read {path}: {reason}"
 MSG_DUPLICATE = (
-    "{path} has duplicate column name(s) {names}: a column named twice is ambiguous; "
-    "rename them"
+    "{path} has duplicate column name(s) {names}: a column named twice is ambiguous; rename them"
 )
 MSG_MISSING_COLUMNS = "column(s) {missing} not in {path}; it has {columns}"
 MSG_NAN = (
@@ -158,9 +157,7 @@ def numeric_column(frame: pd.DataFrame, column: str, path: Path) -> np.ndarray:
     return array
 
 
-def label_column(
-    frame: pd.DataFrame, column: str, path: Path, pos_label: str | None
-) -> np.ndarray:
+def label_column(frame: pd.DataFrame, column: str, path: Path, pos_label: str | None) -> np.ndarray:
     """Binary labels as 0/1: numeric 0/1 or booleans as they are, other values by ``pos_label``."""
     check_no_missing(frame, [column], path)
     raw = frame[column]

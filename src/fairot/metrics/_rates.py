@@ -181,8 +181,10 @@ def group_rates(
     --------
     >>> from fairot.metrics import group_rates
     >>> rates = group_rates([0, 1, 1, 0], [0.2, 0.9, 0.6, 0.7], ["a", "a", "b", "b"])
-    >>> rates[["selection_rate", "tpr", "fpr"]].to_dict(orient="index")
-    {'a': {'selection_rate': 0.5, 'tpr': 1.0, 'fpr': 0.0}, 'b': {'selection_rate': 1.0, 'tpr': 1.0, 'fpr': 1.0}}
+    >>> rates.loc["a", ["selection_rate", "tpr", "fpr"]].tolist()
+    [0.5, 1.0, 0.0]
+    >>> rates.loc["b", ["selection_rate", "tpr", "fpr"]].tolist()
+    [1.0, 1.0, 1.0]
     """
     y, pred, enc, threshold = _check_inputs(
         y_true, y_pred, sensitive_features, task, groups, threshold

@@ -195,9 +195,7 @@ class FairnessMonitor:
         codes = self._encoding.codes
         self._reference_sorted = [np.sort(scores[codes == g]) for g in range(self.n_groups)]
         self.reference_value_ = (
-            0.0
-            if metric == "reference_w1"
-            else float(self._point(scores, codes))
+            0.0 if metric == "reference_w1" else float(self._point(scores, codes))
         )
         self._buffer: list[tuple[np.ndarray, np.ndarray, Any, Any]] = []
         self._buffered = 0
@@ -242,8 +240,7 @@ class FairnessMonitor:
         if self.metric == "sdd":
             pooled = np.sort(scores, axis=1)
             return sum(
-                _batched_wasserstein(np.sort(scores[:, r], axis=1), pooled, (1.0,))[0]
-                for r in rows
+                _batched_wasserstein(np.sort(scores[:, r], axis=1), pooled, (1.0,))[0] for r in rows
             )
         raise AssertionError(self.metric)  # pragma: no cover - _point handles the others
 

@@ -1,5 +1,4 @@
-"""Audits: fairness reports with bootstrap intervals, printed, plotted, and written as a
-self-contained HTML page, markdown and an MLflow-ready ``metrics.json``."""
+"""Audits: fairness reports with bootstrap intervals, plots, HTML, markdown and metrics.json."""
 
 from fairot.reporting._audit import Audit, audit
 from fairot.reporting._builtin import (

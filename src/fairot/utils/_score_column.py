@@ -23,10 +23,10 @@ MSG_COLUMN = "column must be < n_features_in_ = {n}; got {column}."
 
 
 class ScoreColumn(BaseEstimator):
-    """Identity score model: column ``column`` of ``X`` is the score.
+    r"""Identity score model: column ``column`` of ``X`` is the score.
 
     ``predict`` returns the column (a regressor's prediction); ``predict_proba`` returns
-    ``[1 - s, s]`` for scores :math:`s \\in [0, 1]` (a binary classifier's probabilities, the
+    ``[1 - s, s]`` for scores :math:`s \in [0, 1]` (a binary classifier's probabilities, the
     positive class being the larger one). ``fit`` learns nothing but the input width and classes.
 
     Parameters
@@ -103,7 +103,5 @@ class ScoreColumn(BaseEstimator):
         """
         s = self.predict(X)
         if s.size and (s.min() < 0 or s.max() > 1):
-            raise ValueError(
-                MSG_PROBA_RANGE.format(column=self.column, low=s.min(), high=s.max())
-            )
+            raise ValueError(MSG_PROBA_RANGE.format(column=self.column, low=s.min(), high=s.max()))
         return np.column_stack([1.0 - s, s])
