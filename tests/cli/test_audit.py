@@ -46,6 +46,8 @@ def test_audit_writes_report(scores_csv, tmp_path, capsys):
             "label",
             "--out",
             str(out),
+            "--n-bootstrap",
+            "50",
         ]
     )
     assert code == 0
