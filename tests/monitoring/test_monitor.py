@@ -83,6 +83,8 @@ def test_alerts_only_where_the_band_is_above():
         assert r.low <= r.high and r.alert == (r.low > 0.08)
     fig = monitor.plot()
     assert fig.axes[0].get_ylabel() == "sdd"
+    shown = monitor._repr_html_()
+    assert "<svg" in shown and shown.count("</tr>") == 1 + len(fair) + len(unfair)
 
 
 def _draw(rng, n, rate_a, rate_b=0.5):

@@ -359,6 +359,24 @@ class FairnessMonitor:
             self.on_alert(self, result)
         return result
 
+    def _repr_html_(self) -> str:
+        """Notebook rendering: the settings, the window table and the plot (inline SVG)."""
+        import html
+        import io
+
+        head = (
+            f"<p><b>FairnessMonitor</b> · {html.escape(self.metric)} per {self.window} samples · "
+            f"threshold {self.threshold:g} · reference {self.reference_value_:.4f} · "
+            f"{self.n_seen_} samples seen</p>"
+        )
+        history = self.history_
+        if history.empty:
+            return head + "<p>No window completed yet.</p>"
+        buffer = io.StringIO()
+        self.plot().savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+        svg = buffer.getvalue()
+        return head + svg[svg.index("<svg") :] + history.to_html(index=False, float_format="%.4f")
+
     def plot(self, ax: Any = None, *, title: str | None = None):
         """The windowed metric with its band and the threshold.
 
