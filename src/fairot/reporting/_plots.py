@@ -36,12 +36,21 @@ def _grouped_axes(scores: ArrayLike, sensitive_features: Any, groups: GroupsMode
     return values, enc, ax
 
 
+def _own_figure(ax: Any) -> bool:
+    """Whether ``ax`` is the only axes of its figure (not a panel of the caller's layout)."""
+    return len(ax.figure.axes) == 1
+
+
 def _label_axes(ax: Any, xlabel: str, ylabel: str, title: str):
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    # Outside the data: with many groups an inside legend hides the curves it explains.
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    if _own_figure(ax):
+        # Outside the data: with many groups an inside legend hides the curves it explains.
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    else:
+        # A panel among others: a legend outside would cover the next panel.
+        ax.legend(fontsize="small")
     ax.grid(alpha=0.25)
     return ax.figure
 
@@ -99,7 +108,8 @@ def plot_group_histograms(
 def _clip_spikes(ax: Any, heights: np.ndarray) -> None:
     """Cap the density axis above the typical bars and say where and how tall the cut bars are."""
     positive = heights[heights > 0]
-    if positive.size == 0:
+    # Panels sharing a y axis (the caller's layout) must keep one scale: leave them alone.
+    if positive.size == 0 or len(ax.get_shared_y_axes().get_siblings(ax)) > 1:
         return
     cap = SPIKE_FACTOR * float(np.quantile(positive, 0.8))
     if heights.max() <= cap:
