@@ -124,7 +124,7 @@ def test_wass1_with_target_is_sum_of_scipy_distances():
     _, s, g = _data(6)
     target = np.random.default_rng(0).random(77)
     expected = sum(scipy.stats.wasserstein_distance(s[g == a], target) for a in np.unique(g))
-    assert wass1(s, g, target=target) == pytest.approx(expected, rel=1e-10)
+    assert wass1(s, g, reference=target) == pytest.approx(expected, rel=1e-10)
 
 
 def test_metrics_are_zero_under_parity():

@@ -89,8 +89,8 @@ def _group_scores(scores: ArrayLike, sensitive_features: Any, groups: GroupsMode
 def wass1(
     scores: ArrayLike,
     sensitive_features: Any,
-    target: ArrayLike | None = None,
     *,
+    reference: ArrayLike | None = None,
     group_weights: Literal["uniform", "proportional"] = "uniform",
     groups: GroupsMode = "intersection",
 ) -> float:
@@ -126,8 +126,8 @@ def wass1(
     if group_weights not in ("uniform", "proportional"):
         raise ValueError(MSG_GROUP_WEIGHTS.format(value=group_weights))
     _, enc, sorted_groups = _group_scores(scores, sensitive_features, groups)
-    if target is not None:
-        t = np.sort(check_array_1d(target, "target", bounds=UNIT_INTERVAL))
+    if reference is not None:
+        t = np.sort(check_array_1d(reference, "reference", bounds=UNIT_INTERVAL))
         return sum_w1_to_reference(sorted_groups, t)
     weights = enc.counts if group_weights == "proportional" else None
     return sum_w1_to_barycenter(sorted_groups, weights)
