@@ -181,5 +181,5 @@ def test_bad_inputs():
         strong_pairwise_demographic_disparity(s, g[:-1])
     with pytest.raises(ValueError, match="single group"):
         wass1(s, np.zeros(50))
-    with pytest.raises(ValueError, match="threshold must lie in"):
+    with pytest.raises(ValueError, match=r"threshold must be a number in \[0, 1\]"):
         error_rate(y, s, threshold=2)

@@ -45,7 +45,7 @@ def test_classification_rows_match_groupby():
     assert summary["wass1"] == pytest.approx(wass1(s, sf))
     assert summary["sdd"] == pytest.approx(strong_demographic_disparity(s, sf))
     assert summary["spdd"] == pytest.approx(strong_pairwise_demographic_disparity(s, sf))
-    gap = max_pairwise_wasserstein(s, sf, 2)
+    gap = max_pairwise_wasserstein(s, sf, p=2)
     assert summary["max_pairwise_w2"] == pytest.approx(gap.distance)
     assert summary["max_pairwise_w2_pair"] == " vs ".join(gap.pair)
     assert summary["accuracy_std"] == pytest.approx(np.std(grouped.correct.mean().to_numpy()))
@@ -66,7 +66,7 @@ def test_regression_rows_match_sklearn():
     summary = fairness_summary(y, pred, g, task="regression")
     assert summary["r2"] == pytest.approx(r2_score(y, pred))
     assert summary["max_pairwise_winf"] == pytest.approx(
-        max_pairwise_wasserstein(pred, g, np.inf).distance
+        max_pairwise_wasserstein(pred, g, p=np.inf).distance
     )
 
 
