@@ -76,7 +76,7 @@ def load_face_image(path: str | Path, image_size: int | None = None) -> np.ndarr
 
 
 class FaceFolderDataset(torch.utils.data.Dataset):
-    """A training set stored as ``root/<identity>/<image>`` with a CSV mapping identity to group.
+    r"""A training set stored as ``root/<identity>/<image>`` with a CSV mapping identity to group.
 
     Parameters
     ----------
@@ -112,7 +112,7 @@ class FaceFolderDataset(torch.utils.data.Dataset):
     ...     for k in range(2):
     ...         Image.new("RGB", (8, 8)).save(os.path.join(root, "train", identity, f"{k}.png"))
     >>> with open(os.path.join(root, "groups.csv"), "w") as f:
-    ...     _ = f.write("identity,group\\nann,light\\nbob,dark\\n")
+    ...     _ = f.write("identity,group\nann,light\nbob,dark\n")
     >>> data = FaceFolderDataset(os.path.join(root, "train"), os.path.join(root, "groups.csv"))
     >>> len(data), data.n_classes, data.group_names, data.groups.tolist()
     (4, 2, ['dark', 'light'], [1, 1, 0, 0])
@@ -191,7 +191,7 @@ class FaceFolderDataset(torch.utils.data.Dataset):
 def read_rfw_pairs(
     pairs_file: str | Path, images_root: str | Path, *, group=None, extension: str = ".jpg"
 ) -> pd.DataFrame:
-    """Read an RFW-style pair list (``<race>_pairs.txt``).
+    r"""Read an RFW-style pair list (``<race>_pairs.txt``).
 
     Each line is ``name i j`` for a genuine pair (images ``name/name_000i.jpg`` and
     ``name/name_000j.jpg``) or ``name1 i name2 j`` for an impostor pair, as in LFW's
@@ -218,7 +218,7 @@ def read_rfw_pairs(
     >>> from fairot.face import read_rfw_pairs
     >>> pairs_file = os.path.join(tempfile.mkdtemp(), "Asian_pairs.txt")
     >>> with open(pairs_file, "w") as f:
-    ...     _ = f.write("m.01 1 2\\nm.01 1 m.02 3\\n")
+    ...     _ = f.write("m.01 1 2\nm.01 1 m.02 3\n")
     >>> pairs = read_rfw_pairs(pairs_file, "data/Asian", group="Asian")
     >>> [p.as_posix() for p in pairs["path2"]], pairs["is_same"].tolist()
     (['data/Asian/m.01/m.01_0002.jpg', 'data/Asian/m.02/m.02_0003.jpg'], [True, False])
@@ -256,7 +256,7 @@ def load_rfw_pairs(
     rfw_root: str | Path,
     races: Sequence[str] = ("African", "Asian", "Caucasian", "Indian"),
 ) -> pd.DataFrame:
-    """All RFW pair lists of an extracted RFW test set, with the race as the group.
+    r"""All RFW pair lists of an extracted RFW test set, with the race as the group.
 
     Expects the released layout ``rfw_root/txts/<race>/<race>_pairs.txt`` and
     ``rfw_root/data/<race>/<identity>/<identity>_000k.jpg``; use :func:`read_rfw_pairs` for
@@ -281,7 +281,7 @@ def load_rfw_pairs(
     >>> for race in ("African", "Indian"):
     ...     os.makedirs(os.path.join(root, "txts", race))
     ...     with open(os.path.join(root, "txts", race, f"{race}_pairs.txt"), "w") as f:
-    ...         _ = f.write("m.01 1 2\\n")
+    ...         _ = f.write("m.01 1 2\n")
     >>> load_rfw_pairs(root, races=("African", "Indian"))["group"].tolist()
     ['African', 'Indian']
     """

@@ -76,6 +76,11 @@ class HardestTripletMiner(nn.Module):
     Mining is done without gradient (it only chooses indices); the loss recomputes the distances
     of the chosen triplets with gradient.
 
+    References
+    ----------
+    .. [1] Wang, M., Zhang, Y. and Deng, W. "Meta Balanced Network for Fair Face Recognition",
+       IEEE TPAMI (2021).
+
     Examples
     --------
     Two identities of one group; each anchor's hardest positive is its identity's other sample and
