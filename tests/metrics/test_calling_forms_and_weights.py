@@ -184,3 +184,20 @@ def test_regression_report_weighted_matches_sklearn():
             r2_score(y[m], pred[m], sample_weight=w[m]), rel=1e-12
         )
     assert report.loc["overall", "rmse"] ** 2 == pytest.approx(report.loc["overall", "mse"])
+
+
+def test_error_rate_in_fairlearn_derived_metric():
+    # fairlearn's metric factory calls error_rate(y_true, y_pred, sample_weight=...) per group.
+    from fairlearn.metrics import make_derived_metric
+
+    y, s, sf, w = _data(8, n=300)
+    gap = make_derived_metric(
+        metric=error_rate, transform="difference", sample_param_names=["sample_weight"]
+    )
+    errors = {
+        a: np.average((s[sf.sex == a] > 0.5) != y[sf.sex == a], weights=w[sf.sex == a])
+        for a in ("F", "M")
+    }
+    assert gap(y, s, sensitive_features=sf.sex, sample_weight=w) == pytest.approx(
+        abs(errors["F"] - errors["M"]), rel=1e-12
+    )
