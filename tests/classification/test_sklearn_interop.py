@@ -268,3 +268,38 @@ def test_sparse_and_dense_share_the_layout():
     theta = np.array([0.3, -1.2, 0.7, 0.1])
     np.testing.assert_array_equal(logits(theta, X), logits(theta, sp.csr_matrix(X)))
     np.testing.assert_allclose(logits(theta, X), X @ theta[:-1] + theta[-1], rtol=1e-14)
+
+
+def test_choosing_dpp_within_a_fairness_budget_with_fairot_scorers(routing, biased):
+    from fairot.metrics import fair_accuracy_scorer, wass1, wass1_scorer, within_fairness_budget
+
+    X, y, a = biased
+    cv = StratifiedKFold(3, shuffle=True, random_state=3)
+    grid = {"estimator__C": [1e-3, 1.0], "target": ["barycenter", 0, 1]}
+    budget = 0.03
+    search = GridSearchCV(
+        QuantileParityPostProcessor(estimator=LogisticRegression()).set_fit_request(
+            sensitive_features=True
+        ),
+        grid,
+        cv=cv,
+        scoring={"accuracy": fair_accuracy_scorer, "wass1": wass1_scorer},
+        refit=within_fairness_budget(budget),
+        error_score="raise",
+    ).fit(X, y, sensitive_features=a)
+    candidates = []
+    for C in grid["estimator__C"]:
+        for target in grid["target"]:
+            accuracy, disparity = [], []
+            for train, test in cv.split(X, y):
+                model = QuantileParityPostProcessor(
+                    estimator=LogisticRegression(C=C), target=target
+                ).fit(X[train], y[train], sensitive_features=a[train])
+                accuracy.append(model.score(X[test], y[test], sensitive_features=a[test]))
+                s = model.predict_proba(X[test], sensitive_features=a[test])[:, 1]
+                disparity.append(wass1(s, a[test]))
+            candidates.append((np.mean(accuracy), np.mean(disparity), C, target))
+    feasible = [c for c in candidates if c[1] <= budget]
+    assert 0 < len(feasible) < len(candidates)  # the budget binds
+    best = max(feasible, key=lambda c: c[0])
+    assert (search.best_params_["estimator__C"], search.best_params_["target"]) == best[2:]
