@@ -336,7 +336,7 @@ def test_entropic_overflow_raises_with_advice():
         ({"reg_strength": -1.0}, MSG_POSITIVE.format(name="reg_strength", kind="number", value=-1.0)),
         ({"dual_step_size": 0}, MSG_POSITIVE.format(name="dual_step_size", kind="number", value=0)),
         ({"target": "median"}, MSG_TARGET.format(value="'median'")),
-        ({"target": [0.5, 1.5]}, MSG_TARGET.format(value="array of shape (2,)")),
+        ({"target": [0.5, 1.5]}, MSG_TARGET.format(value="[0.5, 1.5]")),
     ],
 )
 def test_constructor_validation(kwargs, message):
