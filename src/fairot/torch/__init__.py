@@ -14,5 +14,6 @@ Importing ``fairot`` does not import torch; only this package does.
 """
 
 from fairot.torch._penalty import WassersteinParityPenalty
+from fairot.torch._trainer import FairTrainer
 
-__all__ = ["WassersteinParityPenalty"]
+__all__ = ["FairTrainer", "WassersteinParityPenalty"]
