@@ -13,7 +13,8 @@ objective into a loss term for any network:
 Importing ``fairot`` does not import torch; only this package does.
 """
 
+from fairot.torch._estimator import FairMLPClassifier
 from fairot.torch._penalty import WassersteinParityPenalty
 from fairot.torch._trainer import FairTrainer
 
-__all__ = ["FairTrainer", "WassersteinParityPenalty"]
+__all__ = ["FairMLPClassifier", "FairTrainer", "WassersteinParityPenalty"]

@@ -104,6 +104,10 @@ class FairTrainer:
         Adam's weight decay.
     optimizer : callable, optional
         ``params -> torch.optim.Optimizer``, replacing Adam.
+    lr_schedule : {"constant", "cosine"} or callable, default="constant"
+        ``"cosine"``: after the warm-up the step size decays to 0 by the last epoch along a half
+        cosine, so that the last epochs average the mini-batch noise of the penalty; a callable
+        ``optimizer -> torch.optim.lr_scheduler.LRScheduler`` is stepped once per epoch.
     fix_target : bool, default=True
         Fix the target to the barycenter of the training scores at the end of the warm-up.
         Otherwise the penalty keeps its own ``target`` (e.g. the moving batch barycenter).
@@ -160,6 +164,7 @@ class FairTrainer:
         learning_rate: float = 1e-3,
         weight_decay: float = 0.0,
         optimizer: Callable | None = None,
+        lr_schedule: Literal["constant", "cosine"] | Callable = "constant",
         fix_target: bool = True,
         monitor: Literal["wass1", "objective"] = "wass1",
         patience: int | None = 10,
@@ -192,6 +197,12 @@ class FairTrainer:
                 raise ValueError(
                     MSG_PARAM.format(name=name, expected="a non-negative number", value=value)
                 )
+        if not callable(lr_schedule) and lr_schedule not in ("constant", "cosine"):
+            raise ValueError(
+                MSG_PARAM.format(
+                    name="lr_schedule", expected="'constant', 'cosine' or a callable", value=lr_schedule
+                )
+            )
         if monitor not in ("wass1", "objective"):
             raise ValueError(
                 MSG_PARAM.format(name="monitor", expected="'wass1' or 'objective'", value=monitor)
@@ -210,6 +221,7 @@ class FairTrainer:
         self.learning_rate = learning_rate
         self.weight_decay = weight_decay
         self.optimizer = optimizer
+        self.lr_schedule = lr_schedule
         self.fix_target = fix_target
         self.monitor = monitor
         self.patience = patience
@@ -220,7 +232,14 @@ class FairTrainer:
     def lam_at(self, epoch: int) -> float:
         """The penalty weight of an epoch (0-based): 0 in the warm-up, then ``lam`` (ramped)."""
         if callable(self.lam):
-            return float(self.lam(epoch))
+            value = float(self.lam(epoch))
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(
+                    MSG_PARAM.format(
+                        name=f"lam({epoch})", expected="a finite non-negative weight", value=value
+                    )
+                )
+            return value
         if epoch < self.warmup_epochs:
             return 0.0
         if self.lam_ramp_epochs > 0:
@@ -301,6 +320,21 @@ class FairTrainer:
         self.target_samples_ = build_target("barycenter", s, encoding)
         self.penalty.set_target(self.target_samples_)
 
+    def _scheduler(self, opt):
+        if callable(self.lr_schedule):
+            return self.lr_schedule(opt)
+        if self.lr_schedule == "constant":
+            return None
+        start, end = self.warmup_epochs, self.n_epochs
+
+        def factor(epoch: int) -> float:
+            # LambdaLR calls this with the number of epochs done: full step through the warm-up.
+            if epoch < start or end <= start:
+                return 1.0
+            return 0.5 * (1.0 + np.cos(np.pi * min(1.0, (epoch - start) / (end - start))))
+
+        return torch.optim.lr_scheduler.LambdaLR(opt, factor)
+
     # --------------------------------------------------------------------- fit
     def fit(self, X, y, groups, *, eval_set=None) -> FairTrainer:
         """Train the model.
@@ -350,6 +384,7 @@ class FairTrainer:
             if self.optimizer is not None
             else torch.optim.Adam(params, lr=self.learning_rate, weight_decay=self.weight_decay)
         )
+        scheduler = self._scheduler(opt)
         bce = nn.BCEWithLogitsLoss(reduction="none")
         steps_per_epoch = -(-n // self.batch_size)
         self.target_samples_ = None
@@ -393,6 +428,8 @@ class FairTrainer:
                 opt.step()
                 self.n_steps_ += 1
                 totals += values
+            if scheduler is not None:
+                scheduler.step()
             record = {"epoch": epoch, "lam": lam}
             record.update(
                 zip(("loss", "bce", "penalty"), (totals / steps_per_epoch).tolist(), strict=True)
