@@ -56,5 +56,7 @@ def test_string_labels_and_history():
 
 def test_bad_hidden_layer_sizes():
     X, y, s = _data(4, n=100)
-    with pytest.raises(ValueError, match=MSG_HIDDEN.format(value="(8, 0)").replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(
+        ValueError, match=MSG_HIDDEN.format(value="(8, 0)").replace("(", r"\(").replace(")", r"\)")
+    ):
         _clf(hidden_layer_sizes=(8, 0)).fit(X, y, sensitive_features=s["a"])

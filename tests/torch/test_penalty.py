@@ -11,8 +11,8 @@
 import numpy as np
 import ot
 import pytest
-import torch
 
+import torch
 from fairot.classification import DivergenceError
 from fairot.classification._features import draw_fourier_features, tabulate_features
 from fairot.classification._kernels import cot_kernel, dot_kernel, padded_rows
@@ -49,7 +49,9 @@ def _logistic_problem(seed, n_groups=3, n=60, d=4, n_batch=8, n_updates=5):
     return X, members.astype(np.int64), offsets, theta, target, batches, target_batches
 
 
-def _torch_updates(penalty, X, members, offsets, theta0, target, batches, target_batches, step, scale):
+def _torch_updates(
+    penalty, X, members, offsets, theta0, target, batches, target_batches, step, scale
+):
     """Drive the penalty as the kernel would: same rows, same target batch, SGD on theta."""
     Xt = torch.tensor(X)
     theta = torch.tensor(theta0, requires_grad=True)
@@ -202,7 +204,9 @@ def test_sinkhorn_equals_pot_sinkhorn(reg):
         s = scores[groups == a]
         wa, wb = np.full(s.shape[0], 1 / s.shape[0]), np.full(9, 1 / 9)
         cost = np.abs(s[:, None] - target[None, :])
-        plan = ot.sinkhorn(wa, wb, cost, reg, method="sinkhorn_log", stopThr=1e-14, numItermax=10**6)
+        plan = ot.sinkhorn(
+            wa, wb, cost, reg, method="sinkhorn_log", stopThr=1e-14, numItermax=10**6
+        )
         expected += _entropic_value_from_plan(plan, cost, wa, wb, reg)
     assert float(value) == pytest.approx(expected, abs=1e-9)
 
@@ -223,7 +227,9 @@ def test_sinkhorn_tends_to_exact_cost():
             3, method="sinkhorn", reg_strength=reg, sinkhorn_tol=1e-11, sinkhorn_max_iter=200_000
         ).double()
         t = torch.tensor(target)
-        gaps.append(float(penalty(torch.tensor(scores), torch.tensor(groups), target_samples=t)) - exact)
+        gaps.append(
+            float(penalty(torch.tensor(scores), torch.tensor(groups), target_samples=t)) - exact
+        )
     assert all(g >= -1e-12 for g in gaps)  # the entropic cost is above the exact one ...
     assert all(b < a for a, b in zip(gaps, gaps[1:], strict=False))  # ... and decreases to it
     assert gaps[-1] < 1e-3 * 3 * np.log(12 * 9)  # within eps log(n m) per group
@@ -233,7 +239,12 @@ def test_sinkhorn_tends_to_exact_cost():
     "kwargs",
     [
         {"method": "dot"},
-        {"method": "sinkhorn", "reg_strength": 0.05, "sinkhorn_tol": 1e-14, "sinkhorn_max_iter": 10**5},
+        {
+            "method": "sinkhorn",
+            "reg_strength": 0.05,
+            "sinkhorn_tol": 1e-14,
+            "sinkhorn_max_iter": 10**5,
+        },
         {"method": "cot", "reg": "entropic"},
         {"method": "cot", "reg": "l2", "reg_strength": 0.5},
         {"method": "cot", "constrain_duals": False},
@@ -313,7 +324,9 @@ def test_diagonal_pairing_deterministic_with_seed():
     values = []
     for _ in range(2):
         penalty = WassersteinParityPenalty(3, pairing="diagonal", random_state=4).double()
-        values.append([float(penalty(torch.tensor(scores), torch.tensor(groups))) for _ in range(3)])
+        values.append(
+            [float(penalty(torch.tensor(scores), torch.tensor(groups))) for _ in range(3)]
+        )
     assert values[0] == values[1]
 
 
@@ -331,9 +344,18 @@ def test_entropic_overflow_raises_with_advice():
     ("kwargs", "message"),
     [
         ({"n_groups": 0}, MSG_POSITIVE.format(name="n_groups", kind="integer", value=0)),
-        ({"method": "emd"}, MSG_OPTION.format(name="method", options=("cot", "dot", "sinkhorn"), value="emd")),
-        ({"pairing": "diag"}, MSG_OPTION.format(name="pairing", options=("all", "diagonal"), value="diag")),
-        ({"reg_strength": -1.0}, MSG_POSITIVE.format(name="reg_strength", kind="number", value=-1.0)),
+        (
+            {"method": "emd"},
+            MSG_OPTION.format(name="method", options=("cot", "dot", "sinkhorn"), value="emd"),
+        ),
+        (
+            {"pairing": "diag"},
+            MSG_OPTION.format(name="pairing", options=("all", "diagonal"), value="diag"),
+        ),
+        (
+            {"reg_strength": -1.0},
+            MSG_POSITIVE.format(name="reg_strength", kind="number", value=-1.0),
+        ),
         ({"dual_step_size": 0}, MSG_POSITIVE.format(name="dual_step_size", kind="number", value=0)),
         ({"target": "median"}, MSG_TARGET.format(value="'median'")),
         ({"target": [0.5, 1.5]}, MSG_TARGET.format(value="[0.5, 1.5]")),
@@ -353,15 +375,25 @@ def test_forward_validation():
     g = torch.tensor([0, 1, 1])
     with pytest.raises(TypeError, match=re.escape(MSG_SCORES.format(value="[0.2, 0.4]"))):
         penalty([0.2, 0.4], g)
-    with pytest.raises(TypeError, match=re.escape(MSG_GROUPS.format(n=3, value="tensor of shape (2,) and dtype torch.int64"))):
+    with pytest.raises(
+        TypeError,
+        match=re.escape(MSG_GROUPS.format(n=3, value="tensor of shape (2,) and dtype torch.int64")),
+    ):
         penalty(s, torch.tensor([0, 1]))
     with pytest.raises(ValueError, match=re.escape(MSG_SCORE_RANGE.format(low=0.2, high=1.5))):
         penalty(torch.tensor([0.2, 1.5, 0.6], dtype=torch.float64), g)
     with pytest.raises(ValueError, match=re.escape(MSG_SCORE_RANGE.split("(")[0])):
         penalty(torch.tensor([0.2, float("nan"), 0.6]), g)
-    with pytest.raises(ValueError, match=re.escape(MSG_GROUP_RANGE.format(n_groups=2, low=0, high=2))):
+    with pytest.raises(
+        ValueError, match=re.escape(MSG_GROUP_RANGE.format(n_groups=2, low=0, high=2))
+    ):
         penalty(s, torch.tensor([0, 1, 2]))
-    with pytest.raises(ValueError, match=re.escape(MSG_TARGET_BATCH.format(extra="", value="tensor of shape (0,) and dtype torch.float32"))):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            MSG_TARGET_BATCH.format(extra="", value="tensor of shape (0,) and dtype torch.float32")
+        ),
+    ):
         penalty(s, g, target_samples=torch.tensor([]))
     diagonal = WassersteinParityPenalty(2, pairing="diagonal")
     with pytest.raises(ValueError, match="one entry per score"):

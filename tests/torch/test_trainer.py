@@ -4,8 +4,8 @@ import re
 
 import numpy as np
 import pytest
-import torch
 
+import torch
 from fairot.classification import DivergenceError
 from fairot.metrics import wass1
 from fairot.torch import FairTrainer, WassersteinParityPenalty
@@ -66,7 +66,8 @@ def test_target_fixed_after_warmup_and_early_stopping_restores_best():
     trainer = _trainer(model, n_epochs=15, patience=3).fit(X, y, a, eval_set=(Xv, yv, av))
     assert np.all(np.diff(trainer.target_samples_) >= 0)
     assert torch.equal(
-        trainer.penalty.target_samples, torch.as_tensor(trainer.target_samples_, dtype=torch.float64)
+        trainer.penalty.target_samples,
+        torch.as_tensor(trainer.target_samples_, dtype=torch.float64),
     )
     history = trainer.history_
     penalised = history[history.lam > 0]
@@ -103,9 +104,17 @@ def test_divergence_raises_with_advice():
 def test_validation_messages():
     X, y, a = _data(7)
     model = _model()
-    with pytest.raises(ValueError, match=re.escape(MSG_PARAM.format(name="lam", expected="a non-negative number or a callable", value=-1))):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            MSG_PARAM.format(name="lam", expected="a non-negative number or a callable", value=-1)
+        ),
+    ):
         _trainer(model, lam=-1)
-    with pytest.raises(ValueError, match=re.escape(MSG_PARAM.format(name="n_epochs", expected="an integer >= 1", value=0))):
+    with pytest.raises(
+        ValueError,
+        match=re.escape(MSG_PARAM.format(name="n_epochs", expected="an integer >= 1", value=0)),
+    ):
         _trainer(model, n_epochs=0)
     with pytest.raises(TypeError, match="penalty must be a WassersteinParityPenalty"):
         FairTrainer(model, torch.nn.MSELoss())

@@ -6,17 +6,17 @@ from numbers import Integral, Real
 from typing import Literal
 
 import numpy as np
-import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
-from torch import nn
 
+import torch
 from fairot._validation import check_sensitive_features
 from fairot.classification._base import check_binary_target
 from fairot.torch._penalty import WassersteinParityPenalty
 from fairot.torch._trainer import FairTrainer
+from torch import nn
 
 MSG_HIDDEN = "hidden_layer_sizes must be a tuple of positive integers; got {value!r}."
 
@@ -62,6 +62,9 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         Rows per step, split equally between groups.
     learning_rate : float, default=1e-3
         Adam's step size.
+    lr_schedule : {"constant", "cosine"}, default="cosine"
+        ``"cosine"``: after the warm-up the step decays to 0 by the last epoch, which averages
+        the penalty's mini-batch noise (see :class:`FairTrainer`).
     weight_decay : float, default=0.0
         Adam's weight decay.
     validation_fraction : float, default=0.1
@@ -124,6 +127,7 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         "n_epochs": [Interval(Integral, 1, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "lr_schedule": [StrOptions({"constant", "cosine"})],
         "weight_decay": [Interval(Real, 0, None, closed="left")],
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
         "patience": [Interval(Integral, 1, None, closed="left"), None],
@@ -144,6 +148,7 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         n_epochs: int = 40,
         batch_size: int = 256,
         learning_rate: float = 1e-3,
+        lr_schedule: Literal["constant", "cosine"] = "cosine",
         weight_decay: float = 0.0,
         validation_fraction: float = 0.1,
         patience: int | None = 10,
@@ -160,6 +165,7 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         self.n_epochs = n_epochs
         self.batch_size = batch_size
         self.learning_rate = learning_rate
+        self.lr_schedule = lr_schedule
         self.weight_decay = weight_decay
         self.validation_fraction = validation_fraction
         self.patience = patience
@@ -216,6 +222,7 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
             n_epochs=self.n_epochs,
             batch_size=max(self.batch_size, encoding.n_groups),
             learning_rate=self.learning_rate,
+            lr_schedule=self.lr_schedule,
             weight_decay=self.weight_decay,
             patience=self.patience,
             device=self.device,

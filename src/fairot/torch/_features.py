@@ -15,13 +15,13 @@ import torch
 
 
 def exact_features(s: torch.Tensor, frequencies: torch.Tensor, phases: torch.Tensor):
-    r""":math:`\psi(s) = \sqrt{2/D}\cos(\omega s + b)`, shape (n, D); autograd gives :math:`\psi'`."""
+    r""":math:`\psi(s) = \sqrt{2/D}\cos(\omega s + b)`, shape (n, D), differentiable in s."""
     d = frequencies.shape[0]
     return math.sqrt(2.0 / d) * torch.cos(s[:, None] * frequencies + phases)
 
 
 class _TabulatedFeatures(torch.autograd.Function):
-    """Interpolated :math:`\\psi` whose backward uses the interpolated :math:`\\psi'`."""
+    r"""Interpolated :math:`\psi` whose backward uses the interpolated :math:`\psi'`."""
 
     @staticmethod
     def forward(s, values, derivatives):
@@ -45,5 +45,5 @@ class _TabulatedFeatures(torch.autograd.Function):
 
 
 def tabulated_features(s: torch.Tensor, values: torch.Tensor, derivatives: torch.Tensor):
-    r""":math:`\psi(s)` read from a table on [0, 1] (cell ``min(floor(sG), G-1)``, as the kernel)."""
+    r""":math:`\psi(s)` read from a table on [0, 1] (cell ``min(floor(sG), G-1)``, as in numba)."""
     return _TabulatedFeatures.apply(s, values, derivatives)[0]

@@ -6,9 +6,8 @@ from numbers import Integral, Real
 from typing import Literal
 
 import numpy as np
-import torch
-from torch import nn
 
+import torch
 from fairot.classification import DivergenceError, draw_fourier_features, tabulate_features
 from fairot.torch._features import exact_features, tabulated_features
 from fairot.torch._transport import (
@@ -18,6 +17,7 @@ from fairot.torch._transport import (
     sinkhorn_to_target,
     sorted_quantiles,
 )
+from torch import nn
 
 METHODS = ("cot", "dot", "sinkhorn")
 MSG_OPTION = "{name} must be one of {options}; got {value!r}."
@@ -31,7 +31,9 @@ MSG_SCORE_RANGE = (
     "got values in [{low}, {high}]."
 )
 MSG_GROUPS = "groups must be a 1-D integer tensor of the same length as scores ({n}); got {value}."
-MSG_GROUP_RANGE = "groups must hold codes in [0, n_groups={n_groups}); got values in [{low}, {high}]."
+MSG_GROUP_RANGE = (
+    "groups must hold codes in [0, n_groups={n_groups}); got values in [{low}, {high}]."
+)
 MSG_DEVICE = (
     "scores, groups and the penalty's buffers must be on one device; got scores on {scores}, "
     "groups on {groups}, penalty on {penalty}. Move the penalty with penalty.to(scores.device)."
@@ -228,9 +230,11 @@ class WassersteinParityPenalty(nn.Module):
         self.sinkhorn_tol = float(sinkhorn_tol)
         self.last_target: torch.Tensor | None = None
 
-        rng = np.random.RandomState(random_state) if not isinstance(
-            random_state, np.random.RandomState
-        ) else random_state
+        rng = (
+            np.random.RandomState(random_state)
+            if not isinstance(random_state, np.random.RandomState)
+            else random_state
+        )
         # The state is kept in float64 whatever the scores' dtype (each call computes in the
         # scores' dtype): the potentials accumulate many small steps.
         dtype = torch.float64
@@ -261,8 +265,11 @@ class WassersteinParityPenalty(nn.Module):
                 raise ValueError(MSG_TARGET.format(value=repr(target)))
             return torch.empty(0, dtype=dtype)
         try:
-            t = torch.as_tensor(np.asarray(target, dtype=np.float64) if not isinstance(
-                target, torch.Tensor) else target.detach().cpu().double())
+            t = torch.as_tensor(
+                np.asarray(target, dtype=np.float64)
+                if not isinstance(target, torch.Tensor)
+                else target.detach().cpu().double()
+            )
         except (TypeError, ValueError):
             raise ValueError(MSG_TARGET.format(value=_describe(target))) from None
         if t.ndim != 1 or t.numel() == 0 or not bool(((t >= 0) & (t <= 1)).all()):
@@ -277,7 +284,11 @@ class WassersteinParityPenalty(nn.Module):
 
     # ------------------------------------------------------------------ checks
     def _check_inputs(self, scores, groups) -> None:
-        if not isinstance(scores, torch.Tensor) or scores.ndim != 1 or not scores.is_floating_point():
+        if (
+            not isinstance(scores, torch.Tensor)
+            or scores.ndim != 1
+            or not scores.is_floating_point()
+        ):
             raise TypeError(MSG_SCORES.format(value=_describe(scores)))
         if (
             not isinstance(groups, torch.Tensor)
@@ -357,7 +368,9 @@ class WassersteinParityPenalty(nn.Module):
         layout = group_layout(scores, groups, self.n_groups)
         diagonal = self.method == "cot" and self.pairing == "diagonal"
         if target_samples is not None:
-            t = self._check_target_batch(target_samples, scores.shape[0], scores.dtype, scores.device)
+            t = self._check_target_batch(
+                target_samples, scores.shape[0], scores.dtype, scores.device
+            )
         else:
             t = self._target_batch(scores, groups, layout, diagonal)
         self.last_target = t
@@ -439,7 +452,9 @@ class WassersteinParityPenalty(nn.Module):
             grad_s = zeros.index_add(0, groups, coef[:, None] * psi_s)
             grad_t = zeros.index_add(0, groups, coef[:, None] * psi_t)
         else:
-            grad_s = zeros.index_add(0, groups, ((1.0 - alpha.mean(dim=1)) * inv_count)[:, None] * psi_s)
+            grad_s = zeros.index_add(
+                0, groups, ((1.0 - alpha.mean(dim=1)) * inv_count)[:, None] * psi_s
+            )
             alpha_t = torch.zeros(self.n_groups, alpha.shape[1], dtype=dtype, device=alpha.device)
             alpha_t = alpha_t.index_add(0, groups, alpha)
             present = counts > 0

@@ -1,4 +1,4 @@
-r"""The training loop around :class:`WassersteinParityPenalty`: balanced batches, ``lam``, early stop."""
+r"""The loop around :class:`WassersteinParityPenalty`: balanced batches, ``lam``, early stopping."""
 
 from __future__ import annotations
 
@@ -9,15 +9,15 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-import torch
-from torch import nn
 from tqdm.auto import tqdm
 
+import torch
 from fairot._validation import check_sensitive_features
 from fairot.classification import DivergenceError
 from fairot.classification._targets import build_target
 from fairot.metrics._classification import sum_w1_to_reference
 from fairot.torch._penalty import WassersteinParityPenalty
+from torch import nn
 
 MSG_PARAM = "{name} must be {expected}; got {value!r}."
 MSG_GROUPS = (
@@ -45,8 +45,10 @@ def _membership(groups, n_groups: int, n: int) -> np.ndarray:
     g = groups.detach().cpu().numpy() if isinstance(groups, torch.Tensor) else np.asarray(groups)
     if g.ndim == 2 and g.dtype == bool and g.shape[1] == n_groups:
         membership = g
-    elif g.ndim == 1 and np.issubdtype(g.dtype, np.integer) and (
-        g.size == 0 or (g.min() >= 0 and g.max() < n_groups)
+    elif (
+        g.ndim == 1
+        and np.issubdtype(g.dtype, np.integer)
+        and (g.size == 0 or (g.min() >= 0 and g.max() < n_groups))
     ):
         membership = np.zeros((g.shape[0], n_groups), dtype=bool)
         membership[np.arange(g.shape[0]), g] = True
@@ -173,14 +175,20 @@ class FairTrainer:
         verbose: bool = False,
     ):
         if not isinstance(model, nn.Module):
-            raise TypeError(MSG_PARAM.format(name="model", expected="a torch.nn.Module", value=model))
+            raise TypeError(
+                MSG_PARAM.format(name="model", expected="a torch.nn.Module", value=model)
+            )
         if not isinstance(penalty, WassersteinParityPenalty):
             raise TypeError(
-                MSG_PARAM.format(name="penalty", expected="a WassersteinParityPenalty", value=penalty)
+                MSG_PARAM.format(
+                    name="penalty", expected="a WassersteinParityPenalty", value=penalty
+                )
             )
         if not callable(lam) and (isinstance(lam, bool) or not isinstance(lam, Real) or lam < 0):
             raise ValueError(
-                MSG_PARAM.format(name="lam", expected="a non-negative number or a callable", value=lam)
+                MSG_PARAM.format(
+                    name="lam", expected="a non-negative number or a callable", value=lam
+                )
             )
         for name, value, low in (
             ("warmup_epochs", warmup_epochs, 0),
@@ -200,7 +208,9 @@ class FairTrainer:
         if not callable(lr_schedule) and lr_schedule not in ("constant", "cosine"):
             raise ValueError(
                 MSG_PARAM.format(
-                    name="lr_schedule", expected="'constant', 'cosine' or a callable", value=lr_schedule
+                    name="lr_schedule",
+                    expected="'constant', 'cosine' or a callable",
+                    value=lr_schedule,
                 )
             )
         if monitor not in ("wass1", "objective"):
@@ -209,7 +219,9 @@ class FairTrainer:
             )
         if patience is not None and (not isinstance(patience, Integral) or patience < 1):
             raise ValueError(
-                MSG_PARAM.format(name="patience", expected="a positive integer or None", value=patience)
+                MSG_PARAM.format(
+                    name="patience", expected="a positive integer or None", value=patience
+                )
             )
         self.model = model
         self.penalty = penalty
@@ -243,7 +255,9 @@ class FairTrainer:
         if epoch < self.warmup_epochs:
             return 0.0
         if self.lam_ramp_epochs > 0:
-            return float(self.lam) * min(1.0, (epoch - self.warmup_epochs + 1) / self.lam_ramp_epochs)
+            return float(self.lam) * min(
+                1.0, (epoch - self.warmup_epochs + 1) / self.lam_ramp_epochs
+            )
         return float(self.lam)
 
     # ----------------------------------------------------------------- helpers
@@ -258,7 +272,7 @@ class FairTrainer:
         return first.dtype if first is not None else torch.get_default_dtype()
 
     def predict_scores(self, X, batch_size: int = 8192) -> np.ndarray:
-        """Scores :math:`\\sigma(\\text{logits})` of the model, in eval mode, as a NumPy array."""
+        r"""Scores :math:`\sigma(\text{logits})` of the model, in eval mode, as a NumPy array."""
         device, dtype = self._device(), self._dtype()
         Xt = _as_tensor(X, dtype, device)
         was_training = self.model.training
@@ -296,7 +310,12 @@ class FairTrainer:
 
             w1 = float(sum_w1_to_barycenter(sorted_groups))
         error = float(np.mean((s > 0.5) != (y == 1)))
-        return {"val_error": error, "val_wass1": w1, "val_bce": bce, "val_objective": bce + lam * w1}
+        return {
+            "val_error": error,
+            "val_wass1": w1,
+            "val_bce": bce,
+            "val_objective": bce + lam * w1,
+        }
 
     def _fix_target(self, Xt, membership) -> None:
         s = self.predict_scores(Xt)
@@ -305,7 +324,9 @@ class FairTrainer:
             encoding = check_sensitive_features(codes, s.shape[0], min_groups=1)
         else:
             columns = {f"g{a}": membership[:, a] for a in range(membership.shape[1])}
-            encoding = check_sensitive_features(pd.DataFrame(columns), s.shape[0], groups="marginal")
+            encoding = check_sensitive_features(
+                pd.DataFrame(columns), s.shape[0], groups="marginal"
+            )
             # Marginal encoding of boolean columns: keep each column's True group only.
             keep = [i for i, (_, v) in enumerate(encoding.labels) if bool(v)]
             curves_rows = [encoding.indices()[i] for i in keep]
@@ -375,9 +396,11 @@ class FairTrainer:
             [m.shape[0] / (per_group * per_row * n) for m in members], dtype=dtype, device=device
         ).repeat_interleave(per_group)
         batch_groups = torch.arange(n_groups, device=device).repeat_interleave(per_group)
-        rng = np.random.RandomState(self.random_state) if not isinstance(
-            self.random_state, np.random.RandomState
-        ) else self.random_state
+        rng = (
+            np.random.RandomState(self.random_state)
+            if not isinstance(self.random_state, np.random.RandomState)
+            else self.random_state
+        )
         params = [p for p in self.model.parameters() if p.requires_grad]
         opt = (
             self.optimizer(params)
@@ -420,7 +443,11 @@ class FairTrainer:
                 if not bool(torch.isfinite(values).all()):
                     raise DivergenceError(
                         MSG_NOT_FINITE.format(
-                            epoch=epoch, step=step, loss=float(values[0]), lr=self.learning_rate, lam=lam
+                            epoch=epoch,
+                            step=step,
+                            loss=float(values[0]),
+                            lr=self.learning_rate,
+                            lam=lam,
                         )
                     )
                 opt.zero_grad(set_to_none=True)
