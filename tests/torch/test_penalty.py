@@ -11,8 +11,8 @@
 import numpy as np
 import ot
 import pytest
-
 import torch
+
 from fairot.classification import DivergenceError
 from fairot.classification._features import draw_fourier_features, tabulate_features
 from fairot.classification._kernels import cot_kernel, dot_kernel, padded_rows

@@ -4,8 +4,8 @@ import re
 
 import numpy as np
 import pytest
-
 import torch
+
 from fairot.classification import DivergenceError
 from fairot.metrics import wass1
 from fairot.torch import FairTrainer, WassersteinParityPenalty

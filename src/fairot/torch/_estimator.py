@@ -6,17 +6,17 @@ from numbers import Integral, Real
 from typing import Literal
 
 import numpy as np
+import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
+from torch import nn
 
-import torch
 from fairot._validation import check_sensitive_features
 from fairot.classification._base import check_binary_target
 from fairot.torch._penalty import WassersteinParityPenalty
 from fairot.torch._trainer import FairTrainer
-from torch import nn
 
 MSG_HIDDEN = "hidden_layer_sizes must be a tuple of positive integers; got {value!r}."
 

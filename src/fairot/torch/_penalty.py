@@ -6,8 +6,9 @@ from numbers import Integral, Real
 from typing import Literal
 
 import numpy as np
-
 import torch
+from torch import nn
+
 from fairot.classification import DivergenceError, draw_fourier_features, tabulate_features
 from fairot.torch._features import exact_features, tabulated_features
 from fairot.torch._transport import (
@@ -17,7 +18,6 @@ from fairot.torch._transport import (
     sinkhorn_to_target,
     sorted_quantiles,
 )
-from torch import nn
 
 METHODS = ("cot", "dot", "sinkhorn")
 MSG_OPTION = "{name} must be one of {options}; got {value!r}."

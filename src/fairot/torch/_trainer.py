@@ -9,15 +9,15 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+import torch
+from torch import nn
 from tqdm.auto import tqdm
 
-import torch
 from fairot._validation import check_sensitive_features
 from fairot.classification import DivergenceError
 from fairot.classification._targets import build_target
 from fairot.metrics._classification import sum_w1_to_reference
 from fairot.torch._penalty import WassersteinParityPenalty
-from torch import nn
 
 MSG_PARAM = "{name} must be {expected}; got {value!r}."
 MSG_GROUPS = (
