@@ -118,7 +118,7 @@ def test_validation_messages():
         _trainer(model, n_epochs=0)
     with pytest.raises(TypeError, match="penalty must be a WassersteinParityPenalty"):
         FairTrainer(model, torch.nn.MSELoss())
-    with pytest.raises(ValueError, match=re.escape(MSG_LABELS.format(values=[0.0, 3.0]))):
+    with pytest.raises(ValueError, match=re.escape(MSG_LABELS.format(low=0.0, high=3.0))):
         _trainer(model).fit(X, np.where(y > 0, 2.0, y) + (y > 0), a)
     with pytest.raises(ValueError, match=re.escape(MSG_GROUPS.split("with")[0])):
         _trainer(model).fit(X, y, a + 5)
