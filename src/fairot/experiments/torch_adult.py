@@ -34,8 +34,15 @@ MLP_PARAMS: dict[str, Any] = {
     "lr_schedule": "cosine",
     "validation_fraction": 0.0,
 }
-TABLE_LAM = {"Adult": 10.0, "German Credit": 10.0, "Communities & Crime": 10.0}
-FRONTIER_LAMS = (0.0, 1.0, 3.0, 10.0, 30.0)
+# The small data sets (700 and 1,396 training rows) get smaller batches and more epochs, so that
+# they see about as many steps as Adult. ``lam`` per data set from the first seed's frontier.
+DATASET_MLP_PARAMS: dict[str, dict[str, Any]] = {
+    "Adult": {},
+    "German Credit": {"batch_size": 128, "n_epochs": 100},
+    "Communities & Crime": {"batch_size": 256, "n_epochs": 100},
+}
+TABLE_LAM = {"Adult": 5.0, "German Credit": 1.0, "Communities & Crime": 5.0}
+FRONTIER_LAMS = (0.0, 0.3, 1.0, 3.0, 5.0, 10.0)
 DATASETS = ("Adult", "German Credit", "Communities & Crime")
 
 
@@ -109,13 +116,18 @@ def run_torch_adult(
     n_updates = 500 if quick else 100_000
     names = ("German Credit",) if quick else DATASETS
     lams = (0.0, 10.0) if quick else FRONTIER_LAMS
-    mlp_params = {"n_epochs": 4, "warmup_epochs": 2} if quick else {}
     records, frontier, timings = [], [], {}
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # small networks: threads only contend with other processes
     try:
         for name in names:
             spec = TABLE1_DATASETS[name]
+            mlp_params = (
+                {"n_epochs": 4, "warmup_epochs": 2, "batch_size": 128}
+                if quick
+                else DATASET_MLP_PARAMS[name]
+            )
+            table_lam = 10.0 if quick else TABLE_LAM[name]
             for k in range(n_seeds):
                 seed = random_state + k
                 split = _load_split(spec["name"], seed, spec["loader"])
@@ -136,7 +148,7 @@ def run_torch_adult(
                             **_metrics(split, s, target),
                         }
                     )
-                run_lams = lams if k == 0 else (TABLE_LAM[name],)
+                run_lams = lams if k == 0 else (table_lam,)
                 for lam in run_lams:
                     start = time.perf_counter()
                     with warnings.catch_warnings():
@@ -149,7 +161,7 @@ def run_torch_adult(
                     row = _metrics(split, s, clf.target_samples_)
                     if k == 0:
                         frontier.append({"dataset": name, "lam": lam, "seed": seed, **row})
-                    if lam == TABLE_LAM[name] or (quick and lam == max(lams)):
+                    if lam == table_lam:
                         method = f"MLP+penalty (lam={lam:g})"
                         records.append({"dataset": name, "method": method, "seed": seed, **row})
                     if lam == 0.0:
@@ -164,13 +176,26 @@ def run_torch_adult(
     figures = {"frontier": _frontier_figure(frontier_frame, baselines)}
     notes = (
         "A 2x64 ReLU MLP trained by FairMLPClassifier (DOT penalty, group-balanced batches of "
-        f"{MLP_PARAMS['batch_size']}, {MLP_PARAMS['warmup_epochs']} warm-up epochs of "
+        f"{MLP_PARAMS['batch_size']} on Adult, 128/256 on German Credit/C&C, "
+        f"{MLP_PARAMS['warmup_epochs']} warm-up epochs of "
         "cross-entropy, then the penalty towards the barycenter of the warm model's training "
-        f"scores, {MLP_PARAMS['n_epochs']} epochs, Adam with cosine decay) against LR, DOT, DPP "
+        f"scores, {MLP_PARAMS['n_epochs']} epochs (100 on the small sets), Adam with cosine "
+        "decay) against LR, DOT, DPP "
         f"and COT fitted as in cot-table1 ({n_updates} updates). 'Wass1 to target' is "
         "sum_a W1(test scores of a, the method's fixed target); 'Wass1' is the paper's (to the "
         "test barycenter). The frontier uses the first seed."
     )
+    adult = per_seed[
+        (per_seed["dataset"] == "Adult") & per_seed["method"].str.startswith("MLP+penalty")
+    ]
+    if not adult.empty:
+        worst_err, worst_w1 = adult["Err-.5"].max(), adult["Wass1 to target"].max()
+        met = worst_err <= ADULT_BAR["Err-.5"] and worst_w1 <= ADULT_BAR["Wass1 to target"]
+        notes += (
+            f" Adult, every seed: Err-.5 <= {worst_err:.4f}, Wass1 to target <= {worst_w1:.4f}; "
+            f"issue 13's bar (Err-.5 <= .18 and Wass1 to target <= .03) is "
+            f"{'met' if met else 'NOT met'}."
+        )
     return StudyResult(
         name="torch-adult",
         tables={"table": table, "per_seed": per_seed, "frontier": frontier_frame},
@@ -180,8 +205,9 @@ def run_torch_adult(
             "n_seeds": n_seeds,
             "random_state": random_state,
             "n_updates": n_updates,
-            "mlp": {**MLP_PARAMS, **mlp_params},
-            "table_lam": TABLE_LAM,
+            "mlp": MLP_PARAMS,
+            "mlp_per_dataset": {n: DATASET_MLP_PARAMS[n] for n in names},
+            "table_lam": {n: TABLE_LAM[n] for n in names},
             "frontier_lams": list(lams),
             "seconds": timings,
         },
