@@ -15,9 +15,10 @@ from tqdm.auto import tqdm
 
 from fairot._validation import check_sensitive_features
 from fairot.classification import DivergenceError
-from fairot.classification._targets import build_target
-from fairot.metrics._classification import sum_w1_to_reference
+from fairot.classification._targets import MAX_TARGET_LEVELS, build_target
+from fairot.metrics._classification import sum_w1_to_barycenter, sum_w1_to_reference
 from fairot.torch._penalty import WassersteinParityPenalty
+from fairot.transport import barycenter_quantiles, midpoint_grid, quantile_function
 
 MSG_PARAM = "{name} must be {expected}; got {value!r}."
 MSG_GROUPS = (
@@ -114,7 +115,8 @@ class FairTrainer:
         cosine, so that the last epochs average the mini-batch noise of the penalty; a callable
         ``optimizer -> torch.optim.lr_scheduler.LRScheduler`` is stepped once per epoch.
     fix_target : bool, default=True
-        Fix the target to the barycenter of the training scores at the end of the warm-up.
+        Fix the target to the barycenter of the training scores at the end of the warm-up
+        (when ``warmup_epochs > 0``).
         Otherwise the penalty keeps its own ``target`` (e.g. the moving batch barycenter).
     monitor : {"wass1", "objective"}, default="wass1"
         Early-stopping criterion on ``eval_set``: validation Wass1 to the fixed target, or the
@@ -308,8 +310,6 @@ class FairTrainer:
         if self.target_samples_ is not None:
             w1 = float(sum_w1_to_reference(sorted_groups, self.target_samples_))
         else:
-            from fairot.metrics._classification import sum_w1_to_barycenter
-
             w1 = float(sum_w1_to_barycenter(sorted_groups))
         error = float(np.mean((s > 0.5) != (y > 0.5)))
         return {
@@ -321,26 +321,16 @@ class FairTrainer:
 
     def _fix_target(self, Xt, membership) -> None:
         s = self.predict_scores(Xt)
-        codes = membership.argmax(axis=1) if (membership.sum(axis=1) == 1).all() else None
-        if codes is not None:
-            encoding = check_sensitive_features(codes, s.shape[0], min_groups=1)
+        if (membership.sum(axis=1) == 1).all():
+            encoding = check_sensitive_features(membership.argmax(axis=1), s.shape[0], min_groups=1)
+            self.target_samples_ = build_target("barycenter", s, encoding)
         else:
-            columns = {f"g{a}": membership[:, a] for a in range(membership.shape[1])}
-            encoding = check_sensitive_features(
-                pd.DataFrame(columns), s.shape[0], groups="marginal"
-            )
-            # Marginal encoding of boolean columns: keep each column's True group only.
-            keep = [i for i, (_, v) in enumerate(encoding.labels) if bool(v)]
-            curves_rows = [encoding.indices()[i] for i in keep]
-            from fairot.transport import barycenter_quantiles, midpoint_grid, quantile_function
-
-            n_levels = int(min(max(r.shape[0] for r in curves_rows), 10_000))
-            u = midpoint_grid(n_levels)
-            curves = np.stack([quantile_function(s[r], u) for r in curves_rows])
+            # Overlapping groups: the same barycenter (median of the group quantiles on a midpoint
+            # grid, as build_target), read from the membership columns.
+            rows = [np.flatnonzero(membership[:, a]) for a in range(membership.shape[1])]
+            u = midpoint_grid(int(min(max(r.shape[0] for r in rows), MAX_TARGET_LEVELS)))
+            curves = np.stack([quantile_function(s[r], u) for r in rows])
             self.target_samples_ = np.sort(barycenter_quantiles(curves, p=1))
-            self.penalty.set_target(self.target_samples_)
-            return
-        self.target_samples_ = build_target("barycenter", s, encoding)
         self.penalty.set_target(self.target_samples_)
 
     def _scheduler(self, opt):
