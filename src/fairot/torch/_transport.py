@@ -33,14 +33,11 @@ class GroupLayout(NamedTuple):
         Number of scores of each group in the batch (0 for an absent group).
     offsets : Tensor of shape (n_groups,)
         Position of each group's first score in the layout.
-    rank : Tensor of shape (n,)
-        Rank of each laid-out score within its group.
     """
 
     order: torch.Tensor
     counts: torch.Tensor
     offsets: torch.Tensor
-    rank: torch.Tensor
 
 
 def group_layout(scores: torch.Tensor, groups: torch.Tensor, n_groups: int) -> GroupLayout:
@@ -50,8 +47,16 @@ def group_layout(scores: torch.Tensor, groups: torch.Tensor, n_groups: int) -> G
     order = by_score[by_group]
     counts = torch.bincount(groups, minlength=n_groups)
     offsets = torch.cumsum(counts, 0) - counts
-    rank = torch.arange(scores.shape[0], device=scores.device) - offsets[groups[order]]
-    return GroupLayout(order, counts, offsets, rank)
+    return GroupLayout(order, counts, offsets)
+
+
+def layout_ranks(layout: GroupLayout) -> tuple[torch.Tensor, torch.Tensor]:
+    """Group and rank within the group of each laid-out score."""
+    n_groups = layout.counts.shape[0]
+    device = layout.counts.device
+    laid_groups = torch.repeat_interleave(torch.arange(n_groups, device=device), layout.counts)
+    rank = torch.arange(laid_groups.shape[0], device=device) - layout.offsets[laid_groups]
+    return laid_groups, rank
 
 
 def quantile_indices(layout: GroupLayout, levels: torch.Tensor) -> torch.Tensor:
@@ -107,18 +112,22 @@ def exact_w1_to_target(
 
     Returns
     -------
-    Tensor of shape (n_groups,)
-        0 for a group absent from the batch.
+    Tensor of shape ()
+        The sum over the groups present in the batch.
     """
     device = scores.device
     m = sorted_target.shape[0]
-    n_groups = layout.counts.shape[0]
     counts = layout.counts
-    laid_groups = torch.repeat_interleave(torch.arange(n_groups, device=device), counts)
+    present = counts > 0
+    if bool((counts[present] == m).all()):
+        # Equal sizes (balanced batches): T*_a is the sorted matching, mass 1/M per pair.
+        laid_out = scores[layout.order]
+        return (laid_out - sorted_target.repeat(int(present.sum()))).abs().sum() / m
+    laid_groups, rank = layout_ranks(layout)
     # Breakpoints k/n_a (k = 1..n_a) of the group, and l/M (l = 1..M) of the target for each
     # present group, as integers k*M and l*n_a.
-    group_levels = (layout.rank + 1) * m
-    present = torch.nonzero(counts > 0).squeeze(1)
+    group_levels = (rank + 1) * m
+    present = torch.nonzero(present).squeeze(1)
     target_groups = present.repeat_interleave(m)
     target_levels = (torch.arange(1, m + 1, device=device).repeat(present.shape[0])) * counts[
         target_groups
@@ -149,8 +158,7 @@ def exact_w1_to_target(
     ia = layout.offsets[g] + torch.minimum(n_group_before, counts[g] - 1)
     it = torch.clamp(n_target_before, max=m - 1)
     laid_out = scores[layout.order]
-    cost = width * (laid_out[ia] - sorted_target[it]).abs()
-    return torch.zeros(n_groups, dtype=scores.dtype, device=device).index_add(0, g, cost)
+    return (width * (laid_out[ia] - sorted_target[it]).abs()).sum()
 
 
 def sinkhorn_to_target(
@@ -176,16 +184,16 @@ def sinkhorn_to_target(
 
     Returns
     -------
-    Tensor of shape (n_groups,)
-        0 for a group absent from the batch.
+    Tensor of shape ()
+        The sum over the groups present in the batch.
     """
     n_groups = layout.counts.shape[0]
     width = int(layout.counts.max())
     dtype, device = scores.dtype, scores.device
-    laid_groups = torch.repeat_interleave(torch.arange(n_groups, device=device), layout.counts)
+    laid_groups, rank = layout_ranks(layout)
     padded = torch.zeros(n_groups, width, dtype=dtype, device=device)
     valid = torch.zeros(n_groups, width, dtype=torch.bool, device=device)
-    valid[laid_groups, layout.rank] = True
+    valid[laid_groups, rank] = True
     counts = layout.counts.to(dtype)
     log_a = torch.where(
         valid,
@@ -198,7 +206,7 @@ def sinkhorn_to_target(
         return (s_padded[:, :, None] - target[None, None, :]).abs()
 
     with torch.no_grad():
-        padded[laid_groups, layout.rank] = scores.detach()[layout.order]
+        padded[laid_groups, rank] = scores.detach()[layout.order]
         c = cost(padded)
         f = torch.zeros(n_groups, width, dtype=dtype, device=device)
         g = torch.zeros(n_groups, target.shape[0], dtype=dtype, device=device)
@@ -216,13 +224,14 @@ def sinkhorn_to_target(
         warnings.warn(
             MSG_SINKHORN_NOT_CONVERGED.format(max_iter=max_iter, error=error, tol=tol, reg=reg),
             RuntimeWarning,
-            stacklevel=3,
+            # This function, forward, and nn.Module's two call wrappers: point at the caller.
+            stacklevel=5,
         )
     s_padded = torch.zeros(n_groups, width, dtype=dtype, device=device).index_put(
-        (laid_groups, layout.rank), scores[layout.order]
+        (laid_groups, rank), scores[layout.order]
     )
     f_last = -reg * torch.logsumexp((g[:, None, :] - cost(s_padded)) / reg + log_b, dim=2)
     a = torch.where(valid, log_a.exp(), torch.zeros_like(f_last))
     value = (a * torch.where(valid, f_last, torch.zeros_like(f_last))).sum(dim=1)
     value = value + g.sum(dim=1) * log_b.exp()
-    return torch.where(layout.counts > 0, value, torch.zeros_like(value))
+    return torch.where(layout.counts > 0, value, torch.zeros_like(value)).sum()
