@@ -132,7 +132,7 @@ class WassersteinParityPenalty(nn.Module):
         (its default is 4,096).
     sinkhorn_max_iter : int, default=1000
         Sinkhorn iterations at most.
-    sinkhorn_tol : float, default=1e-6
+    sinkhorn_tol : float, default=1e-4
         Sinkhorn stops when the plan's marginals are within this L1 error (a warning says when
         it did not).
     random_state : int, RandomState instance or None, default=None
@@ -196,7 +196,7 @@ class WassersteinParityPenalty(nn.Module):
         pairing: Literal["all", "diagonal"] = "all",
         feature_grid_size: int | None = None,
         sinkhorn_max_iter: int = 1000,
-        sinkhorn_tol: float = 1e-6,
+        sinkhorn_tol: float = 1e-4,
         random_state: int | np.random.RandomState | None = None,
     ):
         super().__init__()
