@@ -26,7 +26,7 @@ EXPECTED_FAILED = {
 
 
 def _small():
-    return _FairMLP(hidden_layer_sizes=(8,), n_epochs=6, warmup_epochs=2, random_state=0)
+    return _FairMLP(hidden_layer_sizes=(8,), n_epochs=3, warmup_epochs=1, random_state=0)
 
 
 @parametrize_with_checks([_small()], expected_failed_checks=lambda est: EXPECTED_FAILED)

@@ -26,7 +26,7 @@ def _model(seed=0, d=3):
 
 
 def _trainer(model, **kwargs):
-    params = {"lam": 3.0, "n_epochs": 12, "warmup_epochs": 3, "batch_size": 128, "random_state": 0}
+    params = {"lam": 3.0, "n_epochs": 8, "warmup_epochs": 3, "batch_size": 128, "random_state": 0}
     return FairTrainer(model, WassersteinParityPenalty(2, method="dot"), **{**params, **kwargs})
 
 
@@ -63,7 +63,7 @@ def test_target_fixed_after_warmup_and_early_stopping_restores_best():
     X, y, a = _data(3)
     Xv, yv, av = _data(4)
     model = _model()
-    trainer = _trainer(model, n_epochs=15, patience=3).fit(X, y, a, eval_set=(Xv, yv, av))
+    trainer = _trainer(model, n_epochs=10, patience=3).fit(X, y, a, eval_set=(Xv, yv, av))
     assert np.all(np.diff(trainer.target_samples_) >= 0)
     assert torch.equal(
         trainer.penalty.target_samples,
