@@ -42,7 +42,6 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import (
     _check_feature_names,
     _check_n_features,
-    _check_sample_weight,
     _check_y,
     _num_samples,
     check_is_fitted,
@@ -50,7 +49,13 @@ from sklearn.utils.validation import (
     indexable,
 )
 
-from fairot._validation import check_array_1d, check_sensitive_features
+from fairot._validation import (
+    check_array_1d,
+    check_sample_weight,
+    check_sensitive_features,
+    group_attributes,
+    resolve_sensitive_features,
+)
 from fairot.metrics import max_pairwise_wasserstein
 from fairot.transport import midpoint_grid
 
@@ -224,12 +229,6 @@ def _cost_in_unit(cost: InducedCost, unit_scale: float) -> InducedCost | None:
     if type(cost) is PinballGaussianCost:
         return PinballGaussianCost(alpha=cost.alpha, noise_scale=cost.noise_scale / unit_scale)
     return None
-
-
-def _check_weights(sample_weight, y: np.ndarray) -> np.ndarray | None:
-    if sample_weight is None:
-        return None
-    return _check_sample_weight(sample_weight, y, ensure_non_negative=True)
 
 
 def _r2(y: np.ndarray, pred: np.ndarray, sample_weight) -> float:
@@ -450,8 +449,10 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
             Frequency weights: a row of integer weight ``w`` counts as ``w`` rows, in the score
             model's fit (which must accept ``sample_weight``), the groups' shares and the
             calibration quantiles and ranks.
-        sensitive_features : array-like of shape (n_samples,), DataFrame or dict
-            Group of each sample; several columns form intersectional groups.
+        sensitive_features : array-like of shape (n_samples,), DataFrame, dict or str
+            Group of each sample; several columns form intersectional groups. Column name(s)
+            of a DataFrame ``X`` read the groups from ``X`` (which the model still receives
+            whole).
         calibration : tuple (X_cal, y_cal, sensitive_features_cal[, sample_weight_cal])
             An explicit calibration set; then all of ``X, y`` trains the score model.
 
@@ -472,15 +473,15 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         y = np.asarray(_check_y(y, y_numeric=True, estimator=self), dtype=np.float64)
         if y.shape[0] != n_samples:
             raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]}.")
-        weights = _check_weights(sample_weight, y)
+        weights = check_sample_weight(sample_weight, y.shape[0])
+        sensitive_features, _ = resolve_sensitive_features(X, sensitive_features)
         groups = check_sensitive_features(sensitive_features, n_samples)
         cost_name = self.cost if isinstance(self.cost, str) else None
         observed = cost_name is not None and cost_name.startswith("observed_")
         if observed and weights is not None:
             raise ValueError(MSG_WEIGHTS_OBSERVED.format(cost=self.cost))
         self._groups = groups
-        self.groups_ = list(groups.labels)
-        self.group_names_ = list(groups.names)
+        self.groups_, self.group_names_ = group_attributes(groups)
         codes = groups.codes
         n_groups = groups.n_groups
         base = LinearRegression() if self.estimator is None else self.estimator
@@ -607,6 +608,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(
                 f"calibration X has {n_cal} rows but calibration y has {y_cal.shape[0]}."
             )
+        sf_cal, _ = resolve_sensitive_features(X_cal, sf_cal, name="calibration sensitive_features")
         codes_cal = self._groups.encode(sf_cal, name="calibration sensitive_features")
         if codes_cal.shape[0] != n_cal:
             raise ValueError("calibration sensitive_features and X have different lengths.")
@@ -614,7 +616,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         if len(calibration) == 4 and calibration[3] is not None:
             if str(self.cost).startswith("observed_"):
                 raise ValueError(MSG_WEIGHTS_OBSERVED.format(cost=self.cost))
-            w_cal = _check_weights(calibration[3], y_cal)
+            w_cal = check_sample_weight(calibration[3], y_cal.shape[0], "calibration sample_weight")
         return X_cal, y_cal, codes_cal, w_cal
 
     def _scores(self, X, codes: np.ndarray, *, with_precision: bool = False):
@@ -725,6 +727,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
 
     def _encode(self, X, sensitive_features):
         X = self._check_X(X, reset=False)
+        sensitive_features, _ = resolve_sensitive_features(X, sensitive_features)
         codes = self._groups.encode(sensitive_features)
         n = _num_samples(X)
         if codes.shape[0] != n:
@@ -738,7 +741,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
             Passed to the wrapped estimator unchanged.
-        sensitive_features : array-like of shape (n_samples,), DataFrame or dict
+        sensitive_features : array-like of shape (n_samples,), DataFrame, dict or str
             Groups, in the same form as in ``fit``; an unseen group is an error.
 
         Returns
@@ -760,7 +763,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
-        sensitive_features : array-like of shape (n_samples,), DataFrame or dict
+        sensitive_features : array-like of shape (n_samples,), DataFrame, dict or str
             Required (the default ``None`` only exists for scikit-learn's signature): without
             groups there is no fair prediction, and the error says how to route them.
 
@@ -774,7 +777,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         y = np.asarray(_check_y(y, y_numeric=True, estimator=self), dtype=np.float64)
         if y.shape[0] != pred.shape[0]:
             raise ValueError(f"X has {pred.shape[0]} rows but y has {y.shape[0]}.")
-        weights = _check_weights(sample_weight, y)
+        weights = check_sample_weight(sample_weight, y.shape[0])
         return _r2(y, pred, weights)
 
     def score_unadjusted(self, X, *, sensitive_features) -> np.ndarray:
