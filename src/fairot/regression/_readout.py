@@ -103,10 +103,14 @@ def _table(
             if g == group:
                 own = q
         value = own_share * own + (1.0 - own_share) * barycenter + _curve_at(residual, u)
-        # a running maximum keeps the map nondecreasing (within-group order preserved) where
-        # the linear residual dips inside a grid cell; at tau = 0 the residual is zero and
-        # the maximum changes nothing
-        running = max(running, value)
+        # A running maximum keeps the map nondecreasing (within-group order preserved) where the
+        # linear residual dips inside a grid cell (at tau = 0 the residual is zero). Only ranks
+        # a score can have count: none stops inside a run of equal calibration scores, and
+        # those entries must not lift the rest (else weights would differ from repeated rows).
+        own_sample = samples[offsets[group] : offsets[group + 1]]
+        reachable = t == 0 or t == own_sample.shape[0] or own_sample[t - 1] < own_sample[t]
+        if reachable:
+            running = max(running, value)
         out[t] = centre + running * scale
 
 
