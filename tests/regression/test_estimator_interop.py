@@ -130,7 +130,11 @@ def test_raw_string_pipeline_on_adult_with_groups_named_by_column():
     pipeline = make_pipeline(
         ColumnTransformer(
             [
-                ("cat", OneHotEncoder(handle_unknown="ignore"), make_column_selector(dtype_exclude="number")),
+                (
+                    "cat",
+                    OneHotEncoder(handle_unknown="ignore"),
+                    make_column_selector(dtype_exclude="number"),
+                ),
                 ("num", StandardScaler(), make_column_selector(dtype_include="number")),
             ]
         ),
