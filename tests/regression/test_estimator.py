@@ -409,3 +409,77 @@ def test_invariances_of_the_post_processor(seed, p, tau, shift):
     # adding a constant to every score adds it to every prediction
     _, shifted = fit_predict(scores + shift, s, new + shift, new_s)
     np.testing.assert_allclose(shifted, base + shift, atol=1e-8 * (1 + abs(shift)))
+
+
+# ----------------------------------------------------------------- exact tails (issue 10 §2)
+def _million_row_design(n):
+    """The design of benchmarks/bench_regression.py (seed 0): N(0, 1) and N(2, 1.25), P(S=1)=.4."""
+    rng = np.random.default_rng(0)
+    cal_s = (rng.random(n) < 0.4).astype(np.int64)
+    test_s = (rng.random(n) < 0.4).astype(np.int64)
+    cal = rng.normal(size=n) + 2.0 * cal_s + 0.5 * rng.normal(size=n) * cal_s
+    test = rng.normal(size=n) + 2.0 * test_s + 0.5 * rng.normal(size=n) * test_s
+    return cal, cal_s, test, test_s
+
+
+def _tails_against_the_exact_map(n):
+    # At tau = 0 every row, tails included, must be the exact empirical barycenter map; a grid
+    # read held constant beyond its end nodes collapsed the outer 1/(2M) of ranks instead.
+    cal, cal_s, test, test_s = _million_row_design(n)
+    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.0, n_grid=2000)
+    model.fit(cal[:, None], cal, sensitive_features=cal_s)
+    pred = model.predict(test[:, None], sensitive_features=test_s)
+    expected = _equipy_exact_map(cal, cal_s, test, test_s)
+    np.testing.assert_allclose(pred, expected, rtol=0, atol=1e-9)
+
+
+def test_tails_are_the_exact_map_on_the_synthetic_design():
+    _tails_against_the_exact_map(100_000)
+
+
+@pytest.mark.slow
+def test_tails_are_the_exact_map_on_the_million_row_design():
+    _tails_against_the_exact_map(1_000_000)
+
+
+# --------------------------------------------------------- batch independence (issue 14)
+def test_a_row_gets_the_same_prediction_alone_or_in_a_batch():
+    rng = np.random.default_rng(7)
+    n, d = 2000, 20
+    X = rng.normal(size=(n, d)) * rng.uniform(0.1, 10, d)
+    s = rng.integers(0, 3, n)
+    y = X @ rng.normal(size=d) + 3.0 * s + rng.normal(size=n)
+    frozen = FrozenEstimator(LinearRegression().fit(X, y))
+    # before the fix, 281 of 2,000 such rows changed (up to 0.35); 200 rows per p here
+    for p in (1, 2, np.inf):
+        model = WassersteinFairRegressor(estimator=frozen, tau=0.3, p=p, n_grid=200)
+        model.fit(X, y, sensitive_features=s)
+        batch = model.predict(X, sensitive_features=s)
+        rows = rng.choice(n, 200, replace=False)
+        alone = [model.predict(X[i : i + 1], sensitive_features=s[i : i + 1])[0] for i in rows]
+        np.testing.assert_array_equal(batch[rows], alone)
+
+
+# ------------------------------------------------------------- overflow/underflow (issue 14)
+@pytest.mark.parametrize("scale", [1e-300, 1e154, 1e300])
+@pytest.mark.parametrize("p", [1, 2, np.inf])
+def test_extreme_scales_solve_the_unit_problem(scale, p):
+    scores, s, test, t_s = _two_designs(11, 3, 300)
+    scores, test = scores / 8, test / 8  # keeps 1e300 * scores below the largest float
+
+    def fit_predict(factor, tau):
+        model = WassersteinFairRegressor(estimator=_frozen_column(), tau=tau, p=p, n_grid=40)
+        model.fit(scores[:, None] * factor, scores * factor, sensitive_features=s)
+        return model, model.predict(test[:, None] * factor, sensitive_features=t_s)
+
+    for tau in (0.0, 0.4):
+        unit, unit_pred = fit_predict(1.0, tau)
+        big, big_pred = fit_predict(scale, tau)
+        np.testing.assert_allclose(big_pred / scale, unit_pred, rtol=1e-12, atol=1e-12)
+        for name in ("epsilon_", "grid_gap_", "unadjusted_grid_gap_"):
+            assert getattr(big, name) / scale == pytest.approx(getattr(unit, name), rel=1e-12)
+        assert np.isfinite(big.grid_violation_)
+        assert big.grid_gap_ <= big.epsilon_ * (1 + 1e-9) + 1e-300
+        assert big.score(
+            test[:, None] * scale, test * scale, sensitive_features=t_s
+        ) == pytest.approx(unit.score(test[:, None], test, sensitive_features=t_s), abs=1e-12)
