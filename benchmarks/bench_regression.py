@@ -106,7 +106,7 @@ def main() -> None:
         np.searchsorted(sorted_cal, test[order], side="right")
 
     def ours(tau=0.5, p=2):
-        model = WassersteinFairRegressor(frozen, tau=tau, p=p, n_grid=M)
+        model = WassersteinFairRegressor(estimator=frozen, tau=tau, p=p, n_grid=M)
         model.fit(X_cal, cal, sensitive_features=cal_s)
         return model.predict(X_test, sensitive_features=test_s)
 

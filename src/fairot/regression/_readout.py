@@ -4,7 +4,7 @@ A new score :math:`x` of group :math:`s` is ranked among the group's :math:`n_s`
 scores, and its rank can only be one of the :math:`n_s + 1` levels :math:`\hat F_s(x)`. The
 fitted estimator therefore tabulates its prediction at every possible level once
 (:func:`prediction_tables`) and predicting is one merge of the sorted new scores with the
-calibration scores (:func:`table_indices`): no interpolation per prediction, and one value per
+calibration scores (:func:`read_tables`): no interpolation per prediction, and one value per
 rank, whatever the other rows of the call.
 
 The quantile convention is the linear interpolation between order statistics at position
@@ -21,14 +21,15 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True, nogil=True)
-def _quantile_at(x, cum_w, total, u, shift, inv_scale, cursor):  # pragma: no cover - compiled
-    """Quantile of the sorted sample ``x`` at level ``u``, in the scaled unit ``x*inv_scale-shift``.
+# inlined at the IR level: a call per rank and group with array arguments costs 10x the work
+@numba.njit(cache=True, nogil=True, inline="always")
+def _quantile_at(x, start, n, cum_w, total, u, shift, inv_scale, cursors, g):  # pragma: no cover
+    """Quantile at level ``u`` of the sorted ``x[start:start + n]``, in the scaled unit.
 
-    ``cum_w`` empty means unit weights (direct indexing); otherwise the cursor in ``cursor[0:2]``
-    only moves forwards, so nondecreasing levels visit ``x`` once.
+    ``cum_w`` empty means unit weights (direct indexing); otherwise ``cum_w[start:start + n]``
+    are cumulative frequency weights and the cursors ``cursors[g]`` only move forwards, so
+    nondecreasing levels visit the sample once.
     """
-    n = x.shape[0]
     position = u * (total - 1.0)
     if position < 0.0:
         position = 0.0
@@ -38,20 +39,20 @@ def _quantile_at(x, cum_w, total, u, shift, inv_scale, cursor):  # pragma: no co
         lo = min(int(row), n - 1)
         hi = min(lo + 1, n - 1)
     else:
-        lo = cursor[0]
-        while lo < n - 1 and cum_w[lo] <= row:
+        lo = cursors[g, 0]
+        while lo < n - 1 and cum_w[start + lo] <= row:
             lo += 1
-        hi = max(cursor[1], lo)
-        while hi < n - 1 and cum_w[hi] <= row + 1.0:
+        hi = max(cursors[g, 1], lo)
+        while hi < n - 1 and cum_w[start + hi] <= row + 1.0:
             hi += 1
-        cursor[0] = lo
-        cursor[1] = hi
-    a = x[lo] * inv_scale - shift
-    b = x[hi] * inv_scale - shift
+        cursors[g, 0] = lo
+        cursors[g, 1] = hi
+    a = x[start + lo] * inv_scale - shift
+    b = x[start + hi] * inv_scale - shift
     return a + frac * (b - a)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _curve_at(curve, u):  # pragma: no cover - compiled
     """A curve on the midpoint grid at rank ``u``: linear between nodes, constant beyond them."""
     n_grid = curve.shape[0]
@@ -66,9 +67,44 @@ def _curve_at(curve, u):  # pragma: no cover - compiled
 
 @numba.njit(cache=True, nogil=True)
 def _quantiles(x, cum_w, total, levels, shift, inv_scale, out):  # pragma: no cover - compiled
-    cursor = np.zeros(2, dtype=np.intp)
+    cursors = np.zeros((1, 2), dtype=np.intp)
     for t in range(levels.shape[0]):
-        out[t] = _quantile_at(x, cum_w, total, levels[t], shift, inv_scale, cursor)
+        out[t] = _quantile_at(
+            x, 0, x.shape[0], cum_w, total, levels[t], shift, inv_scale, cursors, 0
+        )
+
+
+@numba.njit(cache=True, nogil=True)
+def _table_unit_weights(
+    group, samples, offsets, shares, own_share, residual, scale, out
+):  # pragma: no cover - compiled
+    """:func:`_table` for unit weights: direct indexing, in the scores' own unit."""
+    n_groups = offsets.shape[0] - 1
+    own_start = offsets[group]
+    own_n = offsets[group + 1] - own_start
+    running = -np.inf
+    for t in range(own_n + 1):
+        # t / n: the ECDF level exactly as a count over n rounds
+        u = t / own_n
+        if not (t == 0 or t == own_n or samples[own_start + t - 1] < samples[own_start + t]):
+            out[t] = running
+            continue
+        barycenter = 0.0
+        own = 0.0
+        for g in range(n_groups):
+            start = offsets[g]
+            n = offsets[g + 1] - start
+            position = u * (n - 1.0)
+            lo = int(position)  # position >= 0: truncation is the floor
+            hi = lo + 1 if lo < n - 1 else lo
+            a = samples[start + lo]
+            q = a + (position - lo) * (samples[start + hi] - a)
+            barycenter += shares[g] * q
+            if g == group:
+                own = q
+        value = own_share * own + (1.0 - own_share) * barycenter
+        running = max(running, value + scale * _curve_at(residual, u))
+        out[t] = running
 
 
 @numba.njit(cache=True, nogil=True)
@@ -90,32 +126,42 @@ def _table(
 ):  # pragma: no cover - compiled
     n_groups = offsets.shape[0] - 1
     cursors = np.zeros((n_groups, 2), dtype=np.intp)
+    own_start = offsets[group]
+    own_n = offsets[group + 1] - own_start
     running = -np.inf
     for t in range(levels.shape[0]):
         u = levels[t]
         barycenter = 0.0
         own = 0.0
         for g in range(n_groups):
-            x = samples[offsets[g] : offsets[g + 1]]
-            w = cum_w[offsets[g] : offsets[g + 1]] if cum_w.shape[0] else cum_w
-            q = _quantile_at(x, w, totals[g], u, shift, inv_scale, cursors[g])
+            start = offsets[g]
+            q = _quantile_at(
+                samples,
+                start,
+                offsets[g + 1] - start,
+                cum_w,
+                totals[g],
+                u,
+                shift,
+                inv_scale,
+                cursors,
+                g,
+            )
             barycenter += shares[g] * q
             if g == group:
                 own = q
-        value = own_share * own + (1.0 - own_share) * barycenter + _curve_at(residual, u)
         # A running maximum keeps the map nondecreasing (within-group order preserved) where the
         # linear residual dips inside a grid cell (at tau = 0 the residual is zero). Only ranks
         # a score can have count: none stops inside a run of equal calibration scores, and
         # those entries must not lift the rest (else weights would differ from repeated rows).
-        own_sample = samples[offsets[group] : offsets[group + 1]]
-        reachable = t == 0 or t == own_sample.shape[0] or own_sample[t - 1] < own_sample[t]
-        if reachable:
+        if t == 0 or t == own_n or samples[own_start + t - 1] < samples[own_start + t]:
+            value = own_share * own + (1.0 - own_share) * barycenter + _curve_at(residual, u)
             running = max(running, value)
         out[t] = centre + running * scale
 
 
 @numba.njit(cache=True, nogil=True)
-def _table_indices(scores, codes, order, samples, offsets, tolerance, out):  # pragma: no cover
+def _walk(scores, codes, order, samples, offsets, tolerance, tables, out):  # pragma: no cover
     cursor = offsets[:-1].copy()
     for t in range(order.shape[0]):
         i = order[t]
@@ -126,8 +172,12 @@ def _table_indices(scores, codes, order, samples, offsets, tolerance, out):  # p
         while j < end and samples[j] <= threshold:
             j += 1
         cursor[g] = j
-        # group g's table starts at offsets[g] + g: it has one entry more than samples
-        out[i] = j + g
+        # group g's table starts at offsets[g] + g: it has one entry more than samples; read in
+        # increasing order, the tables are walked once
+        if tables.shape[0]:
+            out[i] = tables[j + g]
+        else:
+            out[i] = j + g
 
 
 def frequency_quantiles(
@@ -235,13 +285,17 @@ def prediction_tables(
         cum_w = np.concatenate(cumulative_weights).astype(np.float64, copy=False)
         totals = np.array([float(c[-1]) for c in cumulative_weights])
     out = np.empty(flat.shape[0] + len(samples))
-    for s, x in enumerate(samples):
-        n = x.shape[0]
+    shares = np.ascontiguousarray(shares, dtype=np.float64)
+    for s in range(len(samples)):
+        table = out[offsets[s] + s : offsets[s + 1] + s + 1]
+        residual = np.ascontiguousarray(residuals[s], dtype=np.float64)
         if cumulative_weights is None:
-            levels = np.arange(n + 1) / n
-        else:
-            levels = np.concatenate([[0.0], cumulative_weights[s] / totals[s]])
-            levels[-1] = 1.0
+            _table_unit_weights(
+                s, flat, offsets, shares, float(own_shares[s]), residual, scale, table
+            )
+            continue
+        levels = np.concatenate([[0.0], cumulative_weights[s] / totals[s]])
+        levels[-1] = 1.0
         _table(
             levels,
             s,
@@ -249,26 +303,27 @@ def prediction_tables(
             offsets,
             cum_w,
             totals,
-            np.ascontiguousarray(shares, dtype=np.float64),
+            shares,
             float(own_shares[s]),
-            np.ascontiguousarray(residuals[s], dtype=np.float64),
+            residual,
             shift,
             inv_scale,
             centre,
             scale,
-            out[offsets[s] + s : offsets[s + 1] + s + 1],
+            table,
         )
     return out
 
 
-def table_indices(
+def read_tables(
     scores: np.ndarray,
     codes: np.ndarray,
     samples: np.ndarray,
     offsets: np.ndarray,
     tolerance: float,
+    tables: np.ndarray | None = None,
 ) -> np.ndarray:
-    r"""Where each score reads the tables: its group's entry at rank :math:`\#\{c \le x + t\}`.
+    r"""Each score's entry in its group's table, at its rank :math:`\#\{c \le x + t\}`.
 
     Parameters
     ----------
@@ -281,23 +336,31 @@ def table_indices(
         Start of each group in ``samples``.
     tolerance : float
         :math:`t`: calibration scores within this distance above a score count as tied with it.
+    tables : numpy.ndarray, optional
+        From :func:`prediction_tables`; ``None`` returns the indices into such tables instead
+        (to read several tables of a path at the same ranks).
 
     Returns
     -------
-    numpy.ndarray of int of shape (n,)
-        Indices into the array of :func:`prediction_tables`.
+    numpy.ndarray of shape (n,)
+        The table values, or the indices (int) without ``tables``.
     """
     scores = np.ascontiguousarray(scores, dtype=np.float64)
-    out = np.empty(scores.shape[0], dtype=np.intp)
+    if tables is None:
+        out = np.empty(scores.shape[0], dtype=np.intp)
+        tables = np.empty(0)
+    else:
+        out = np.empty(scores.shape[0])
     # Visiting the scores in increasing order walks every group's calibration scores once, in
     # order (one argsort, as the unavoidable work of ranking does).
-    _table_indices(
+    _walk(
         scores,
         np.ascontiguousarray(codes, dtype=np.intp),
         np.argsort(scores),
         samples,
         offsets,
         float(tolerance),
+        tables,
         out,
     )
     return out
