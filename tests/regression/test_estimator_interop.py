@@ -246,3 +246,37 @@ def test_pickle_joblib_and_skops_round_trips(tmp_path):
     for copy in copies:
         np.testing.assert_array_equal(copy.predict(X, sensitive_features=s), expected)
         assert copy.epsilon_ == model.epsilon_
+
+
+# ------------------------------------------------------------- choosing tau by CV (recipe)
+def test_cv_chooses_the_most_accurate_tau_within_the_budget_like_a_hand_loop():
+    from sklearn.model_selection import StratifiedKFold
+
+    from fairot.metrics import max_pairwise_wasserstein
+    from fairot.regression import WassersteinFairRegressorCV
+
+    X, y, s = _data(n=900)
+    taus = [0.0, 0.25, 0.5, 1.0]
+    template = WassersteinFairRegressor(n_grid=100, random_state=0)
+    r2, gap = np.zeros((3, 4)), np.zeros((3, 4))
+    folds = StratifiedKFold(3).split(X, s)
+    for f, (train, test) in enumerate(folds):
+        for t, tau in enumerate(taus):
+            model = WassersteinFairRegressor(n_grid=100, random_state=0, tau=tau)
+            model.fit(X[train], y[train], sensitive_features=s[train])
+            pred = model.predict(X[test], sensitive_features=s[test])
+            r2[f, t] = r2_score(y[test], pred)
+            gap[f, t] = max_pairwise_wasserstein(pred, s[test], p=2).distance
+    budget = float(np.sort(gap.mean(axis=0))[1]) + 1e-9  # two taus within the budget
+    within = gap.mean(axis=0) <= budget
+    expected = taus[int(np.argmax(np.where(within, r2.mean(axis=0), -np.inf)))]
+    search = WassersteinFairRegressorCV(regressor=template, taus=taus, max_gap=budget, cv=3)
+    search.fit(X, y, sensitive_features=s)
+    np.testing.assert_allclose(search.cv_results_["mean_r2"], r2.mean(axis=0), atol=1e-12)
+    np.testing.assert_allclose(search.cv_results_["mean_test_gap"], gap.mean(axis=0), atol=1e-12)
+    assert search.best_tau_ == expected
+    assert search.best_estimator_.tau == expected
+    with pytest.raises(ValueError, match="no tau keeps"):
+        WassersteinFairRegressorCV(regressor=template, taus=taus, max_gap=0.0, cv=3).fit(
+            X, y, sensitive_features=s
+        )

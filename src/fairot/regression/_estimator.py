@@ -359,7 +359,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
     >>> bool(model.grid_gap_ <= model.epsilon_ + 1e-12)
     True
     >>> round(model.score(X, y, sensitive_features=s), 2)
-    0.7
+    0.65
     """
 
     _parameter_constraints: dict = {
