@@ -543,11 +543,12 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         n_groups = len(mass)
         # one sort per group costs about one sort of all scores (a lexsort costs ten times that)
         members = [np.flatnonzero(codes_cal == s) for s in range(n_groups)]
-        orders = [m[np.argsort(scores[m])] if w_cal is not None else m for m in members]
         if w_cal is None:
             self._samples = np.concatenate([np.sort(scores[m]) for m in members])
             self._cum_weights = None
         else:
+            # the weights travel with their scores (a plain sort is faster without them)
+            orders = [m[np.argsort(scores[m])] for m in members]
             self._samples = np.concatenate([scores[o] for o in orders])
             self._cum_weights = [np.cumsum(w_cal[o]) for o in orders]
         sizes = [m.size for m in members]
