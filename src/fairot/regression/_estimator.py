@@ -180,10 +180,10 @@ class _Unit:
     exponent: int = 0
 
     @classmethod
-    def of(cls, values: np.ndarray, *, rescale: bool) -> _Unit:
+    def of(cls, low: float, high: float, *, rescale: bool) -> _Unit:
+        """The unit of scores in ``[low, high]`` (the identity when not ``rescale``)."""
         if not rescale:
             return cls()
-        low, high = float(values.min()), float(values.max())
         # halves first: (high - low) overflows for scores near +-1e308
         centre = low / 2 + high / 2
         half_range = high / 2 - low / 2
@@ -556,7 +556,8 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         self.group_weights_ = mass / mass.sum()
         cost = resolve_cost(self.cost) if not str(self.cost).startswith("observed_") else None
         rescale = cost is None or _cost_in_unit(cost, 1.0) is not None
-        self._unit = _Unit.of(scores, rescale=rescale)
+        low, high = float(scores.min()), float(scores.max())
+        self._unit = _Unit.of(low, high, rescale=rescale)
         unit = self._unit
         self.grid_ = midpoint_grid(self.n_grid)
         self._latent = np.stack(
@@ -572,8 +573,8 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
             ]
         )
         self.latent_curves_ = unit.from_unit(self._latent)
-        low, high = check_bounds(self.bounds, scores.min(), scores.max())
-        self._bounds = (float(unit.to_unit(low)), float(unit.to_unit(high)))
+        bound_low, bound_high = check_bounds(self.bounds, low, high)
+        self._bounds = (float(unit.to_unit(bound_low)), float(unit.to_unit(bound_high)))
         if cost is None:
             self._cost = ObservedLossCost.from_samples(
                 unit.to_unit(scores),
@@ -590,8 +591,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(MSG_OVERFLOW.format(gap=gap, cost=self.cost))
         self._unadjusted_gap = gap
         self.unadjusted_grid_gap_ = unit.length_from_unit(gap)
-        largest = float(np.max(np.abs(scores)))
-        self._tie_tolerance = TIE_ULPS * precision * largest
+        self._tie_tolerance = TIE_ULPS * precision * max(abs(low), abs(high))
 
     def _check_group_sizes(self, counts: np.ndarray, where: str) -> None:
         for s, count in enumerate(counts):

@@ -75,36 +75,48 @@ def _quantiles(x, cum_w, total, levels, shift, inv_scale, out):  # pragma: no co
 
 
 @numba.njit(cache=True, nogil=True)
-def _table_unit_weights(
-    group, samples, offsets, shares, own_share, residual, scale, out
-):  # pragma: no cover - compiled
-    """:func:`_table` for unit weights: direct indexing, in the scores' own unit."""
-    n_groups = offsets.shape[0] - 1
-    own_start = offsets[group]
-    own_n = offsets[group + 1] - own_start
-    running = -np.inf
+def _accumulate_quantiles(samples, start, n, own_n, coefficient, acc):  # pragma: no cover
+    """``acc[t] += coefficient * Q(t / own_n)``, Q the linear quantiles of ``samples[start:+n]``.
+
+    Unit weights: the position is direct (no search); one tight pass per group.
+    """
+    last = n - 1
     for t in range(own_n + 1):
-        # t / n: the ECDF level exactly as a count over n rounds
-        u = t / own_n
-        if not (t == 0 or t == own_n or samples[own_start + t - 1] < samples[own_start + t]):
-            out[t] = running
-            continue
-        barycenter = 0.0
-        own = 0.0
-        for g in range(n_groups):
-            start = offsets[g]
-            n = offsets[g + 1] - start
-            position = u * (n - 1.0)
-            lo = int(position)  # position >= 0: truncation is the floor
-            hi = lo + 1 if lo < n - 1 else lo
-            a = samples[start + lo]
-            q = a + (position - lo) * (samples[start + hi] - a)
-            barycenter += shares[g] * q
-            if g == group:
-                own = q
-        value = own_share * own + (1.0 - own_share) * barycenter
-        running = max(running, value + scale * _curve_at(residual, u))
-        out[t] = running
+        # t / own_n: the ECDF level exactly as a count over n rounds
+        position = (t / own_n) * last
+        lo = int(position)  # position >= 0: truncation is the floor
+        hi = min(lo + 1, last)
+        a = samples[start + lo]
+        acc[t] += coefficient * (a + (position - lo) * (samples[start + hi] - a))
+
+
+@numba.njit(cache=True, nogil=True)
+def _finish_table(own_sample, residual, scale, table):  # pragma: no cover - compiled
+    """Add the residual curve and keep the running maximum over the reachable ranks, in place.
+
+    A running maximum keeps the map nondecreasing (within-group order preserved) where the
+    linear residual dips inside a grid cell (at tau = 0 the residual is zero). Only ranks a score
+    can have count: none stops inside a run of equal calibration scores, and those entries must
+    not lift the rest (else weights would differ from repeated rows).
+    """
+    n = own_sample.shape[0]
+    n_grid = residual.shape[0]
+    cell = 0
+    running = -np.inf
+    for t in range(n + 1):
+        if t == 0 or t == n or own_sample[t - 1] < own_sample[t]:
+            value = table[t]
+            if n_grid > 1:
+                # the residual's grid cell, walked forwards with the nondecreasing levels
+                position = (t / n) * n_grid - 0.5
+                while cell < n_grid - 2 and position >= cell + 1:
+                    cell += 1
+                weight = min(max(position - cell, 0.0), 1.0)
+                value += scale * (residual[cell] + weight * (residual[cell + 1] - residual[cell]))
+            else:
+                value += scale * residual[0]
+            running = max(running, value)
+        table[t] = running
 
 
 @numba.njit(cache=True, nogil=True)
@@ -282,9 +294,15 @@ def prediction_tables(
         table = out[offsets[s] + s : offsets[s + 1] + s + 1]
         residual = np.ascontiguousarray(residuals[s], dtype=np.float64)
         if cumulative_weights is None:
-            _table_unit_weights(
-                s, flat, offsets, shares, float(own_shares[s]), residual, scale, table
-            )
+            # own_share * Q_s + (1 - own_share) * sum_g r_g Q_g as one weighted sum over groups
+            coefficients = (1.0 - own_shares[s]) * shares
+            coefficients[s] += own_shares[s]
+            n_own = offsets[s + 1] - offsets[s]
+            table[:] = 0.0
+            for g in range(len(samples)):
+                n_g = offsets[g + 1] - offsets[g]
+                _accumulate_quantiles(flat, offsets[g], n_g, n_own, coefficients[g], table)
+            _finish_table(flat[offsets[s] : offsets[s + 1]], residual, scale, table)
             continue
         levels = np.concatenate([[0.0], cumulative_weights[s] / totals[s]])
         levels[-1] = 1.0
