@@ -106,6 +106,15 @@ def test_strict_parity_is_the_exact_barycenter_map_on_every_row(p, k):
     np.testing.assert_allclose(pred, expected, rtol=0, atol=1e-9)
 
 
+def test_strict_parity_with_many_groups_is_the_exact_barycenter_map():
+    # more than 8 groups take the readout's other way of splitting rows by group
+    scores, s, test, t_s = _two_designs(8, 12, 1200)
+    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.0, p=2, n_grid=30)
+    model.fit(scores[:, None], np.zeros(scores.size), sensitive_features=s)
+    pred = model.predict(test[:, None], sensitive_features=t_s)
+    np.testing.assert_allclose(pred, _equipy_exact_map(scores, s, test, t_s), rtol=0, atol=1e-9)
+
+
 @pytest.mark.parametrize("tau", [0.2, 0.6, 0.95])
 def test_two_groups_w2_is_the_closed_form_at_every_rank(tau):
     # Table 1 of the paper: Q_1 = Qbar + r_2 lambda Delta*, i.e. lambda Q_1* + (1 - lambda) Qbar

@@ -225,6 +225,13 @@ def test_sample_weight_errors():
         )
     with pytest.raises(ValueError, match="sample_weight"):
         WassersteinFairRegressor().fit(X, y, -np.ones(y.size), sensitive_features=s)
+    # weights normalised to sum to 1 are not frequency weights: a clear error, not a curve
+    # squeezed onto the smallest score
+    frozen = FrozenEstimator(LinearRegression().fit(X, y))
+    with pytest.raises(ValueError, match="frequency weights"):
+        WassersteinFairRegressor(estimator=frozen).fit(
+            X, y, np.full(y.size, 1 / y.size), sensitive_features=s
+        )
 
 
 # -------------------------------------------------------------------------- persistence

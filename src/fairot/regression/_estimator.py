@@ -82,6 +82,12 @@ MSG_SMALL_GROUP = (
     "group {group!r} has {count} calibration sample(s); at least 2 are needed to estimate its "
     "quantile curve. Use a larger calibration_size or merge small groups."
 )
+MSG_SMALL_WEIGHT = (
+    "group {group!r} has calibration weight {mass!r}: sample_weight are frequency weights (a row "
+    "of weight w counts as w rows, so that integer weights equal repeated rows), and a quantile "
+    "curve needs the weight of at least 2 rows. Pass counts or survey weights, not weights "
+    "normalised to sum to 1 (multiply those by the number of rows)."
+)
 MSG_MISSING_GROUP = (
     "group {group!r} is absent from the calibration set; every group seen in fit needs "
     "calibration samples."
@@ -526,6 +532,11 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
             counts = np.bincount(codes_cal, minlength=n_groups)
             mass = counts.astype(np.float64)
         self._check_group_sizes(counts, "calibration ")
+        if w_cal is not None:
+            for s, group_mass in enumerate(mass):
+                if group_mass < 2:
+                    group = self.group_names_[s]
+                    raise ValueError(MSG_SMALL_WEIGHT.format(group=group, mass=float(group_mass)))
         scores, precision = self._scores(X_cal, codes_cal, with_precision=True)
         self._calibrate(scores, y_cal, codes_cal, w_cal, mass, precision, p_value)
         self._adjust(self.epsilon, self.tau)
