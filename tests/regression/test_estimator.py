@@ -471,13 +471,17 @@ def test_a_row_gets_the_same_prediction_alone_or_in_a_batch():
 
 # ------------------------------------------------------------- overflow/underflow (issue 14)
 @pytest.mark.parametrize("scale", [1e-300, 1e154, 1e300])
-@pytest.mark.parametrize("p", [1, 2, np.inf])
-def test_extreme_scales_solve_the_unit_problem(scale, p):
+@pytest.mark.parametrize(
+    ("p", "cost"), [(1, "squared"), (2, "squared"), (np.inf, "squared"), (2, "observed_squared")]
+)
+def test_extreme_scales_solve_the_unit_problem(scale, p, cost):
     scores, s, test, t_s = _two_designs(11, 3, 300)
     scores, test = scores / 8, test / 8  # keeps 1e300 * scores below the largest float
 
     def fit_predict(factor, tau):
-        model = WassersteinFairRegressor(estimator=_frozen_column(), tau=tau, p=p, n_grid=40)
+        model = WassersteinFairRegressor(
+            estimator=_frozen_column(), tau=tau, p=p, n_grid=40, cost=cost
+        )
         model.fit(scores[:, None] * factor, scores * factor, sensitive_features=s)
         return model, model.predict(test[:, None] * factor, sensitive_features=t_s)
 
@@ -492,3 +496,11 @@ def test_extreme_scales_solve_the_unit_problem(scale, p):
         assert big.score(
             test[:, None] * scale, test * scale, sensitive_features=t_s
         ) == pytest.approx(unit.score(test[:, None], test, sensitive_features=t_s), abs=1e-12)
+
+
+def test_a_cost_that_cannot_be_rescaled_raises_on_overflow():
+    # a logit has an absolute meaning: the logistic cost runs unscaled, and says so
+    scores, s, _, _ = _two_designs(12, 2, 200)
+    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.5, cost="logistic")
+    with pytest.raises(ValueError, match="overflow"):
+        model.fit(scores[:, None] * 1e300, scores, sensitive_features=s)

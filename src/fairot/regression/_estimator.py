@@ -597,7 +597,9 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
             )
         else:
             self._cost = _cost_in_unit(cost, unit.scale) if rescale else cost
-        gap = float(pairwise_grid_distances(self._latent, p_value).max())
+        # an unscaled cost can overflow here: the clear error below replaces numpy's warning
+        with np.errstate(over="ignore", invalid="ignore"):
+            gap = float(pairwise_grid_distances(self._latent, p_value).max())
         if not np.isfinite(gap):
             raise ValueError(MSG_OVERFLOW.format(gap=gap, cost=self.cost))
         self._unadjusted_gap = gap
