@@ -122,6 +122,33 @@ def test_groups_attributes_are_public_lists_and_marginal_is_a_clear_error():
         WassersteinFairRegressor(groups="marginal").fit(X, y, sensitive_features=sf)
 
 
+def test_groups_as_a_dict_or_column_names_equal_groups_as_a_frame():
+    X, y, _ = _data(n=600)
+    rng = np.random.default_rng(4)
+    a, b = rng.integers(0, 2, 600), rng.choice(["x", "y"], 600)
+    frame = pd.DataFrame(X, columns=["u", "v", "w"]).assign(a=a, b=b)
+    model = make_pipeline(
+        ColumnTransformer([("num", "passthrough", ["u", "v", "w"])]), LinearRegression()
+    )
+    kwargs = {"estimator": model, "tau": 0.4, "n_grid": 50, "random_state": 0}
+    expected = (
+        WassersteinFairRegressor(**kwargs)
+        .fit(frame, y, sensitive_features=pd.DataFrame({"a": a, "b": b}))
+        .predict(frame, sensitive_features=pd.DataFrame({"a": a, "b": b}))
+    )
+    by_dict = WassersteinFairRegressor(**kwargs).fit(frame, y, sensitive_features={"a": a, "b": b})
+    by_name = WassersteinFairRegressor(**kwargs).fit(frame, y, sensitive_features=["a", "b"])
+    np.testing.assert_array_equal(
+        by_dict.predict(frame, sensitive_features={"a": a, "b": b}), expected
+    )
+    np.testing.assert_array_equal(by_name.predict(frame, sensitive_features=["a", "b"]), expected)
+    assert (
+        by_name.group_names_
+        == by_dict.group_names_
+        == ["a=0, b=x", "a=0, b=y", "a=1, b=x", "a=1, b=y"]
+    )
+
+
 # ---------------------------------------------------------------------- X untouched
 def test_raw_string_pipeline_on_adult_with_groups_named_by_column():
     bunch = load_adult(preprocess=False)
