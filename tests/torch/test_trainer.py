@@ -75,7 +75,7 @@ def test_target_fixed_after_warmup_and_early_stopping_restores_best():
     # The restored model is the best epoch's: its validation Wass1 to the fixed target, by
     # fairot.metrics.wass1, is the recorded one.
     s = trainer.predict_scores(Xv)
-    assert wass1(s, av, target=trainer.target_samples_) == pytest.approx(
+    assert wass1(s, av, reference=trainer.target_samples_) == pytest.approx(
         penalised.val_wass1.min(), abs=1e-9
     )
 
