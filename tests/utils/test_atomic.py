@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fairot.utils import atomic_write, write_atomic
+from fairot.utils import atomic_write, remove_stale_temporaries, write_atomic
 from fairot.utils._atomic import DATA_ERROR, MODE_ERROR
 
 
@@ -79,3 +79,11 @@ def test_sigkill_mid_write_leaves_a_complete_file(tmp_path, attempt):
     lines = target.read_text().splitlines()
     assert lines[-1] == "END"
     assert len({line for line in lines[:-1]}) == 1
+
+
+def test_remove_stale_temporaries_only_touches_this_destination(tmp_path):
+    (tmp_path / ".ckpt.pt.abc.tmp").write_bytes(b"torn")
+    (tmp_path / ".other.pt.abc.tmp").write_bytes(b"keep")
+    (tmp_path / "ckpt.pt").write_bytes(b"good")
+    assert remove_stale_temporaries(tmp_path / "ckpt.pt") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".other.pt.abc.tmp", "ckpt.pt"]

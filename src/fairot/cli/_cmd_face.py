@@ -63,18 +63,21 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    import torch
-
     from fairot.face import build_model, evaluate_pairs, load_config, load_pairs
+    from fairot.face._trainer import CHECKPOINT_FIT_ERROR, read_checkpoint
 
     if args.pairs and not args.images:
         raise ValueError("--pairs needs --images (the folder of identity sub-folders).")
     config = load_config(args.config)
     device = args.device or config.device
     checkpoint = args.checkpoint or Path(config.out_dir) / "checkpoint.pt"
-    state = torch.load(checkpoint, map_location=device, weights_only=False)
+    state = read_checkpoint(checkpoint, map_location=device)
     model = build_model(config)
-    model.load_state_dict(state.get("model", state))
+    try:
+        model.load_state_dict(state["model"])
+    except RuntimeError as exc:
+        reason = str(exc).strip().splitlines()[0]
+        raise ValueError(CHECKPOINT_FIT_ERROR.format(path=checkpoint, reason=reason)) from None
     pairs = load_pairs(
         rfw_root=args.rfw_root,
         races=args.races,

@@ -20,6 +20,7 @@ References
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 from collections.abc import Sequence
@@ -34,13 +35,14 @@ from torch.autograd import forward_ad
 from torch.func import functional_call
 from tqdm.auto import tqdm
 
+from ..utils import atomic_write, remove_stale_temporaries
 from ._callbacks import Callback
 from ._margin_losses import GroupMarginLoss
 from ._samplers import BalancedGroupSampler, RandomBatchSampler
 from ._skewness import MetaSkewnessLoss
 from ._tangents import RecordedForward, quiet_dual_level
 
-__all__ = ["MetaBalancedTrainer", "as_tensor_dataset"]
+__all__ = ["MetaBalancedTrainer", "as_tensor_dataset", "read_checkpoint"]
 
 logger = logging.getLogger("fairot.face")
 
@@ -67,6 +69,28 @@ LOOKAHEAD_ERROR = (
 )
 NUMBER_ERROR = "{name} must be {what}; got {value!r}."
 GROUP_WEIGHTS_ERROR = "group_weights must be one non-negative weight per group; got {value!r}."
+DEVICE_ERROR = (
+    "device={value!r} is not usable here ({reason}); use device='cpu' or run on a machine with "
+    "that accelerator."
+)
+CHECKPOINT_READ_ERROR = (
+    "checkpoint {path} cannot be read ({reason}); it is truncated, corrupt or not a fairot "
+    "checkpoint. Delete it to start afresh, or point to another one."
+)
+CHECKPOINT_FIT_ERROR = (
+    "checkpoint {path} does not fit this trainer: {reason}. It was written for another model, "
+    "loss or method; build the trainer with the arguments that wrote it."
+)
+#: Keys every checkpoint written by :meth:`MetaBalancedTrainer.save_checkpoint` holds.
+CHECKPOINT_KEYS = (
+    "step",
+    "model",
+    "loss",
+    "optimizer",
+    "margin_optimizer",
+    "train_rng",
+    "meta_rng",
+)
 #: Ways to compute the meta gradient d L^M / d m (see MetaBalancedTrainer).
 META_GRADIENTS = ("exact", "forward-mode", "finite-difference")
 
@@ -158,6 +182,63 @@ def _check_number(value, name: str, *, low: float = 0.0, strict: bool = False) -
         what = f"a finite number {'>' if strict else '>='} {low}"
         raise ValueError(NUMBER_ERROR.format(name=name, what=what, value=value))
     return float(value)
+
+
+def _check_count(value, name: str, *, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(NUMBER_ERROR.format(name=name, what=f"an int >= {low}", value=value))
+    return int(value)
+
+
+def _check_device(device) -> torch.device:
+    """``torch.device(device)``, refusing one that cannot hold a tensor here (no GPU, bad name)."""
+    try:
+        resolved = torch.device(device)
+        torch.empty(0, device=resolved)
+    except (RuntimeError, AssertionError, TypeError) as exc:
+        # torch raises AssertionError ("not compiled with CUDA") or a multi-line RuntimeError.
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(DEVICE_ERROR.format(value=str(device), reason=reason)) from None
+    return resolved
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def read_checkpoint(path: str | Path, *, map_location=None) -> dict:
+    """Read a checkpoint written by :meth:`MetaBalancedTrainer.save_checkpoint`, verified.
+
+    Parameters
+    ----------
+    path : str or Path
+    map_location : str or torch.device, optional
+        As :func:`torch.load`.
+
+    Returns
+    -------
+    dict
+        The trainer's :meth:`~MetaBalancedTrainer.state_dict`.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        If the file is truncated, corrupt or not a trainer checkpoint (the message names it).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint {path} does not exist.")
+    try:
+        state = torch.load(path, map_location=map_location, weights_only=False)
+    except Exception as exc:  # torch raises many types for a torn zip or pickle
+        raise ValueError(CHECKPOINT_READ_ERROR.format(path=path, reason=_first_line(exc))) from None
+    if not isinstance(state, dict) or any(k not in state for k in CHECKPOINT_KEYS):
+        reason = "missing keys" if isinstance(state, dict) else f"holds a {type(state).__name__}"
+        raise ValueError(CHECKPOINT_READ_ERROR.format(path=path, reason=reason))
+    return state
 
 
 class MetaBalancedTrainer:
@@ -291,7 +372,7 @@ class MetaBalancedTrainer:
         self.meta_every = meta_every
         self.lookahead = lookahead
         self.callbacks = list(callbacks)
-        self.device = torch.device(device) if device is not None else self._model_device()
+        self.device = _check_device(device) if device is not None else self._model_device()
         self.random_state = random_state
         self.progress = progress
         self.model.to(self.device)
@@ -685,6 +766,14 @@ class MetaBalancedTrainer:
         -------
         self
         """
+        _check_count(n_steps, "n_steps", low=0)
+        _check_count(batch_size, "batch_size", low=1)
+        _check_count(samples_per_identity, "samples_per_identity", low=1)
+        _check_count(num_workers, "num_workers", low=0)
+        if meta_batch_size is not None:
+            _check_count(meta_batch_size, "meta_batch_size", low=1)
+        if checkpoint_every is not None:
+            _check_count(checkpoint_every, "checkpoint_every", low=0)
         train = as_tensor_dataset(train_data, "train_data", num_workers)
         train_sampler = RandomBatchSampler(len(train), batch_size, random_state=self._train_rng)
         meta_sampler = None
@@ -787,12 +876,40 @@ class MetaBalancedTrainer:
         self._bound_logged = set(state["bound_logged"])
 
     def save_checkpoint(self, path: str | Path) -> None:
-        """Write :meth:`state_dict` to ``path`` (``torch.save``)."""
+        """Write :meth:`state_dict` to ``path`` atomically (``torch.save``).
+
+        The new checkpoint goes to a temporary file in the same folder, is flushed to disk and
+        only then replaces ``path``: a process killed mid-write leaves the previous checkpoint
+        intact, never a truncated one. Callbacks' ``on_checkpoint`` hooks run first, so that
+        what they persist (``history.csv``) is never behind the checkpoint.
+        """
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        torch.save(self.state_dict(), path)
+        for cb in self.callbacks:
+            cb.on_checkpoint(self, path)
+        with atomic_write(path, "wb") as f:
+            torch.save(self.state_dict(), f)
+        # One trainer writes this path: temporaries beside it are from a killed run.
+        remove_stale_temporaries(path)
 
     def load_checkpoint(self, path: str | Path) -> MetaBalancedTrainer:
-        """Load a checkpoint written by :meth:`save_checkpoint`; returns ``self``."""
-        self.load_state_dict(torch.load(Path(path), map_location=self.device, weights_only=False))
+        """Load a checkpoint written by :meth:`save_checkpoint`; returns ``self``.
+
+        Raises
+        ------
+        FileNotFoundError
+            If ``path`` does not exist.
+        ValueError
+            If the file is truncated or corrupt, or was written for another model, loss or
+            method; the message names the file. The trainer is then left as it was.
+        """
+        path = Path(path)
+        state = read_checkpoint(path, map_location=self.device)
+        before = copy.deepcopy(self.state_dict())
+        try:
+            self.load_state_dict(state)
+        except (RuntimeError, ValueError, KeyError, TypeError) as exc:
+            self.load_state_dict(before)  # all or nothing: no half-loaded trainer
+            raise ValueError(
+                CHECKPOINT_FIT_ERROR.format(path=path, reason=_first_line(exc))
+            ) from None
         return self
