@@ -395,9 +395,9 @@ class MetaBalancedTrainer:
             self.group_weights = gw.to(self.device)
         self._lookahead_names = self._resolve_lookahead(lookahead)
 
-        margin_params = [p for n, p in loss.named_parameters() if n == "margins"]
+        margin_params = loss.margin_parameters() if isinstance(loss, GroupMarginLoss) else []
         w_params = [p for p in model.parameters() if p.requires_grad]
-        w_params += [p for n, p in loss.named_parameters() if n != "margins" and p.requires_grad]
+        w_params += [p for p in loss.parameters() if p.requires_grad]
         self._w_params = w_params
         self.optimizer_ = torch.optim.SGD(
             w_params, lr=self.learning_rate, momentum=self.momentum, weight_decay=self.weight_decay
