@@ -6,7 +6,6 @@ checkpoints) and resumed must end with the same bytes of ``history.csv`` and the
 
 import io
 import json
-import multiprocessing
 import time
 
 import numpy as np
@@ -121,18 +120,8 @@ def _run_child(ctx, config_path, *, kill_at=None):
     return killed, proc.exitcode
 
 
-@pytest.fixture(scope="module")
-def ctx():
-    context = multiprocessing.get_context("forkserver")
-    # Children fork from a server that imported torch once, so each start costs milliseconds.
-    # (torch._dynamo: SGD imports it lazily, 7 s on a busy machine.)
-    context.set_forkserver_preload(
-        ["torch", "torch._dynamo", "fairot.face", "fairot.cli", __name__]
-    )
-    return context
-
-
-def test_twenty_sigkills_then_resume_equal_an_uninterrupted_run(tmp_path, ctx):
+def test_twenty_sigkills_then_resume_equal_an_uninterrupted_run(tmp_path, forkserver):
+    ctx = forkserver
     reference = _config(tmp_path, "reference")
     killed = _config(tmp_path, "killed")
     _, code = _run_child(ctx, reference)

@@ -37,6 +37,7 @@ from tqdm.auto import tqdm
 
 from ..utils import atomic_write, remove_stale_temporaries
 from ._callbacks import Callback
+from ._distributed import all_reduce_mean_, broadcast_, rank_and_world
 from ._margin_losses import GroupMarginLoss
 from ._samplers import BalancedGroupSampler, RandomBatchSampler
 from ._skewness import MetaSkewnessLoss
@@ -411,6 +412,7 @@ class MetaBalancedTrainer:
         self._train_rng = np.random.default_rng(seeds[0])
         self._meta_rng = np.random.default_rng(seeds[1])
         self._torch_seeded = False
+        self._rank, self._world = 0, 1
         self._bound_logged: set[int] = set()
         self._recorded_forward: RecordedForward | None | object = _NOT_TRACED
         self.step_ = 0
@@ -465,6 +467,8 @@ class MetaBalancedTrainer:
         hits = torch.zeros(n_groups, dtype=torch.float64, device=scores.device).index_add(
             0, groups, correct
         )
+        if self._world > 1:
+            all_reduce_mean_([hits, counts])  # the ratio is that of the global batch
         acc = torch.where(counts > 0, hits / counts.clamp_min(1), float("nan"))
         return acc.cpu().tolist()
 
@@ -534,10 +538,17 @@ class MetaBalancedTrainer:
         if not reused:
             # inputs=: the margins' gradient is the meta gradient alone, never dL^T/dm.
             train_loss.backward(inputs=self._w_params)
+        train_value = train_loss.detach().clone()
+        if self._world > 1:
+            for p in self._w_params:
+                if p.grad is None:
+                    p.grad = torch.zeros_like(p)
+            # The mean of the ranks' batch means is the global batch's mean (equal slices).
+            all_reduce_mean_([p.grad for p in self._w_params] + [train_value])
         self.optimizer_.step()
         record.update(
             step=self.step_,
-            loss=float(train_loss.detach()),
+            loss=float(train_value),
             learning_rate=lr,
             margins=self._margins_list(),
             group_accuracy=self._group_accuracy(scores.detach(), y, g),
@@ -582,6 +593,48 @@ class MetaBalancedTrainer:
             (grad_m,) = torch.autograd.grad(result.loss, [self.loss.margins], allow_unused=True)
         return grad_m, result
 
+    def _exact_meta_gradient_distributed(self, train_loss, meta_batch, lr: float):
+        r"""The share of this rank in the exact meta gradient (Eq. (10)), under DDP.
+
+        It is :math:`-\alpha\,\partial_m \langle v, \nabla_w L^T_r(w; m)\rangle` with
+        :math:`v = \nabla_{\hat w} L^M(\hat w)`. The chain rule through
+        :math:`\hat w(m) = w - \alpha \bar g(m)`, with :math:`\bar g`
+        the mean over ranks of the local gradients :math:`g_r`, splits Eq. (10) into one term
+        per rank; their mean (all-reduced by the caller) is the meta gradient of the global
+        batch. :math:`\hat w` and :math:`v` are the same on every rank.
+        """
+        model_params = dict(self.model.named_parameters())
+        names = self._lookahead_names
+        params = [model_params[n] for n in names]
+        local = self._train_gradients(train_loss, params, create_graph=True)
+        mean = [
+            torch.zeros_like(p) if gr is None else gr.detach().clone()
+            for p, gr in zip(params, local, strict=True)
+        ]
+        all_reduce_mean_(mean)
+        updated = {
+            n: (p - lr * gm).detach().requires_grad_(True)
+            for n, p, gm in zip(names, params, mean, strict=True)
+        }
+        buffers = {n: b.clone() for n, b in self.model.named_buffers()}
+        xm, ym, gm_ = meta_batch
+        meta_emb = functional_call(self.model, {**model_params, **updated, **buffers}, (xm,))
+        result = self.meta_loss.compute(meta_emb, ym, gm_)
+        if not result.loss.requires_grad:
+            return None, result
+        v = torch.autograd.grad(result.loss, list(updated.values()), allow_unused=True)
+        terms = [
+            (vi * gr).sum()
+            for vi, gr in zip(v, local, strict=True)
+            if vi is not None and gr is not None and gr.requires_grad
+        ]
+        if not terms:
+            return torch.zeros_like(self.loss.margins), result
+        (grad_m,) = torch.autograd.grad(sum(terms), [self.loss.margins], allow_unused=True)
+        if grad_m is None:
+            return torch.zeros_like(self.loss.margins), result
+        return -lr * grad_m, result
+
     def _meta_direction(self, train_loss, meta_batch, lr: float):
         r"""First-order look-ahead :math:`\hat w`, and :math:`v = \nabla_{\hat w} L^M` there.
 
@@ -592,6 +645,12 @@ class MetaBalancedTrainer:
         names = self._lookahead_names
         params = [model_params[n] for n in names]
         grads = self._train_gradients(train_loss, params, create_graph=False)
+        if self._world > 1:
+            grads = [
+                torch.zeros_like(p) if gr is None else gr.detach().clone()
+                for p, gr in zip(params, grads, strict=True)
+            ]
+            all_reduce_mean_(grads)  # the look-ahead of the global batch, the same on every rank
         updated = {
             n: (p if gr is None else p - lr * gr).detach().requires_grad_(True)
             for n, p, gr in zip(names, params, grads, strict=True)
@@ -693,7 +752,9 @@ class MetaBalancedTrainer:
         self, train_loss, batch, sample_weight, meta_batch, lr: float, beta: float, emb, recording
     ):
         loss = self.loss
-        if self.meta_gradient == "exact":
+        if self.meta_gradient == "exact" and self._world > 1:
+            grad_m, result = self._exact_meta_gradient_distributed(train_loss, meta_batch, lr)
+        elif self.meta_gradient == "exact":
             grad_m, result = self._exact_meta_gradient(train_loss, meta_batch, lr)
         elif self.meta_gradient == "forward-mode":
             grad_m, result = self._forward_mode_meta_gradient(
@@ -707,6 +768,9 @@ class MetaBalancedTrainer:
         meta_value = float(result.loss.detach())
         if grad_m is None:
             grad_m = torch.zeros_like(loss.margins)
+        if self._world > 1:
+            grad_m = grad_m.detach().clone()
+            all_reduce_mean_([grad_m])  # each rank's share of Eq. (10); identical margins after
         if not (math.isfinite(meta_value) and bool(torch.isfinite(grad_m).all())):
             raise FloatingPointError(
                 NAN_META_ERROR.format(value=meta_value, step=self.step_, lr=beta)
@@ -775,7 +839,16 @@ class MetaBalancedTrainer:
         if checkpoint_every is not None:
             _check_count(checkpoint_every, "checkpoint_every", low=0)
         train = as_tensor_dataset(train_data, "train_data", num_workers)
-        train_sampler = RandomBatchSampler(len(train), batch_size, random_state=self._train_rng)
+        self._rank, self._world = rank_and_world()
+        if self._world > 1:
+            # Every rank starts from rank 0's weights and margins, as DDP does.
+            states = [*self.model.state_dict().values(), *self.loss.state_dict().values()]
+            broadcast_([t for t in states if t.is_floating_point()])
+        # Every rank draws the same global batch (same seeds) and trains on its own slice.
+        train_sampler = RandomBatchSampler(
+            len(train), batch_size * self._world, random_state=self._train_rng
+        )
+        share = slice(self._rank * batch_size, (self._rank + 1) * batch_size)
         meta_sampler = None
         if self.meta_loss is not None:
             if meta_data is None:
@@ -799,13 +872,13 @@ class MetaBalancedTrainer:
         bar = tqdm(
             total=n_steps,
             initial=self.step_,
-            disable=not self.progress,
+            disable=not self.progress or self._rank != 0,
             desc="training",
             leave=False,
         )
         try:
             while self.step_ < n_steps:
-                batch = train.batch(train_sampler.sample_batch(), self.device)
+                batch = train.batch(train_sampler.sample_batch()[share], self.device)
                 meta_batch = None
                 if meta_sampler is not None and self.step_ % self.meta_every == 0:
                     meta_batch = meta.batch(meta_sampler.sample_batch(), self.device)
@@ -820,11 +893,11 @@ class MetaBalancedTrainer:
                     and checkpoint_every
                     and self.step_ % checkpoint_every == 0
                 ):
-                    self.save_checkpoint(checkpoint_path)
+                    self._save_on_rank_zero(checkpoint_path)
         finally:
             bar.close()
         if checkpoint_path is not None:
-            self.save_checkpoint(checkpoint_path)
+            self._save_on_rank_zero(checkpoint_path)
         for cb in self.callbacks:
             cb.on_fit_end(self)
         return self
@@ -874,6 +947,13 @@ class MetaBalancedTrainer:
             torch.cuda.set_rng_state_all(state["cuda_rng"])
         self._torch_seeded = bool(state["torch_seeded"])
         self._bound_logged = set(state["bound_logged"])
+
+    def _save_on_rank_zero(self, path) -> None:
+        # The ranks hold identical states: one writer, and nobody runs ahead of a half-written file.
+        if self._rank == 0:
+            self.save_checkpoint(path)
+        if self._world > 1:
+            torch.distributed.barrier()
 
     def save_checkpoint(self, path: str | Path) -> None:
         """Write :meth:`state_dict` to ``path`` atomically (``torch.save``).
