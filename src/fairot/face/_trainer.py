@@ -515,6 +515,16 @@ class MetaBalancedTrainer:
             emb, recording = recorder.forward(x)
         else:
             emb = self.model(x)
+        if not bool(torch.isfinite(emb).all()):
+            # Before the loss: its own check would say NaN embeddings, not at which step and why.
+            raise FloatingPointError(
+                NAN_LOSS_ERROR.format(
+                    value="undefined (NaN/inf embeddings)",
+                    step=self.step_,
+                    lr=lr,
+                    margins=self._margins_list(),
+                )
+            )
         scores = self.loss.scores(emb)
         train_loss = self.loss(emb, y, g, sample_weight=sample_weight, scores=scores)
         if not torch.isfinite(train_loss):
