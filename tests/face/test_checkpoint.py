@@ -250,3 +250,23 @@ def test_fit_rejects_bad_n_steps(n_steps):
     )
     with pytest.raises(ValueError, match="n_steps must be an int >= 0"):
         trainer.fit((x, y, y % 2), n_steps=n_steps, batch_size=4)
+
+
+@pytest.mark.slow  # three interpreters start torch: a minute on a busy machine
+def test_cli_nproc_2_trains_like_one_process(tmp_path, capsys):
+    one = _config(tmp_path, "one", n_steps=4, checkpoint_every=2, backbone="mlp")
+    two = _config(tmp_path, "two", n_steps=4, checkpoint_every=2, backbone="mlp")
+    assert main(["face", "train", "--config", str(one), "--no-progress"]) == 0
+    assert main(["face", "train", "--config", str(two), "--no-progress", "--nproc", "2"]) == 0
+    a = pd.read_csv(tmp_path / "one" / "history.csv")
+    b = pd.read_csv(tmp_path / "two" / "history.csv")
+    assert b["step"].tolist() == [0, 1, 2, 3]
+    # BatchNorm in the MLP sees half a batch per rank: close, not equal (see test_distributed)
+    np.testing.assert_allclose(b["margin_1"], a["margin_1"], atol=0.05)
+    assert read_checkpoint(tmp_path / "two" / "checkpoint.pt")["step"] == 4
+
+
+def test_nproc_must_divide_the_batch(tmp_path, capsys):
+    config = _config(tmp_path, "run", batch_size=8)
+    assert main(["face", "train", "--config", str(config), "--nproc", "3"]) == 2
+    assert "--nproc must be an int >= 1 that divides" in capsys.readouterr().err

@@ -20,6 +20,7 @@ import torch
 from ..utils import write_atomic
 from ._callbacks import Callback, History
 from ._data import FaceFolderDataset, embed_images, load_rfw_pairs, read_rfw_pairs
+from ._distributed import init_from_environment, rank_and_world
 from ._evaluation import GroupVerification, cosine_similarity, group_verification, roc_by_group
 from ._methods import METHOD_ERROR, METHODS, make_method
 from ._models import MLP, iresnet18, iresnet34, iresnet50
@@ -270,8 +271,9 @@ class _CsvHistory(History):
         return pd.concat([self.previous, new], ignore_index=True)
 
     def write(self) -> None:
-        """Rewrite ``history.csv`` atomically."""
-        write_atomic(self.path, self.to_frame().to_csv(index=False))
+        """Rewrite ``history.csv`` atomically (rank 0 only under torch.distributed)."""
+        if rank_and_world()[0] == 0:
+            write_atomic(self.path, self.to_frame().to_csv(index=False))
 
     def on_checkpoint(self, trainer, path):  # noqa: D102
         self.write()
@@ -285,11 +287,34 @@ def train_from_config(
 ) -> MetaBalancedTrainer:
     """Train the configured method; checkpoints and history go to ``config.out_dir``.
 
+    Under ``torchrun`` (``fairot face train --nproc N``), joins the process group described by
+    the environment (NCCL on ``cuda``, gloo otherwise): each of the N ranks trains on
+    ``batch_size / N`` rows of every global batch of ``batch_size`` rows, and rank 0 writes the
+    checkpoint, ``history.csv`` and ``config.json``.
+
     Returns
     -------
     MetaBalancedTrainer
         The trained trainer (its ``model`` is the embedding network).
     """
+    initialised, device = init_from_environment(config.device)
+    try:
+        return _train(config, device, progress=progress, callbacks=callbacks)
+    finally:
+        if initialised:
+            torch.distributed.destroy_process_group()
+
+
+def _train(config, device, *, progress, callbacks) -> MetaBalancedTrainer:
+    rank, world = rank_and_world()
+    if config.batch_size % world:
+        raise ValueError(
+            CONFIG_TYPE_ERROR.format(
+                key="batch_size",
+                what=f"a multiple of the {world} processes",
+                value=config.batch_size,
+            )
+        )
     train = FaceFolderDataset(
         config.train_root, config.train_groups_csv, image_size=config.image_size
     )
@@ -332,7 +357,7 @@ def train_from_config(
         meta_gradient=config.meta_gradient,
         reuse_lookahead_gradient=config.reuse_lookahead_gradient,
         callbacks=[history, *(callbacks or [])],
-        device=config.device,
+        device=device,
         random_state=config.seed,
         progress=progress,
     )
@@ -340,12 +365,13 @@ def train_from_config(
     if config.resume and checkpoint.exists():
         trainer.load_checkpoint(checkpoint)
         history.resume_from(trainer.step_)
-    write_atomic(out / "config.json", json.dumps(dataclasses.asdict(config), indent=2))
+    if rank == 0:
+        write_atomic(out / "config.json", json.dumps(dataclasses.asdict(config), indent=2))
     trainer.fit(
         train,
         meta,
         n_steps=config.n_steps,
-        batch_size=config.batch_size,
+        batch_size=config.batch_size // world,
         meta_batch_size=config.meta_batch_size,
         checkpoint_path=checkpoint,
         checkpoint_every=config.checkpoint_every,
