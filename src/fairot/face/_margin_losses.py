@@ -253,7 +253,9 @@ class MarginSoftmaxLoss(nn.Module):
     def cosine(self, embeddings: torch.Tensor) -> torch.Tensor:
         """Cosine between every embedding and every class weight, shape (n_samples, n_classes)."""
         weight = self.weight.to(embeddings.dtype)
-        return F.normalize(embeddings, dim=1) @ F.normalize(weight, dim=1).t()
+        # F.normalize's eps=1e-12 is 0 in float16: a zero row would give 0/0 = NaN.
+        eps = max(1e-12, torch.finfo(embeddings.dtype).tiny)
+        return F.normalize(embeddings, dim=1, eps=eps) @ F.normalize(weight, dim=1, eps=eps).t()
 
     def scores(self, embeddings: torch.Tensor) -> torch.Tensor:
         """Class scores before any margin (the cosines); reusable through ``scores=``."""

@@ -825,9 +825,11 @@ class MetaBalancedTrainer:
         n_steps : int
             Total number of steps (not additional ones).
         batch_size : int, default=128
+            Rows of each training batch; under ``torch.distributed``, rows per process (the
+            global batch is ``batch_size * world_size``, split across the ranks).
         meta_batch_size : int, optional
-            Defaults to ``batch_size`` rounded down to a multiple of
-            ``n_groups * samples_per_identity``.
+            Defaults to the global ``batch_size`` rounded down to a multiple of
+            ``n_groups * samples_per_identity``. Every rank embeds the whole meta batch.
         samples_per_identity : int, default=2
             Images per identity in a meta batch (positive pairs).
         checkpoint_path : path, optional
@@ -866,7 +868,8 @@ class MetaBalancedTrainer:
             meta = as_tensor_dataset(meta_data, "meta_data", num_workers)
             n_groups = int(meta.groups.max()) + 1
             unit = n_groups * samples_per_identity
-            size = meta_batch_size or max(unit, (batch_size // unit) * unit)
+            # the global batch under torch.distributed: every rank embeds the whole meta batch
+            size = meta_batch_size or max(unit, (batch_size * self._world // unit) * unit)
             meta_sampler = BalancedGroupSampler(
                 meta.labels.numpy(),
                 meta.groups.numpy(),
