@@ -112,6 +112,16 @@ def arc_margin_cosine(cos_theta: torch.Tensor, margin: torch.Tensor | float) -> 
     )
 
 
+def unit_rows(x: torch.Tensor) -> torch.Tensor:
+    """Rows scaled to unit L2 norm, in ``x``'s dtype; a zero row stays zero.
+
+    Half-precision rows are normalised in float32: their norm overflows float16 from 256 per
+    coordinate, and ``F.normalize``'s ``eps=1e-12`` is 0 in float16 (a zero row gave 0/0 = NaN).
+    """
+    wide = torch.promote_types(x.dtype, torch.float32)
+    return F.normalize(x.to(wide), dim=1).to(x.dtype)
+
+
 def _check_positive(value: float, name: str) -> float:
     if (
         isinstance(value, bool)
@@ -253,9 +263,7 @@ class MarginSoftmaxLoss(nn.Module):
     def cosine(self, embeddings: torch.Tensor) -> torch.Tensor:
         """Cosine between every embedding and every class weight, shape (n_samples, n_classes)."""
         weight = self.weight.to(embeddings.dtype)
-        # F.normalize's eps=1e-12 is 0 in float16: a zero row would give 0/0 = NaN.
-        eps = max(1e-12, torch.finfo(embeddings.dtype).tiny)
-        return F.normalize(embeddings, dim=1, eps=eps) @ F.normalize(weight, dim=1, eps=eps).t()
+        return unit_rows(embeddings) @ unit_rows(weight).t()
 
     def scores(self, embeddings: torch.Tensor) -> torch.Tensor:
         """Class scores before any margin (the cosines); reusable through ``scores=``."""
