@@ -311,6 +311,13 @@ class MetaBalancedTrainer:
     last_record_ : dict
         What the last step measured (losses, margins, skewness, per-group accuracy).
 
+    Notes
+    -----
+    Under ``torch.distributed`` (an initialised default process group, e.g. ``torchrun``), every
+    rank draws the same global batch and trains on its slice of ``batch_size`` rows; gradients
+    and the meta gradient are averaged across ranks (see :mod:`fairot.face._distributed`), so
+    the margins stay identical, and only rank 0 writes checkpoints.
+
     Examples
     --------
     >>> import torch
