@@ -270,3 +270,15 @@ def test_nproc_must_divide_the_batch(tmp_path, capsys):
     config = _config(tmp_path, "run", batch_size=8)
     assert main(["face", "train", "--config", str(config), "--nproc", "3"]) == 2
     assert "--nproc must be an int >= 1 that divides" in capsys.readouterr().err
+
+
+def test_evaluate_with_a_checkpoint_of_another_architecture_is_one_line(tmp_path, capsys):
+    config = _config(tmp_path, "run", n_steps=1, checkpoint_every=1)
+    assert main(["face", "train", "--config", str(config), "--no-progress"]) == 0
+    capsys.readouterr()
+    other = _config(tmp_path, "run", embedding_size=16)
+    args = ["face", "evaluate", "--config", str(other), "--pairs", "p.txt", "--images", "."]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert str(tmp_path / "run" / "checkpoint.pt") in err and "does not fit" in err
