@@ -15,7 +15,7 @@ adjusting the groups' quantile curves of a fitted score at the smallest cost in 
 
 References
 ----------
-.. [1] "Fair Regression under Approximate Demographic Parity" (``../shared/seeds/001_*.txt``).
+.. [1] "Fair Regression under Approximate Demographic Parity" (the regression seed paper).
 """
 
 from fairot.regression._adjust import QuantileAdjustment, adjust_quantiles
