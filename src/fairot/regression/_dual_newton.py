@@ -73,7 +73,9 @@ def _solve_dual(lam, first, second, ratios, target, epsilon, threshold, budget, 
     curves, gaps, constraint, value, factor = _dual_state(
         lam, first, second, ratios, target, epsilon
     )
-    step_cost = n**3 + n_pairs**3 + n_pairs**2 * m + n * n * m
+    # the flops of one Newton step (factorisations, inverse, Hessian, solve), a tenth of which
+    # is one budget unit (a compiled grid update costs about ten)
+    step_cost = (2 * n**3 + n_pairs**3 + 2 * n_pairs**2 * m + 4 * n * n * m) / 10
     for _ in range(max_steps):
         residual = _kkt_residual(lam, constraint)
         if residual <= threshold:

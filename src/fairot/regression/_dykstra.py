@@ -151,6 +151,26 @@ def _project_gap(delta_star, out, p_code, epsilon):  # pragma: no cover - jit
 
 
 @numba.njit(cache=True)
+def _gap_norm(delta, p_code):  # pragma: no cover - jit
+    """Grid norm of one gap curve (``p_code`` of :data:`P_CODE`)."""
+    m = delta.size
+    acc = 0.0
+    for k in range(m):
+        d = abs(delta[k])
+        if p_code == 0:
+            acc = max(acc, d)
+        elif p_code == 1:
+            acc += d
+        else:
+            acc += d * d
+    if p_code == 1:
+        return acc / m
+    if p_code == 2:
+        return np.sqrt(acc / m)
+    return acc
+
+
+@numba.njit(cache=True)
 def _screen_pairs(x, p_code, epsilon, tol, in_set, moved):  # pragma: no cover - jit
     """Each group's most violated partner among the pairs outside the working set.
 
@@ -177,7 +197,7 @@ def _screen_pairs(x, p_code, epsilon, tol, in_set, moved):  # pragma: no cover -
 
 @numba.njit(cache=True)
 def _dykstra_cycles(
-    x, weights, first, second, pair_increments, groups, box_increment,
+    x, weights, first, second, pair_increments, corrected, groups, box_increment,
     p_code, epsilon, lower, upper, tol, max_cycles,
 ):  # pragma: no cover - jit
     """Dykstra's cycles over the working pairs and the box of the groups they touch, in place.
@@ -199,12 +219,26 @@ def _dykstra_cycles(
         change = 0.0
         for t in range(n_pairs):
             i, j = first[t], second[t]
+            # A pair whose correction is zero and whose constraint holds projects to itself:
+            # one distance instead of a projection (most working pairs, most cycles).
+            if not corrected[t] and grid_distance(x, i, j, p_code) <= epsilon:
+                continue
             total = weights[i] + weights[j]
             r_i, r_j = weights[i] / total, weights[j] / total
             for k in range(m):
                 y_i[k] = x[i, k] + pair_increments[t, 0, k]
                 y_j[k] = x[j, k] + pair_increments[t, 1, k]
                 delta_star[k] = y_i[k] - y_j[k]
+            if _gap_norm(delta_star, p_code) <= epsilon:
+                # the point is in the ball: the projection is the identity, the correction 0
+                for k in range(m):
+                    change = max(change, abs(pair_increments[t, 0, k]))
+                    change = max(change, abs(pair_increments[t, 1, k]))
+                    x[i, k], x[j, k] = y_i[k], y_j[k]
+                    pair_increments[t, 0, k] = pair_increments[t, 1, k] = 0.0
+                corrected[t] = False
+                continue
+            corrected[t] = True
             _project_gap(delta_star, delta, p_code, epsilon)
             for k in range(m):
                 mean = r_i * y_i[k] + r_j * y_j[k]
@@ -293,6 +327,7 @@ def dykstra_projection(
     first = np.empty(0, dtype=np.int64)
     second = np.empty(0, dtype=np.int64)
     pair_increments = np.zeros((0, 2, m))
+    corrected = np.zeros(0, dtype=np.bool_)  # pairs whose Dykstra correction is not zero
     n_iter, converged = 0, False
     while True:
         partner, _, n_checked = _screen_pairs(
@@ -309,13 +344,14 @@ def dykstra_projection(
         first = np.concatenate([first, new_first])
         second = np.concatenate([second, new_second])
         pair_increments = np.concatenate([pair_increments, np.zeros((new_first.size, 2, m))])
+        corrected = np.concatenate([corrected, np.zeros(new_first.size, dtype=np.bool_)])
         groups = np.flatnonzero(touched)
         cycle_cost = (2 * first.size + groups.size) * m
         max_cycles = int(min(max_iter - n_iter, budget.remaining // cycle_cost))
         if max_cycles <= 0:
             break
         cycles, change = _dykstra_cycles(
-            x, weights, first, second, pair_increments, groups, box_increment,
+            x, weights, first, second, pair_increments, corrected, groups, box_increment,
             p_code, float(epsilon), float(bounds[0]), float(bounds[1]), float(tol), max_cycles,
         )  # fmt: skip
         n_iter += cycles
