@@ -57,7 +57,7 @@ def main() -> None:
         latent, weights = latent_groups(k)
         for p in (1, 2):
             d_max = pairwise_grid_distances(latent, p).max()
-            baseline = best_time(lambda p=p: pairwise_grid_distances(latent, p), repeats=5)
+            baseline = best_time(lambda p=p, x=latent: pairwise_grid_distances(x, p), repeats=5)
             start = time.perf_counter()
             result = adjust_quantiles(latent, weights, p=p, epsilon=0.5 * d_max)
             first = time.perf_counter() - start
@@ -66,7 +66,9 @@ def main() -> None:
                 solve = min(
                     first,
                     best_time(
-                        lambda p=p, d=d_max: adjust_quantiles(latent, weights, p=p, epsilon=0.5 * d),
+                        lambda p=p, d=d_max, x=latent, w=weights: adjust_quantiles(
+                            x, w, p=p, epsilon=0.5 * d
+                        ),
                         repeats=2,
                     ),
                 )

@@ -374,7 +374,10 @@ def test_working_set_solvers_match_all_pairs_dykstra(p, seed):
     assert pairwise_grid_distances(reference, p).max() <= eps + 1e-9  # the oracle converged
     assert not out.stopped_early and out.violation <= 1e-12
     np.testing.assert_allclose(out.curves, reference, atol=1e-7)
-    ours, theirs = _squared_objective(out.curves, latent, w), _squared_objective(reference, latent, w)
+    ours, theirs = (
+        _squared_objective(out.curves, latent, w),
+        _squared_objective(reference, latent, w),
+    )
     assert ours <= theirs + 1e-10
 
 
@@ -455,7 +458,9 @@ def test_work_bound_warns_once_and_returns_a_feasible_answer():
     latent, w = _groups(40, 10, seed=5)
     eps = 0.05 * pairwise_grid_distances(latent, 1).max()
     bounds = (latent.min() - 1.0, latent.max() + 1.0)
-    with pytest.warns(ConvergenceWarning, match=re.escape(MSG_STOPPED_EARLY.split("{")[0])) as record:
+    with pytest.warns(
+        ConvergenceWarning, match=re.escape(MSG_STOPPED_EARLY.split("{")[0])
+    ) as record:
         out = adjust_quantiles(latent, w, p=1, epsilon=eps, bounds=bounds, max_work=1e5)
     assert len(record) == 1
     assert record[0].filename == __file__  # stacklevel points at the caller

@@ -448,9 +448,7 @@ def adjust_quantiles(
             else f"max_iter={max_iter} iterations ran out"
         )
         warnings.warn(
-            MSG_STOPPED_EARLY.format(
-                method=method, reason=reason, violation=violation, knob=knob
-            ),
+            MSG_STOPPED_EARLY.format(method=method, reason=reason, violation=violation, knob=knob),
             ConvergenceWarning,
             stacklevel=2,
         )

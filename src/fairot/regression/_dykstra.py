@@ -69,6 +69,7 @@ def shrink_to_feasible(
     theta = epsilon / gap
     return barycenter + theta * (curves - barycenter)
 
+
 class WorkBudget:
     """A cap on the work of one solve, shared by every projection inside it.
 
@@ -197,8 +198,20 @@ def _screen_pairs(x, p_code, epsilon, tol, in_set, moved):  # pragma: no cover -
 
 @numba.njit(cache=True)
 def _dykstra_cycles(
-    x, weights, first, second, pair_increments, corrected, groups, box_increment,
-    p_code, epsilon, lower, upper, tol, max_cycles,
+    x,
+    weights,
+    first,
+    second,
+    pair_increments,
+    corrected,
+    groups,
+    box_increment,
+    p_code,
+    epsilon,
+    lower,
+    upper,
+    tol,
+    max_cycles,
 ):  # pragma: no cover - jit
     """Dykstra's cycles over the working pairs and the box of the groups they touch, in place.
 
@@ -268,6 +281,24 @@ def _dykstra_cycles(
     return max_cycles, change
 
 
+def new_pairs(
+    partner: np.ndarray, excess: np.ndarray, limit: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct pairs ``(i, partner[i])`` of a screen, most violated first, at most ``limit``.
+
+    Returns the arrays of first and second groups (``first < second``).
+    """
+    order = np.argsort(-excess, kind="stable")
+    pairs: dict[tuple[int, int], None] = {}  # insertion-ordered set
+    for i in order[partner[order] >= 0].tolist():
+        j = int(partner[i])
+        pairs[(min(i, j), max(i, j))] = None
+        if limit is not None and len(pairs) >= limit:
+            break
+    both = np.array(list(pairs), dtype=np.int64).reshape(-1, 2)
+    return both[:, 0].copy(), both[:, 1].copy()
+
+
 def dykstra_projection(
     target: np.ndarray,
     weights: np.ndarray,
@@ -330,15 +361,14 @@ def dykstra_projection(
     corrected = np.zeros(0, dtype=np.bool_)  # pairs whose Dykstra correction is not zero
     n_iter, converged = 0, False
     while True:
-        partner, _, n_checked = _screen_pairs(
+        partner, excess, n_checked = _screen_pairs(
             x, p_code, float(epsilon), float(tol), in_set, moved
         )
         budget.spend(n_checked * m)
-        new_pairs = {(min(i, j), max(i, j)) for i, j in enumerate(partner.tolist()) if j >= 0}
-        if not new_pairs:
+        new_first, new_second = new_pairs(partner, excess)
+        if new_first.size == 0:
             converged = True
             break
-        new_first, new_second = (np.array(v, dtype=np.int64) for v in zip(*sorted(new_pairs)))
         in_set[new_first, new_second] = True
         touched[new_first] = touched[new_second] = True
         first = np.concatenate([first, new_first])
