@@ -25,6 +25,7 @@ from fairot.regression._adjust import (
     MSG_STOPPED_EARLY,
     MSG_WEIGHTS,
 )
+from fairot.regression._dual_newton import project_pairs_w2
 from fairot.regression._projections import pairwise_grid_distances
 
 from ._oracle import solve_generic
@@ -387,11 +388,17 @@ def test_dual_newton_w2_matches_generic_solver_k4(seed):
     w = np.array([0.1, 0.2, 0.3, 0.4])
     eps = 0.35 * pairwise_grid_distances(latent, 2).max()
     out = adjust_quantiles(latent, w, p=2, epsilon=eps, bounds=BOUNDS)
+    # with few groups adjust_quantiles tries Dykstra first; the dual Newton is checked directly
+    newton = project_pairs_w2(latent, w / w.sum(), epsilon=eps)
     cost = SquaredCost()
     oracle, oracle_value = solve_generic(latent, w, 2, eps, BOUNDS, cost.value, cost.gradient)
     assert out.method == "projection" and out.violation <= 1e-12
-    assert _squared_objective(out.curves, latent, w) <= oracle_value + 1e-9
-    np.testing.assert_allclose(out.curves, oracle, atol=1e-4)
+    assert newton.converged
+    for curves in (out.curves, newton.curves):
+        assert pairwise_grid_distances(curves, 2).max() <= eps + 1e-12
+        assert _squared_objective(curves, latent, w) <= oracle_value + 1e-9
+        np.testing.assert_allclose(curves, oracle, atol=1e-4)
+    np.testing.assert_allclose(newton.curves, out.curves, atol=1e-8)
 
 
 def _groups(k, m, seed):

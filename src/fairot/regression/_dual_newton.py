@@ -34,6 +34,8 @@ References
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from threadpoolctl import threadpool_limits
@@ -73,9 +75,9 @@ def _solve_dual(lam, first, second, ratios, target, epsilon, threshold, budget, 
     curves, gaps, constraint, value, factor = _dual_state(
         lam, first, second, ratios, target, epsilon
     )
-    # the flops of one Newton step (factorisations, inverse, Hessian, solve), a tenth of which
-    # is one budget unit (a compiled grid update costs about ten)
-    step_cost = (n**3 + 2 * n * n * n_pairs + n_pairs**3 + 2 * n_pairs**2 * m + 4 * n * n * m) / 10
+    # the flops of one Newton step (factorisation, A^-1 D, Hessian, solve); dense BLAS does
+    # about twenty for the time of one compiled budget unit
+    step_cost = (n**3 + 2 * n * n * n_pairs + n_pairs**3 + 2 * n_pairs**2 * m + 4 * n * n * m) / 20
     for _ in range(max_steps):
         residual = _kkt_residual(lam, constraint)
         if residual <= threshold:
@@ -205,8 +207,9 @@ def project_pairs_w2(
         local = np.full(n_groups, -1, dtype=np.int64)
         local[groups] = np.arange(groups.size)
         # Small dense systems: BLAS threads only add synchronisation (20x slower on a loaded
-        # 2-core machine in our trials).
-        with threadpool_limits(limits=1, user_api="blas"):
+        # 2-core machine in our trials); below 64 groups the limit's own cost (~1 ms) is not
+        # worth paying.
+        with threadpool_limits(limits=1, user_api="blas") if groups.size >= 64 else nullcontext():
             lam, curves, ok = _solve_dual(
                 lam, local[first], local[second], weights[groups], target[groups], epsilon,
                 round_threshold, budget,
