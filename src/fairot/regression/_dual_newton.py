@@ -34,8 +34,6 @@ References
 
 from __future__ import annotations
 
-from contextlib import nullcontext
-
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from threadpoolctl import threadpool_limits
@@ -168,6 +166,14 @@ def project_pairs_w2(
     target = np.ascontiguousarray(target, dtype=np.float64)
     weights = np.asarray(weights, dtype=np.float64)
     budget = WorkBudget(np.inf) if budget is None else budget
+    # Small dense systems: BLAS threads only add synchronisation (20 to 50 times slower on a
+    # loaded 2-core machine in our trials); one limit for the whole solve (entering costs ~1 ms).
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _rounds(target, weights, epsilon, tol, budget)
+
+
+def _rounds(target, weights, epsilon, tol, budget):
+    """Screening rounds of :func:`project_pairs_w2`, each a dual solve on the working set."""
     n_groups, m = target.shape
     # c = d^2 - eps^2 <= (eps + tol)^2 - eps^2 is a distance excess of at most tol
     threshold = tol * (2.0 * epsilon + tol)
@@ -206,14 +212,10 @@ def project_pairs_w2(
         groups = np.union1d(first, second)
         local = np.full(n_groups, -1, dtype=np.int64)
         local[groups] = np.arange(groups.size)
-        # Small dense systems: BLAS threads only add synchronisation (20x slower on a loaded
-        # 2-core machine in our trials); below 64 groups the limit's own cost (~1 ms) is not
-        # worth paying.
-        with threadpool_limits(limits=1, user_api="blas") if groups.size >= 64 else nullcontext():
-            lam, curves, ok = _solve_dual(
-                lam, local[first], local[second], weights[groups], target[groups], epsilon,
-                round_threshold, budget,
-            )  # fmt: skip
+        lam, curves, ok = _solve_dual(
+            lam, local[first], local[second], weights[groups], target[groups], epsilon,
+            round_threshold, budget,
+        )  # fmt: skip
         x[groups] = curves
         moved = np.zeros(n_groups, dtype=np.bool_)
         moved[groups] = True
