@@ -19,7 +19,6 @@ References
 
 from __future__ import annotations
 
-import itertools
 import numbers
 import warnings
 from dataclasses import dataclass
@@ -448,11 +447,10 @@ def adjust_quantiles(
     latent_distances = pairwise_grid_distances(curves, p)
     grid_gap = float(distances.max())
     slack = 1e-8 * max(1.0, epsilon)
-    active = tuple(
-        (i, j)
-        for i, j in itertools.combinations(range(n_groups), 2)
-        if latent_distances[i, j] > epsilon and distances[i, j] >= epsilon - slack
-    )
+    binding = (latent_distances > epsilon) & (distances >= epsilon - slack)
+    first, second = np.triu_indices(n_groups, 1)
+    chosen = binding[first, second]  # row-major upper triangle: the order of combinations()
+    active = tuple(zip(first[chosen].tolist(), second[chosen].tolist(), strict=True))
     violation = max(grid_gap - epsilon, 0.0)
     if not converged:
         reason = (

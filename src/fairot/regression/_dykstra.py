@@ -17,6 +17,7 @@ References
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -39,6 +40,9 @@ __all__ = [
     "projected_gradient",
     "shrink_to_feasible",
 ]
+
+INNER_MAX_CYCLES = 100_000
+ALL_PAIRS_GROUPS = 10  # up to this many groups Dykstra cycles over every pair, unscreened
 
 MSG_DIVERGED = (
     "The projected-gradient iterates became non-finite after {n_iter} iterations; the cost's "
@@ -293,6 +297,14 @@ def _dykstra_cycles(
     return max_cycles, change, work
 
 
+@functools.lru_cache(maxsize=ALL_PAIRS_GROUPS)
+def _all_pairs(n_groups: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair ``i < j`` (cached: ``np.triu_indices`` costs more than a small projection)."""
+    first, second = np.triu_indices(n_groups, 1)
+    first.flags.writeable = second.flags.writeable = False
+    return first, second
+
+
 def new_pairs(
     partner: np.ndarray, excess: np.ndarray, limit: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -319,7 +331,7 @@ def dykstra_projection(
     epsilon: float,
     bounds: tuple[float, float],
     tol: float = 1e-10,
-    max_iter: int = 100_000,
+    max_iter: int | None = None,
     budget: WorkBudget | None = None,
 ) -> Projection:
     r"""Group-weighted projection of ``target`` onto the feasible set, by Dykstra's algorithm.
@@ -350,7 +362,7 @@ def dykstra_projection(
     Projection
         ``curves`` (K, M), exactly feasible (a last :func:`shrink_to_feasible` step removes the
         residual violation, at most ``tol``); ``n_iter`` the Dykstra cycles; ``converged``
-        False when ``max_iter`` cycles or the ``budget`` ran out first.
+        False when ``max_iter`` cycles (default: no cap) or the ``budget`` ran out first.
     """
     target = np.ascontiguousarray(target, dtype=np.float64)
     weights = np.asarray(weights, dtype=np.float64)
@@ -372,15 +384,27 @@ def dykstra_projection(
     pair_increments = np.zeros((0, 2, m))
     corrected = np.zeros(0, dtype=np.bool_)  # pairs whose Dykstra correction is not zero
     n_iter, converged = 0, False
+    # the work budget bounds the cycles; a cycle cap of its own is optional
+    max_iter = np.iinfo(np.int64).max if max_iter is None else int(max_iter)
+    all_pairs = n_groups <= ALL_PAIRS_GROUPS
     while True:
-        partner, excess, n_checked = _screen_pairs(
-            x, p_code, float(epsilon), float(tol), in_set, moved
-        )
-        budget.spend(n_checked * m)
-        new_first, new_second = new_pairs(partner, excess)
-        if new_first.size == 0:
-            converged = True
-            break
+        if all_pairs:
+            # Few groups: every pair from the start and no screen. The kernel skips satisfied
+            # uncorrected pairs anyway, and the Python rounds would cost more than the cycles
+            # (projected gradient calls this thousands of times).
+            if first.size:
+                converged = True
+                break
+            new_first, new_second = _all_pairs(n_groups)
+        else:
+            partner, excess, n_checked = _screen_pairs(
+                x, p_code, float(epsilon), float(tol), in_set, moved
+            )
+            budget.spend(n_checked * m)
+            new_first, new_second = new_pairs(partner, excess)
+            if new_first.size == 0:
+                converged = True
+                break
         in_set[new_first, new_second] = True
         touched[new_first] = touched[new_second] = True
         first = np.concatenate([first, new_first])
@@ -445,8 +469,17 @@ def projected_gradient(
     budget = WorkBudget(np.inf) if budget is None else budget
 
     def project(point):
+        # each inner projection keeps its own cycle cap, so that one slow projection cannot
+        # spend the whole budget of the outer iteration
         return dykstra_projection(
-            point, weights, p=p, epsilon=epsilon, bounds=bounds, tol=projection_tol, budget=budget
+            point,
+            weights,
+            p=p,
+            epsilon=epsilon,
+            bounds=bounds,
+            tol=projection_tol,
+            max_iter=INNER_MAX_CYCLES,
+            budget=budget,
         )
 
     x, _, projected = project(start)
