@@ -385,26 +385,29 @@ def dykstra_projection(
     corrected = np.zeros(0, dtype=np.bool_)  # pairs whose Dykstra correction is not zero
     n_iter, converged = 0, False
     # the work budget bounds the cycles; a cycle cap of its own is optional
-    max_iter = np.iinfo(np.int64).max if max_iter is None else int(max_iter)
-    all_pairs = n_groups <= ALL_PAIRS_GROUPS
+    max_iter = 2**62 if max_iter is None else int(max_iter)
+    if n_groups <= ALL_PAIRS_GROUPS:
+        # Few groups: every pair from the start, no screen and no rounds. The kernel skips
+        # satisfied uncorrected pairs anyway, and the bookkeeping of rounds would cost more than
+        # the cycles (projected gradient calls this thousands of times).
+        first, second = _all_pairs(n_groups)
+        cycles, change, work = _dykstra_cycles(
+            x, weights, first, second, np.zeros((first.size, 2, m)),
+            np.zeros(first.size, dtype=np.bool_), np.arange(n_groups), box_increment,
+            p_code, float(epsilon), float(bounds[0]), float(bounds[1]), float(tol),
+            max_iter, budget.remaining,
+        )  # fmt: skip
+        budget.spend(work)
+        return Projection(shrink_to_feasible(x, weights, p, epsilon), cycles, change <= tol)
     while True:
-        if all_pairs:
-            # Few groups: every pair from the start and no screen. The kernel skips satisfied
-            # uncorrected pairs anyway, and the Python rounds would cost more than the cycles
-            # (projected gradient calls this thousands of times).
-            if first.size:
-                converged = True
-                break
-            new_first, new_second = _all_pairs(n_groups)
-        else:
-            partner, excess, n_checked = _screen_pairs(
-                x, p_code, float(epsilon), float(tol), in_set, moved
-            )
-            budget.spend(n_checked * m)
-            new_first, new_second = new_pairs(partner, excess)
-            if new_first.size == 0:
-                converged = True
-                break
+        partner, excess, n_checked = _screen_pairs(
+            x, p_code, float(epsilon), float(tol), in_set, moved
+        )
+        budget.spend(n_checked * m)
+        new_first, new_second = new_pairs(partner, excess)
+        if new_first.size == 0:
+            converged = True
+            break
         in_set[new_first, new_second] = True
         touched[new_first] = touched[new_second] = True
         first = np.concatenate([first, new_first])
