@@ -11,7 +11,9 @@ the premise of MBN ("Meta Balanced Network for Fair Face Recognition", ``seeds/0
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
 import numpy as np
@@ -46,6 +48,7 @@ SWEEP_MARGINS = (0.1, 0.7)
 CONFIDENCE = 0.95
 #: The clamp of the learned margins (``GroupMarginLoss``'s default ``margin_bounds``).
 MARGIN_BOUNDS = (0.0, 0.8)
+COUNT_ERROR = "{name} must be an int >= 1 or None; got {value!r}."
 QUICK_NOTICE = (
     "SMOKE TEST (--quick): {n_seeds} seed(s) of a miniature benchmark, {n_steps} training "
     "steps. It checks that the study runs end to end; its numbers support no conclusion about "
@@ -443,12 +446,61 @@ def _margin_table(margin_runs: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def _run_cell(
+    scenario: str,
+    k: int,
+    seeds: dict[str, int],
+    *,
+    methods: Sequence[str],
+    sweep_margins: Sequence[float],
+    data_kwargs: dict[str, Any],
+    n_steps: int,
+    scale: float,
+    margin_lr: float,
+) -> dict[str, list]:
+    """Every method and sweep margin on one benchmark draw (one scenario, one seed)."""
+    data = make_synthetic_faces(scenario, random_state=seeds["data_seed"], **data_kwargs)
+    keys = {"seed": k, **seeds}
+    train = dict(
+        n_steps=n_steps, seed=seeds["init_seed"], sampling_seed=seeds["sampling_seed"], scale=scale
+    )
+    out: dict[str, list] = {"runs": [], "sweep": [], "margins": [], "curves": []}
+    for method in methods:
+        run = run_synthetic_method(data, method, margin_learning_rate=margin_lr, **train)
+        history = run.history
+        out["runs"].append(_row(run.report, scenario=scenario, method=method, **keys))
+        if method.startswith("mbn"):
+            if k == 0:
+                out["curves"].append(history.assign(scenario=scenario, method=method))
+            bias = history.filter(like="bias_")
+            out["margins"].append(
+                {
+                    "scenario": scenario,
+                    "method": method,
+                    "seed": k,
+                    "skipped_pct": 100 * float(bias.isna().all(axis=1).mean()),
+                    "anchor": float(history["margin_0"].iloc[-1]),
+                    **{
+                        f"final_g{g}": float(history[f"margin_{g}"].iloc[-1])
+                        for g in range(data.n_groups)
+                    },
+                    **{f"initial_g{g}": float(m) for g, m in enumerate(run.initial_margins)},
+                }
+            )
+    for margin in sweep_margins:
+        fixed = [0.3] + [margin] * (data.n_groups - 1)
+        run = run_synthetic_method(data, fixed_margins=fixed, **train)
+        out["sweep"].append(_row(run.report, scenario=scenario, minority_margin=margin, **keys))
+    return out
+
+
 def run_mbn_synthetic(
     *,
     quick: bool = False,
     n_seeds: int | None = None,
     random_state: int = 0,
     progress: bool = True,
+    n_jobs: int | None = None,
 ) -> StudyResult:
     r"""Compare every baseline with MBN(soft/arc/cos) on the three synthetic scenarios, over seeds.
 
@@ -474,6 +526,9 @@ def run_mbn_synthetic(
         Root of the seed streams.
     progress : bool, default=True
         Show a progress bar.
+    n_jobs : int, optional
+        Processes over which the (scenario, seed) cells are spread; the numbers do not depend on
+        it (every run seeds everything it draws). Default: one, in this process.
 
     Returns
     -------
@@ -491,6 +546,11 @@ def run_mbn_synthetic(
     .. [1] Wang, M., Zhang, Y. and Deng, W. "Meta Balanced Network for Fair Face Recognition",
        IEEE TPAMI (2021).
     """
+    for name, value in (("n_seeds", n_seeds), ("n_jobs", n_jobs)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1
+        ):
+            raise ValueError(COUNT_ERROR.format(name=name, value=value))
     if quick:
         n_seeds = n_seeds or 1
         methods = ("arcface", "m-rbn", "mbn-arc")
@@ -506,7 +566,7 @@ def run_mbn_synthetic(
         n_seeds = n_seeds or 10
         methods = tuple(METHOD_LABELS)
         data_kwargs = {}
-        n_steps, sweep_margins = 400, SWEEP_MARGINS
+        n_steps, sweep_margins = 300, SWEEP_MARGINS
         # The paper's beta = 1e-3 over 180K steps moves a margin by at most ~180 gradient
         # units; beta * n_steps = 150 keeps that budget at any length of run.
         margin_lr = 150.0 / n_steps
@@ -514,59 +574,43 @@ def run_mbn_synthetic(
     # (ArcFace's bound s >= log((C-1) P / (1-P)) is about 8 here) and trains stably.
     scale = 30.0
     notice = _quick_notice(n_steps, n_seeds) if quick else None
-    runs, sweep_runs, curves, margin_runs = [], [], [], []
-    total = len(SCENARIO_ORDER) * n_seeds * (len(methods) + len(sweep_margins))
-    bar = tqdm(total=total, disable=not progress, desc="mbn-synthetic")
+    cells = [
+        (scenario, k, seeds)
+        for s_index, scenario in enumerate(SCENARIO_ORDER)
+        for k, seeds in enumerate(_seed_streams(random_state, s_index, n_seeds))
+    ]
+    shared = dict(
+        methods=methods,
+        sweep_margins=sweep_margins,
+        data_kwargs=data_kwargs,
+        n_steps=n_steps,
+        scale=scale,
+        margin_lr=margin_lr,
+    )
+    per_cell = len(methods) + len(sweep_margins)
+    bar = tqdm(total=len(cells) * per_cell, disable=not progress, desc="mbn-synthetic")
     try:
-        for s_index, scenario in enumerate(SCENARIO_ORDER):
-            for k, seeds in enumerate(_seed_streams(random_state, s_index, n_seeds)):
-                data = make_synthetic_faces(
-                    scenario, random_state=seeds["data_seed"], **data_kwargs
-                )
-                keys = {"seed": k, **seeds}
-                train = dict(
-                    n_steps=n_steps,
-                    seed=seeds["init_seed"],
-                    sampling_seed=seeds["sampling_seed"],
-                    scale=scale,
-                )
-                for method in methods:
-                    run = run_synthetic_method(
-                        data, method, margin_learning_rate=margin_lr, **train
-                    )
-                    history = run.history
-                    runs.append(_row(run.report, scenario=scenario, method=method, **keys))
-                    if method.startswith("mbn"):
-                        if k == 0:
-                            curves.append(history.assign(scenario=scenario, method=method))
-                        bias = history.filter(like="bias_")
-                        margin_runs.append(
-                            {
-                                "scenario": scenario,
-                                "method": method,
-                                "seed": k,
-                                "skipped_pct": 100 * float(bias.isna().all(axis=1).mean()),
-                                "anchor": float(history["margin_0"].iloc[-1]),
-                                **{
-                                    f"final_g{g}": float(history[f"margin_{g}"].iloc[-1])
-                                    for g in range(data.n_groups)
-                                },
-                                **{
-                                    f"initial_g{g}": float(m)
-                                    for g, m in enumerate(run.initial_margins)
-                                },
-                            }
-                        )
-                    bar.update(1)
-                for margin in sweep_margins:
-                    fixed = [0.3] + [margin] * (data.n_groups - 1)
-                    run = run_synthetic_method(data, fixed_margins=fixed, **train)
-                    sweep_runs.append(
-                        _row(run.report, scenario=scenario, minority_margin=margin, **keys)
-                    )
-                    bar.update(1)
+        if n_jobs is None or n_jobs == 1:
+            outputs = []
+            for cell in cells:
+                outputs.append(_run_cell(*cell, **shared))
+                bar.update(per_cell)
+        else:
+            # Every run seeds all it uses, so a cell gives the same numbers in any process;
+            # "spawn" because a forked torch can deadlock on its thread pools.
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=n_jobs, mp_context=context) as pool:
+                futures = [pool.submit(_run_cell, *cell, **shared) for cell in cells]
+                for future in as_completed(futures):
+                    future.result()
+                    bar.update(per_cell)
+                outputs = [future.result() for future in futures]
     finally:
         bar.close()
+    runs = [row for out in outputs for row in out["runs"]]
+    sweep_runs = [row for out in outputs for row in out["sweep"]]
+    margin_runs = [row for out in outputs for row in out["margins"]]
+    curves = [curve for out in outputs for curve in out["curves"]]
 
     runs = pd.DataFrame(runs)
     acc_cols = [c for c in runs.columns if c.startswith("acc_g")]
