@@ -136,19 +136,20 @@ def test_each_seed_stream_changes_the_run_and_nothing_else_does():
     torch.randn(1000)
     again = run_synthetic_method(data, "mbn-arc", seed=1, sampling_seed=2, **kwargs)
     np.testing.assert_array_equal(_fingerprint(base), _fingerprint(again))
-    np.testing.assert_array_equal(base.initial_margins, [0.3, 0.3, 0.3, 0.3])
+    # float32 parameters: 0.3 to float32 precision
+    np.testing.assert_allclose(base.initial_margins, [0.3, 0.3, 0.3, 0.3], rtol=1e-7)
     for changed in (dict(seed=5, sampling_seed=2), dict(seed=1, sampling_seed=6)):
         run = run_synthetic_method(data, "mbn-arc", **changed, **kwargs)
         assert not np.array_equal(_fingerprint(run), _fingerprint(base)), changed
 
 
 def _fake_run(data, method="arcface", *, fixed_margins=None, seed, sampling_seed, **kwargs):
-    """Accuracies with a designed effect: MBN(arc) costs the minority groups 3 points."""
+    """Accuracies with a designed effect: MBN(arc) costs the minority groups 4 points."""
     key = 99 if fixed_margins is not None else list(METHOD_LABELS).index(method)
     rng = np.random.default_rng([seed, sampling_seed, key])
-    acc = np.array([0.94, 0.91, 0.90, 0.89]) + rng.normal(0, 0.004, 4)
+    acc = np.array([0.94, 0.91, 0.90, 0.89]) + rng.normal(0, 0.002, 4)
     if method == "mbn-arc" and fixed_margins is None:
-        acc[1:] -= 0.03
+        acc[1:] -= 0.04
     by_group = pd.DataFrame({"accuracy": acc}, index=pd.RangeIndex(4, name="group"))
     report = GroupVerification(
         by_group, float(acc.mean()), group_accuracy_std(acc), skewed_error_ratio(acc)

@@ -566,7 +566,7 @@ def run_mbn_synthetic(
         n_seeds = n_seeds or 10
         methods = tuple(METHOD_LABELS)
         data_kwargs = {}
-        n_steps, sweep_margins = 300, SWEEP_MARGINS
+        n_steps, sweep_margins = 200, SWEEP_MARGINS
         # The paper's beta = 1e-3 over 180K steps moves a margin by at most ~180 gradient
         # units; beta * n_steps = 150 keeps that budget at any length of run.
         margin_lr = 150.0 / n_steps
