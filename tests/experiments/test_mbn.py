@@ -175,7 +175,9 @@ class _FakeData:
 def test_full_study_aggregates_and_states_only_supported_claims(monkeypatch):
     monkeypatch.setattr(mbn, "run_synthetic_method", _fake_run)
     monkeypatch.setattr(mbn, "make_synthetic_faces", lambda *a, **k: _FakeData())
-    result = run_mbn_synthetic(n_seeds=6, progress=False)
+    result = run_mbn_synthetic(
+        n_seeds=6, progress=False, methods=list(METHOD_LABELS), sweep_margins=mbn.SWEEP_MARGINS
+    )
     runs = result.tables["runs"]
     assert len(runs) == 3 * 6 * len(METHOD_LABELS) and result.config["n_seeds"] == 6
     paired = result.tables["paired"]
