@@ -51,7 +51,7 @@ METHOD_LABELS = {
 COMPARISONS = (("mbn-soft", "norm-softmax"), ("mbn-arc", "arcface"), ("mbn-cos", "cosface"))
 DIFFERENCE_LABELS = {"ser": "SER", "std": "STD", "mean": "mean accuracy", "minority": "minority"}
 #: What the full study trains by default: each MBN variant and its baseline.
-PAIRED_METHODS = tuple(dict.fromkeys(m for pair in COMPARISONS for m in pair))
+PAIRED_METHODS = tuple(m for pair in COMPARISONS for m in reversed(pair))
 #: The two ends of a fixed-margin sweep; ArcFace (0.3 for every group) is the middle point.
 SWEEP_MARGINS = (0.1, 0.7)
 #: Level of every interval (two-sided, Student t over seeds).
