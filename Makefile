@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 # torch==2.13.0 is a CPU build on local disk; any other spec would download a multi-GB CUDA build.
 TORCH  := torch==2.13.0
 
-.PHONY: demo test lint bench reproduce clean
+.PHONY: demo test fuzz docs lint bench reproduce clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,23 @@ $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.runtime-installed
 	$(BIN)/fairot demo --out fairot-demo
 
-test: $(VENV)/.test-installed
+# tests/reporting renders report.html in headless Chromium. On a fresh Debian machine as root (CI)
+# install it once; elsewhere this does nothing and that test skips, saying why.
+$(VENV)/.chromium: | $(BIN)/python
+	command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; } || true
+	touch $@
+
+test: $(VENV)/.test-installed $(VENV)/.chromium
 	$(BIN)/python -m pytest -q
+
+# The hypothesis fuzz of every public boundary with a large budget (make test runs a small one).
+fuzz: $(VENV)/.test-installed
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q -m fuzz tests/fuzz
+
+# The API reference from the docstrings (Sphinx + numpydoc); warnings are errors.
+docs: $(VENV)/.test-installed
+	$(BIN)/python -m sphinx -W --keep-going -q -b html docs/api build/docs
+	@echo "API reference: build/docs/index.html"
 
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check src tests benchmarks

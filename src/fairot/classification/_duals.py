@@ -39,6 +39,10 @@ class DualFit(NamedTuple):
         objective over the second half of the updates.
     objectives : ndarray of shape (n_updates,)
         Mini-batch dual objective at each update.
+
+    Examples
+    --------
+    See :func:`fit_dual_potentials`.
     """
 
     potentials: DualPotentials
@@ -103,6 +107,19 @@ def fit_dual_potentials(
     References
     ----------
     .. [1] S. Chiappa and A. Pacchiano, "Fairness with Continuous Optimal Transport", 2021.
+
+    Examples
+    --------
+    Two normal samples one unit apart (exact :math:`W_1` = 1.02 for these draws): the
+    regularised dual estimate approaches it from below.
+
+    >>> import numpy as np
+    >>> from fairot.classification import fit_dual_potentials
+    >>> rng = np.random.default_rng(0)
+    >>> source, target = rng.normal(0.0, 0.5, 1000), rng.normal(1.0, 0.5, 1000)
+    >>> fit = fit_dual_potentials(source, target, n_updates=1000, random_state=0)
+    >>> round(fit.value, 2), fit.objectives.shape
+    (0.93, (1000,))
     """
     x = check_array_1d(source, "source")
     y = check_array_1d(target, "target")

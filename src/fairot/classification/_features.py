@@ -33,7 +33,15 @@ DEFAULT_GRID_SIZE = 4096
 
 
 class FourierFeatures(NamedTuple):
-    r"""Frequencies :math:`\omega` and phases :math:`b` of D random Fourier features."""
+    r"""Frequencies :math:`\omega` and phases :math:`b` of D random Fourier features.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.classification import FourierFeatures
+    >>> FourierFeatures(np.array([1.0, -2.0]), np.array([0.0, np.pi])).n_features
+    2
+    """
 
     frequencies: np.ndarray
     phases: np.ndarray
@@ -77,6 +85,14 @@ def draw_fourier_features(
     Returns
     -------
     FourierFeatures
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.classification import draw_fourier_features
+    >>> features = draw_fourier_features(500, 0.1, np.random.RandomState(0))
+    >>> features.frequencies.shape, bool(np.all(features.phases <= 2 * np.pi))
+    ((500,), True)
     """
     frequencies = rng.normal(0.0, np.sqrt(2.0 / kernel_variance), size=n_features)
     phases = rng.uniform(0.0, 2.0 * np.pi, size=n_features)
@@ -84,7 +100,20 @@ def draw_fourier_features(
 
 
 def fourier_features(s: np.ndarray, features: FourierFeatures) -> np.ndarray:
-    r"""Exact :math:`\psi(s)`, shape (n, D)."""
+    r"""Exact :math:`\psi(s)`, shape (n, D).
+
+    Examples
+    --------
+    With many features, :math:`\psi(s)^\top\psi(t)` approaches the Gaussian kernel
+    :math:`\exp(-(s - t)^2 / \sigma^2)`:
+
+    >>> import numpy as np
+    >>> from fairot.classification import draw_fourier_features, fourier_features
+    >>> features = draw_fourier_features(200_000, 0.1, np.random.RandomState(0))
+    >>> psi = fourier_features(np.array([0.2, 0.5]), features)
+    >>> round(float(psi[0] @ psi[1]), 2), round(float(np.exp(-(0.3**2) / 0.1)), 2)
+    (0.41, 0.41)
+    """
     d = features.n_features
     return np.sqrt(2.0 / d) * np.cos(np.multiply.outer(s, features.frequencies) + features.phases)
 
@@ -99,7 +128,18 @@ def fourier_features_derivative(s: np.ndarray, features: FourierFeatures) -> np.
 def tabulate_features(
     features: FourierFeatures, grid_size: int = DEFAULT_GRID_SIZE
 ) -> FeatureTable:
-    r"""Tabulate :math:`\psi` and :math:`\psi'` on ``grid_size + 1`` points of [0, 1]."""
+    r"""Tabulate :math:`\psi` and :math:`\psi'` on ``grid_size + 1`` points of [0, 1].
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.classification import (
+    ...     draw_fourier_features, fourier_features, tabulate_features)
+    >>> features = draw_fourier_features(8, 0.1, np.random.RandomState(0))
+    >>> table = tabulate_features(features, grid_size=4)
+    >>> table.values.shape, bool(np.allclose(table.values[2], fourier_features(0.5, features)))
+    ((5, 8), True)
+    """
     grid = np.arange(grid_size + 1) / grid_size
     return FeatureTable(
         np.ascontiguousarray(fourier_features(grid, features)),

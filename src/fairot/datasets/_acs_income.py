@@ -138,6 +138,19 @@ def load_acs_income(
     .. [2] US Census Bureau, American Community Survey 1-Year Public Use Microdata Sample.
        Public domain. F. Ding, M. Hardt, J. Miller and L. Schmidt, "Retiring Adult: New Datasets
        for Fair Machine Learning", NeurIPS 2021 (folktables).
+
+    Examples
+    --------
+    The census file is not shipped (it is large); without it and without downloading, the error
+    names what to put where:
+
+    >>> import tempfile
+    >>> from fairot.datasets import load_acs_income
+    >>> try:
+    ...     load_acs_income(data_home=tempfile.mkdtemp(), download_if_missing=False)
+    ... except FileNotFoundError as error:
+    ...     print("psam_p06.csv" in str(error))
+    True
     """
     if not isinstance(state, str) or state.upper() not in STATE_FIPS:
         raise ValueError(MSG_STATE.format(value=state))

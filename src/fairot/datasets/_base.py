@@ -99,6 +99,12 @@ def get_data_home(data_home: str | os.PathLike | None = None) -> Path:
     -------
     data_home : pathlib.Path
         The resolved folder.
+
+    Examples
+    --------
+    >>> from fairot.datasets import get_data_home
+    >>> get_data_home("/tmp/fairot_data").as_posix()
+    '/tmp/fairot_data'
     """
     if data_home is None:
         data_home = os.environ.get(DATA_HOME_ENV) or DEFAULT_DATA_HOME

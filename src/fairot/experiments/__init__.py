@@ -38,6 +38,12 @@ def get_study(name: str) -> Callable[..., StudyResult]:
         For an unknown name.
     ImportError
         When the study's module needs an optional dependency that is missing.
+
+    Examples
+    --------
+    >>> from fairot.experiments import get_study
+    >>> get_study("cot-table1").__name__
+    'run_cot_table1'
     """
     if name not in STUDIES:
         raise ValueError(MSG_UNKNOWN_STUDY.format(name=name, names=", ".join(STUDIES)))

@@ -31,6 +31,14 @@ class StudyResult:
         Markdown prose: what was run, and how our numbers compare with the paper's.
     config : dict
         Parameters of the run (seeds, sizes, hyper-parameters), for reproducibility.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairot.experiments import StudyResult
+    >>> result = StudyResult("demo", tables={"main": pd.DataFrame({"err": [0.15]})})
+    >>> print(result.to_markdown().splitlines()[0])
+    # demo
     """
 
     name: str

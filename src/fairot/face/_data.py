@@ -55,6 +55,17 @@ def load_face_image(path: str | Path, image_size: int | None = None) -> np.ndarr
     Returns
     -------
     ndarray of shape (3, H, W), float32, values (pixel - 127.5) / 128
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from PIL import Image
+    >>> from fairot.face import load_face_image
+    >>> path = os.path.join(tempfile.mkdtemp(), "face.png")
+    >>> Image.new("RGB", (8, 8), (255, 128, 0)).save(path)
+    >>> image = load_face_image(path, image_size=4)
+    >>> image.shape, image[:, 0, 0].tolist()
+    ((3, 4, 4), [0.99609375, 0.00390625, -0.99609375])
     """
     with Image.open(path) as img:
         img = img.convert("RGB")
@@ -65,7 +76,7 @@ def load_face_image(path: str | Path, image_size: int | None = None) -> np.ndarr
 
 
 class FaceFolderDataset(torch.utils.data.Dataset):
-    """A training set stored as ``root/<identity>/<image>`` with a CSV mapping identity to group.
+    r"""A training set stored as ``root/<identity>/<image>`` with a CSV mapping identity to group.
 
     Parameters
     ----------
@@ -89,6 +100,25 @@ class FaceFolderDataset(torch.utils.data.Dataset):
     paths : list of Path
     labels : ndarray of int64, shape (n_images,)
     groups : ndarray of int64, shape (n_images,)
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from PIL import Image
+    >>> from fairot.face import FaceFolderDataset
+    >>> root = tempfile.mkdtemp()
+    >>> for identity in ("ann", "bob"):
+    ...     os.makedirs(os.path.join(root, "train", identity))
+    ...     for k in range(2):
+    ...         Image.new("RGB", (8, 8)).save(os.path.join(root, "train", identity, f"{k}.png"))
+    >>> with open(os.path.join(root, "groups.csv"), "w") as f:
+    ...     _ = f.write("identity,group\nann,light\nbob,dark\n")
+    >>> data = FaceFolderDataset(os.path.join(root, "train"), os.path.join(root, "groups.csv"))
+    >>> len(data), data.n_classes, data.group_names, data.groups.tolist()
+    (4, 2, ['dark', 'light'], [1, 1, 0, 0])
+    >>> image, label, group = data[2]
+    >>> tuple(image.shape), label, group
+    ((3, 8, 8), 1, 0)
     """
 
     def __init__(
@@ -161,7 +191,7 @@ class FaceFolderDataset(torch.utils.data.Dataset):
 def read_rfw_pairs(
     pairs_file: str | Path, images_root: str | Path, *, group=None, extension: str = ".jpg"
 ) -> pd.DataFrame:
-    """Read an RFW-style pair list (``<race>_pairs.txt``).
+    r"""Read an RFW-style pair list (``<race>_pairs.txt``).
 
     Each line is ``name i j`` for a genuine pair (images ``name/name_000i.jpg`` and
     ``name/name_000j.jpg``) or ``name1 i name2 j`` for an impostor pair, as in LFW's
@@ -181,6 +211,17 @@ def read_rfw_pairs(
     pandas.DataFrame
         Columns ``path1``, ``path2``, ``is_same``, ``group``, in file order (the protocol's folds
         are contiguous blocks of this order).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fairot.face import read_rfw_pairs
+    >>> pairs_file = os.path.join(tempfile.mkdtemp(), "Asian_pairs.txt")
+    >>> with open(pairs_file, "w") as f:
+    ...     _ = f.write("m.01 1 2\nm.01 1 m.02 3\n")
+    >>> pairs = read_rfw_pairs(pairs_file, "data/Asian", group="Asian")
+    >>> [p.as_posix() for p in pairs["path2"]], pairs["is_same"].tolist()
+    (['data/Asian/m.01/m.01_0002.jpg', 'data/Asian/m.02/m.02_0003.jpg'], [True, False])
     """
     images_root = Path(images_root)
     rows = []
@@ -215,7 +256,7 @@ def load_rfw_pairs(
     rfw_root: str | Path,
     races: Sequence[str] = ("African", "Asian", "Caucasian", "Indian"),
 ) -> pd.DataFrame:
-    """All RFW pair lists of an extracted RFW test set, with the race as the group.
+    r"""All RFW pair lists of an extracted RFW test set, with the race as the group.
 
     Expects the released layout ``rfw_root/txts/<race>/<race>_pairs.txt`` and
     ``rfw_root/data/<race>/<identity>/<identity>_000k.jpg``; use :func:`read_rfw_pairs` for
@@ -231,6 +272,18 @@ def load_rfw_pairs(
     -------
     pandas.DataFrame
         As :func:`read_rfw_pairs`, one block per race.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from fairot.face import load_rfw_pairs
+    >>> root = tempfile.mkdtemp()
+    >>> for race in ("African", "Indian"):
+    ...     os.makedirs(os.path.join(root, "txts", race))
+    ...     with open(os.path.join(root, "txts", race, f"{race}_pairs.txt"), "w") as f:
+    ...         _ = f.write("m.01 1 2\n")
+    >>> load_rfw_pairs(root, races=("African", "Indian"))["group"].tolist()
+    ['African', 'Indian']
     """
     root = Path(rfw_root)
     frames = [
@@ -265,6 +318,20 @@ def embed_images(
     Returns
     -------
     ndarray of float32
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import torch
+    >>> from PIL import Image
+    >>> from fairot.face import MLP, embed_images
+    >>> folder = tempfile.mkdtemp()
+    >>> paths = [os.path.join(folder, f"{k}.png") for k in range(3)]
+    >>> for path in paths:
+    ...     Image.new("RGB", (4, 4)).save(path)
+    >>> model = torch.nn.Sequential(torch.nn.Flatten(), MLP(48, embedding_size=5))
+    >>> embed_images(model, paths, batch_size=2).shape
+    (3, 5)
     """
     model.eval()
     out = []

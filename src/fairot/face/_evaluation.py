@@ -78,6 +78,12 @@ def cosine_similarity(emb1, emb2) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n_pairs,)
+
+    Examples
+    --------
+    >>> from fairot.face.evaluation import cosine_similarity
+    >>> cosine_similarity([[1.0, 0.0], [1.0, 1.0]], [[2.0, 0.0], [-1.0, -1.0]])
+    array([ 1., -1.])
     """
     a = _as_2d(emb1, "emb1")
     b = _as_2d(emb2, "emb2")
@@ -124,6 +130,13 @@ class VerificationResult:
     fold_accuracies : ndarray of shape (n_folds,)
     thresholds : ndarray of shape (n_folds,)
         Cosine threshold chosen on the other folds for each test fold.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.face.evaluation import VerificationResult
+    >>> VerificationResult(0.9, 0.1, np.array([0.8, 1.0]), np.array([0.3, 0.4])).accuracy
+    0.9
     """
 
     accuracy: float
@@ -168,6 +181,19 @@ def verification_accuracy(emb1, emb2, is_same, n_folds: int = 10) -> Verificatio
     Returns
     -------
     VerificationResult
+
+    Examples
+    --------
+    Genuine pairs (identical embeddings) and impostor pairs (orthogonal ones) are told apart:
+
+    >>> import numpy as np
+    >>> from fairot.face.evaluation import verification_accuracy
+    >>> eye = np.eye(4)
+    >>> emb1 = np.vstack([eye, eye])
+    >>> emb2 = np.vstack([eye, np.roll(eye, 1, axis=0)])
+    >>> is_same = [True] * 4 + [False] * 4
+    >>> verification_accuracy(emb1, emb2, is_same, n_folds=2).accuracy
+    1.0
     """
     sim = cosine_similarity(emb1, emb2)
     same = _as_bool(is_same, len(sim))
@@ -197,6 +223,14 @@ class GroupVerification:
     ser : float
         Skewed error ratio (:func:`fairot.metrics.skewed_error_ratio`); ``inf`` when some group
         makes no error. With a single group, STD is 0 and SER is 1.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairot.face.evaluation import GroupVerification
+    >>> by_group = pd.DataFrame({"accuracy": [0.9, 0.8]}, index=["a", "b"])
+    >>> GroupVerification(by_group, 0.85, 0.05, 2.0).summary().round(2).to_dict()
+    {'a': 0.9, 'b': 0.8, 'mean': 0.85, 'std': 0.05, 'ser': 2.0}
     """
 
     by_group: pd.DataFrame
@@ -226,6 +260,19 @@ def group_verification(emb1, emb2, is_same, groups, n_folds: int = 10) -> GroupV
     Returns
     -------
     GroupVerification
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.face.evaluation import group_verification
+    >>> eye = np.eye(4)
+    >>> emb1 = np.vstack([eye, eye, eye, eye])
+    >>> emb2 = np.vstack([eye, np.roll(eye, 1, 0), eye, -eye])
+    >>> is_same = ([True] * 4 + [False] * 4) * 2
+    >>> groups = ["a"] * 8 + ["b"] * 8
+    >>> result = group_verification(emb1, emb2, is_same, groups, n_folds=2)
+    >>> result.by_group["n_pairs"].to_dict(), result.std
+    ({'a': 8, 'b': 8}, 0.0)
     """
     sim = cosine_similarity(emb1, emb2)
     same = _as_bool(is_same, len(sim))
@@ -273,6 +320,14 @@ def threshold_at_far(similarity, is_same, far: float) -> tuple[float, float]:
         Pairs with similarity strictly above it are accepted.
     tar : float
         True accept rate at that threshold.
+
+    Examples
+    --------
+    >>> from fairot.face.evaluation import threshold_at_far
+    >>> similarity = [0.9, 0.8, 0.7, 0.1, 0.2, 0.75]
+    >>> is_same = [True, True, True, False, False, False]
+    >>> threshold_at_far(similarity, is_same, far=0.4)  # one impostor of three may pass
+    (0.2, 1.0)
     """
     sim = np.asarray(similarity, dtype=float)
     same = _as_bool(is_same, len(sim))
@@ -309,6 +364,16 @@ def roc_by_group(
     -------
     pandas.DataFrame
         Index: the groups; columns ``tar@far=<f>`` and ``threshold@far=<f>`` for each target.
+
+    Examples
+    --------
+    >>> from fairot.face.evaluation import roc_by_group
+    >>> similarity = [0.9, 0.5, 0.1, 0.6, 0.8, 0.3, 0.7, 0.2]
+    >>> is_same = [True, True, False, False, True, True, False, False]
+    >>> groups = ["a"] * 4 + ["b"] * 4
+    >>> table = roc_by_group(similarity, is_same, groups, far_targets=[0.25])
+    >>> table["tar@far=0.25"].to_dict(), table["threshold@far=0.25"].to_dict()
+    ({'a': 0.5, 'b': 0.5}, {'a': 0.6, 'b': 0.7})
     """
     sim = np.asarray(similarity, dtype=float)
     same = _as_bool(is_same, len(sim))
@@ -344,6 +409,14 @@ def select_difficult_pairs(similarity, is_same, n_pairs: int) -> np.ndarray:
     -------
     ndarray of int
         Sorted indices into the given pairs.
+
+    Examples
+    --------
+    >>> from fairot.face.evaluation import select_difficult_pairs
+    >>> similarity = [0.9, 0.2, 0.1, 0.8]
+    >>> is_same = [True, True, False, False]
+    >>> select_difficult_pairs(similarity, is_same, n_pairs=2)  # weakest genuine, closest impostor
+    array([1, 3])
     """
     sim = np.asarray(similarity, dtype=float)
     same = _as_bool(is_same, len(sim))
@@ -377,6 +450,15 @@ def sample_pairs(
     pandas.DataFrame
         Columns ``i``, ``j`` (sample indices), ``is_same``, ``group``; the pairs of each group are
         contiguous and shuffled, so that contiguous folds mix genuine and impostor pairs.
+
+    Examples
+    --------
+    >>> from fairot.face.evaluation import sample_pairs
+    >>> labels = [0, 0, 1, 1, 2, 2, 3, 3]
+    >>> groups = ["a"] * 4 + ["b"] * 4
+    >>> pairs = sample_pairs(labels, groups, n_genuine=2, n_impostor=2, random_state=0)
+    >>> pairs.groupby("group")["is_same"].sum().to_dict(), len(pairs)
+    ({'a': 2, 'b': 2}, 8)
     """
     labels = np.asarray(labels)
     grp = _as_groups(groups, len(labels))
@@ -435,6 +517,16 @@ def feature_scatter(embeddings, labels, groups) -> pd.DataFrame:
     pandas.DataFrame
         Index: the groups; columns ``intra``, ``inter``, ``scatter`` (= intra / inter),
         ``n_identities``.
+
+    Examples
+    --------
+    Identities whose samples coincide have intra-class cosine 1:
+
+    >>> import numpy as np
+    >>> from fairot.face.evaluation import feature_scatter
+    >>> embeddings = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
+    >>> feature_scatter(embeddings, [0, 0, 1, 1], ["a"] * 4)[["intra", "inter"]].to_dict("records")
+    [{'intra': 1.0, 'inter': 0.0}]
     """
     emb = _as_2d(embeddings, "embeddings")
     emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)

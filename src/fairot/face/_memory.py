@@ -33,6 +33,17 @@ def keep_freed_memory() -> bool:
     bool
         True when glibc took both settings; False elsewhere (macOS, Windows, musl), where
         nothing changes.
+
+    Examples
+    --------
+    Call it once at the start of a CPU training script (here in a child process, since it changes
+    the allocator of the whole process):
+
+    >>> import subprocess, sys
+    >>> code = "from fairot.face import keep_freed_memory; print(keep_freed_memory())"
+    >>> out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    >>> out.stdout.strip() in {"True", "False"}
+    True
     """
     if platform.system() != "Linux":
         return False

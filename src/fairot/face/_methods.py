@@ -68,6 +68,10 @@ class MethodSpec:
         Set for the MBN variants only.
     group_weights : ndarray of shape (n_groups,) or None
         Sample weights of the re-weighting baseline.
+
+    Examples
+    --------
+    See :func:`make_method`.
     """
 
     name: str
@@ -108,6 +112,14 @@ def make_method(
     Returns
     -------
     MethodSpec
+
+    Examples
+    --------
+    >>> from fairot.face import make_method
+    >>> spec = make_method("reweight", n_classes=10, embedding_size=8, n_groups=2,
+    ...                    group_counts=[300, 100])
+    >>> type(spec.loss).__name__, spec.group_weights.tolist()
+    ('ArcFaceLoss', [0.6666666666666666, 2.0])
     """
     if method not in METHODS:
         raise ValueError(METHOD_ERROR.format(methods=METHODS, value=method))

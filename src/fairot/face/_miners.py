@@ -31,7 +31,12 @@ SELECTION_MARGIN_ERROR = "selection_margin must be a finite number or None; got 
 
 
 class TripletIndices(NamedTuple):
-    """Index tuple returned by :class:`HardestTripletMiner` (pytorch-metric-learning's order)."""
+    """Index tuple returned by :class:`HardestTripletMiner` (pytorch-metric-learning's order).
+
+    Examples
+    --------
+    See :class:`HardestTripletMiner`.
+    """
 
     anchors: torch.Tensor
     positives: torch.Tensor
@@ -39,7 +44,18 @@ class TripletIndices(NamedTuple):
 
 
 def squared_distances(embeddings: torch.Tensor, anchors, others) -> torch.Tensor:
-    """Squared Euclidean distance between L2-normalised rows ``anchors`` and ``others``."""
+    """Squared Euclidean distance between L2-normalised rows ``anchors`` and ``others``.
+
+    Examples
+    --------
+    Orthogonal unit vectors are at squared distance 2, opposite ones at 4:
+
+    >>> import torch
+    >>> from fairot.face.miners import squared_distances
+    >>> embeddings = torch.tensor([[3.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    >>> squared_distances(embeddings, torch.tensor([0, 0]), torch.tensor([1, 2]))
+    tensor([2., 4.])
+    """
     normed = F.normalize(embeddings, dim=1)
     return (normed[anchors] - normed[others]).pow(2).sum(dim=1)
 
@@ -59,6 +75,24 @@ class HardestTripletMiner(nn.Module):
     -----
     Mining is done without gradient (it only chooses indices); the loss recomputes the distances
     of the chosen triplets with gradient.
+
+    References
+    ----------
+    .. [1] Wang, M., Zhang, Y. and Deng, W. "Meta Balanced Network for Fair Face Recognition",
+       IEEE TPAMI (2021).
+
+    Examples
+    --------
+    Two identities of one group; each anchor's hardest positive is its identity's other sample and
+    its hardest negative the closest sample of the other identity:
+
+    >>> import torch
+    >>> from fairot.face.miners import HardestTripletMiner
+    >>> embeddings = torch.tensor([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.2, 0.8]])
+    >>> labels, groups = torch.tensor([0, 0, 1, 1]), torch.zeros(4, dtype=torch.long)
+    >>> triplets = HardestTripletMiner()(embeddings, labels, groups)
+    >>> triplets.anchors.tolist(), triplets.positives.tolist(), triplets.negatives.tolist()
+    ([0, 1, 2, 3], [1, 0, 3, 2], [3, 3, 1, 1])
     """
 
     def __init__(self, *, within_groups: bool = True, selection_margin: float | None = None):

@@ -67,6 +67,14 @@ class IResNet(nn.Module):
     -----
     Inputs are ``(n, in_channels, input_size, input_size)`` float tensors, normalised as in the
     paper, (pixel - 127.5) / 128 — :class:`~fairot.face.FaceFolderDataset` does that.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from fairot.face import IResNet
+    >>> model = IResNet((1, 1, 1, 1), embedding_size=8, input_size=16).eval()
+    >>> model(torch.zeros(2, 3, 16, 16)).shape
+    torch.Size([2, 8])
     """
 
     def __init__(
@@ -114,17 +122,38 @@ class IResNet(nn.Module):
 
 
 def iresnet18(**kwargs) -> IResNet:
-    """IResNet-18; keyword arguments as :class:`IResNet`."""
+    """IResNet-18; keyword arguments as :class:`IResNet`.
+
+    Examples
+    --------
+    >>> from fairot.face import iresnet18
+    >>> iresnet18(embedding_size=8, input_size=16).layer3[0].conv1.out_channels
+    256
+    """
     return IResNet((2, 2, 2, 2), **kwargs)
 
 
 def iresnet34(**kwargs) -> IResNet:
-    """IResNet-34 (the paper's backbone); keyword arguments as :class:`IResNet`."""
+    """IResNet-34 (the paper's backbone); keyword arguments as :class:`IResNet`.
+
+    Examples
+    --------
+    >>> from fairot.face import iresnet34
+    >>> iresnet34(embedding_size=8, input_size=16).layer3[0].conv1.out_channels
+    256
+    """
     return IResNet((3, 4, 6, 3), **kwargs)
 
 
 def iresnet50(**kwargs) -> IResNet:
-    """IResNet-50; keyword arguments as :class:`IResNet`."""
+    """IResNet-50; keyword arguments as :class:`IResNet`.
+
+    Examples
+    --------
+    >>> from fairot.face import iresnet50
+    >>> iresnet50(embedding_size=8, input_size=16).layer3[0].conv1.out_channels
+    256
+    """
     return IResNet((3, 4, 14, 3), **kwargs)
 
 
@@ -137,6 +166,13 @@ class MLP(nn.Module):
     embedding_size : int, default=64
     hidden_sizes : sequence of int, default=(256, 256)
         Widths of the hidden Linear-BatchNorm-PReLU layers.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from fairot.face import MLP
+    >>> MLP(10, embedding_size=4, hidden_sizes=(16,))(torch.zeros(3, 10)).shape
+    torch.Size([3, 4])
     """
 
     def __init__(
