@@ -251,3 +251,15 @@ def test_quick_cli_says_smoke_test_and_writes(tmp_path, capsys):
     assert set(margins["method"]) == {"mbn-arc"}
     assert (margins.loc[margins["group"] == 0, "final"] == 0.3).all()
     assert (out / "margins.png").exists() and (out / "skewness.png").exists()
+
+
+def test_study_without_an_mbn_pair_reports_the_sweep(monkeypatch):
+    monkeypatch.setattr(mbn, "run_synthetic_method", _fake_run)
+    monkeypatch.setattr(mbn, "make_synthetic_faces", lambda *a, **k: _FakeData())
+    result = run_mbn_synthetic(
+        n_seeds=3, progress=False, methods=["softmax", "arcface"], sweep_margins=(0.1, 0.7)
+    )
+    assert result.tables["paired"].empty and "differences" not in result.figures
+    sweep = result.tables["sweep_paired"]
+    assert set(sweep["metric"]) == {"minority", "std", "ser"} and len(sweep) == 9
+    assert "- **noise**: minority-group accuracy" in result.notes

@@ -172,7 +172,8 @@ def _paired_differences(
                         "n_seeds": n,
                     }
                 )
-    return pd.DataFrame(rows)
+    columns_out = [*by, "treatment", "control", "metric", "difference", "ci_lo", "ci_hi"]
+    return pd.DataFrame(rows, columns=[*columns_out, "p_value", "n_seeds"])
 
 
 def _seed_streams(random_state: int, scenario_index: int, n_seeds: int) -> list[dict[str, int]]:
@@ -332,7 +333,7 @@ def _notes(
         "if nothing differed: a lone borderline call is weak evidence.",
         "",
     ]
-    for scenario in dict.fromkeys(table["scenario"]):
+    for scenario in dict.fromkeys(table["scenario"]) if len(paired) else ():
         part = table[table["scenario"] == scenario].set_index("method")
         claims = []
         for treatment, control in COMPARISONS:
