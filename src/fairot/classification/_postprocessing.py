@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from fairot._validation import check_sensitive_features
+from fairot.dask._collections import is_dask_collection
 from fairot.classification._base import check_binary_target
 from fairot.classification._targets import build_target
 from fairot.transport import ecdf_rank, quantile_function
@@ -117,6 +118,10 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         -------
         self : QuantileParityPostProcessor
         """
+        if is_dask_collection(X):
+            from fairot.dask._postprocessing import fit_quantile_parity
+
+            return fit_quantile_parity(self, X, y, sensitive_features)
         X_raw = X
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         self.classes_ = check_binary_target(y)
@@ -163,6 +168,10 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_samples, 2)
         """
         check_is_fitted(self)
+        if is_dask_collection(X):
+            from fairot.dask._postprocessing import predict_proba_quantile_parity
+
+            return predict_proba_quantile_parity(self, X, sensitive_features)
         X_raw = X
         X = validate_data(self, X, dtype=np.float64, reset=False)
         codes = self._encoding.encode(sensitive_features)
@@ -191,6 +200,10 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
+        if is_dask_collection(X):
+            from fairot.dask._postprocessing import predict_quantile_parity
+
+            return predict_quantile_parity(self, X, sensitive_features)
         s = self.predict_proba(X, sensitive_features=sensitive_features)[:, 1]
         return self.classes_[(s > 0.5).astype(int)]
 

@@ -8,23 +8,29 @@ error bound of :func:`fairot.dask.w1_error_bound`. ``import fairot`` does not im
 package does.
 """
 
-from fairot.dask._metrics import (
-    fairness_report,
-    max_pairwise_wasserstein,
-    strong_demographic_disparity,
-    strong_pairwise_demographic_disparity,
-    wass1,
-    wasserstein_distance,
-)
-from fairot.dask._sketch import rank_error, w1_error_bound
+from importlib import import_module
+from typing import Any
 
-__all__ = [
-    "fairness_report",
-    "max_pairwise_wasserstein",
-    "rank_error",
-    "strong_demographic_disparity",
-    "strong_pairwise_demographic_disparity",
-    "w1_error_bound",
-    "wass1",
-    "wasserstein_distance",
-]
+# Loaded on first use, so that the estimators' and metrics' dispatch hooks can import
+# ``fairot.dask._collections.is_dask_collection`` without a circular import.
+_PUBLIC = {
+    "fairness_report": "_metrics",
+    "max_pairwise_wasserstein": "_metrics",
+    "rank_error": "_sketch",
+    "strong_demographic_disparity": "_metrics",
+    "strong_pairwise_demographic_disparity": "_metrics",
+    "w1_error_bound": "_sketch",
+    "wass1": "_metrics",
+    "wasserstein_distance": "_metrics",
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PUBLIC:
+        return getattr(import_module(f"fairot.dask.{_PUBLIC[name]}"), name)
+    raise AttributeError(f"module 'fairot.dask' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

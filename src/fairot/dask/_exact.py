@@ -161,15 +161,15 @@ def sort_labels(label_blocks: list, chunk_rows: int) -> SortedLabels:
 
 @dataclass
 class WindowSums:
-    """Sums over the rank axis, added window by window.
+    r"""Sums over the rank axis, added window by window.
 
     Attributes
     ----------
     power : dict of float to numpy.ndarray of shape (L, L)
-        ``power[p][a, b]`` is :math:`\\int_0^1 |Q_a - Q_b|^p du` (``p = inf``: the largest gap
+        ``power[p][a, b]`` is :math:`\int_0^1 |Q_a - Q_b|^p du` (``p = inf``: the largest gap
         over cells of positive mass).
     to_barycenter : numpy.ndarray of shape (K,) or None
-        :math:`\\int_0^1 |Q_a - Q_{bar}| du` for the first ``K`` labels, with :math:`Q_{bar}`
+        :math:`\int_0^1 |Q_a - Q_{bar}| du` for the first ``K`` labels, with :math:`Q_{bar}`
         their weighted median at each rank (the W1 barycenter).
     """
 

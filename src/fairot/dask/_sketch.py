@@ -52,7 +52,27 @@ def n_levels(k: int) -> int:
 
 
 def w1_error_bound(k: int, range_a: float, range_b: float) -> float:
-    r"""Bound :math:`2\delta(R_a + R_b)` on the error of a sketched :math:`W_1` (module docstring)."""
+    r"""Bound :math:`2\delta(R_a + R_b)` on the error of a sketched :math:`W_1`.
+
+    Parameters
+    ----------
+    k : int
+        The KLL parameter.
+    range_a, range_b : float
+        ``max - min`` of the two samples (for scores in [0, 1], at most 1).
+
+    Returns
+    -------
+    float
+        The bound, holding when every sketched quantile is within the sketch's 99% rank error
+        (see :mod:`fairot.dask._sketch`).
+
+    Examples
+    --------
+    >>> from fairot.dask import w1_error_bound
+    >>> round(w1_error_bound(1000, 1.0, 1.0), 4)
+    0.0122
+    """
     delta = rank_error(k) + 1.0 / (2 * n_levels(k))
     return 2.0 * delta * (range_a + range_b)
 
