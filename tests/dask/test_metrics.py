@@ -13,8 +13,8 @@ dd = pytest.importorskip("dask.dataframe")
 
 import fairot.dask as fd  # noqa: E402
 from fairot import metrics  # noqa: E402
-from fairot.dask._metrics import MSG_QUANTILES  # noqa: E402
 from fairot.dask._collections import MSG_PARTITIONS  # noqa: E402
+from fairot.dask._metrics import MSG_QUANTILES  # noqa: E402
 
 CHUNK = 5_000  # 4 partitions of the 2·10^4 rows
 TOL = 1e-12

@@ -12,9 +12,9 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from fairot._validation import check_sensitive_features
-from fairot.dask._collections import is_dask_collection
 from fairot.classification._base import check_binary_target
 from fairot.classification._targets import build_target
+from fairot.dask._collections import is_dask_collection
 from fairot.transport import ecdf_rank, quantile_function
 
 MSG_MARGINAL_CELLS = (
