@@ -32,6 +32,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from fairot._validation import check_array_1d, check_sensitive_features
+from fairot.dask._collections import is_dask_collection
 from fairot.metrics import max_pairwise_wasserstein
 from fairot.transport import ecdf_rank, midpoint_grid, quantile_function
 
@@ -241,6 +242,10 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         -------
         self : WassersteinFairRegressor
         """
+        if is_dask_collection(X):
+            from fairot.dask._regression import fit_wasserstein_regressor
+
+            return fit_wasserstein_regressor(self, X, y, sensitive_features, calibration)
         self._validate_params()
         p_value = check_p(self.p)
         if self.epsilon is not None and self.tau is not None:
@@ -411,6 +416,10 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "adjusted_curves_")
+        if is_dask_collection(X):
+            from fairot.dask._regression import predict_wasserstein_regressor
+
+            return predict_wasserstein_regressor(self, X, sensitive_features)
         X, codes = self._encode(X, sensitive_features)
         scores = self._scores(X, codes)
         if self._identity:
