@@ -24,7 +24,13 @@ $(VENV)/.test-installed: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.runtime-installed
 	$(BIN)/fairot demo --out fairot-demo
 
-test: $(VENV)/.test-installed
+# tests/reporting renders report.html in headless Chromium. On a fresh Debian machine as root (CI)
+# install it once; elsewhere this does nothing and that test skips, saying why.
+$(VENV)/.chromium: | $(BIN)/python
+	command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; } || true
+	touch $@
+
+test: $(VENV)/.test-installed $(VENV)/.chromium
 	$(BIN)/python -m pytest -q
 
 # The hypothesis fuzz of every public boundary with a large budget (make test runs a small one).

@@ -6,9 +6,15 @@ import pytest
 
 from fairot._validation import (
     MSG_GROUPS_MODE,
+    MSG_NAME_CLASH,
+    MSG_SF_REQUIRED,
     check_array_1d,
     check_consistent_length,
+    check_sample_weight,
+    check_scores,
     check_sensitive_features,
+    group_attributes,
+    resolve_sensitive_features,
 )
 
 
@@ -74,3 +80,94 @@ def test_check_array_copies():
     out = check_array_1d(x, "x")
     out[0] = 5
     assert x[0] == 1.0
+
+
+def test_labels_that_print_alike_get_distinct_names():
+    enc = check_sensitive_features([1, "1", 2, 1, "1"])
+    assert enc.labels == (1, 2, "1")
+    assert enc.names == ["1", "2", "'1'"]
+    assert len(set(enc.names)) == enc.n_groups
+    # A label is found as itself first, then by its name.
+    assert enc.index_of("1") == 2 and enc.index_of(1) == 0 and enc.index_of("'1'") == 2
+    np.testing.assert_array_equal(enc.encode(["1", 1, 2]), [2, 0, 1])
+    assert group_attributes(enc) == ([1, 2, "1"], ["1", "2", "'1'"])
+    sf = pd.DataFrame({"a": [True, "True", True], "b": ["x", "x", "y"]})
+    names = check_sensitive_features(sf).names
+    assert len(set(names)) == len(names) == 3
+    marginal = check_sensitive_features(pd.DataFrame({"a": [1, "1"]}), groups="marginal")
+    assert marginal.names == ["a=1", "a='1'"]
+
+
+def test_names_that_still_clash_raise():
+    class Same:
+        def __init__(self, k):
+            self.k = k
+
+        def __hash__(self):
+            return self.k
+
+        def __eq__(self, other):
+            return isinstance(other, Same) and other.k == self.k
+
+        def __repr__(self):
+            return "same"
+
+    with pytest.raises(ValueError, match=MSG_NAME_CLASH.split("{name}")[1].split("(")[0]):
+        check_sensitive_features(np.array([Same(1), Same(2)], dtype=object))
+
+
+def test_dict_of_arrays_is_several_columns():
+    sf = {"race": np.array(["W", "B", "W"]), "sex": pd.Series(["F", "F", "M"], index=[7, 8, 9])}
+    enc = check_sensitive_features(sf)
+    assert enc.columns == ["race", "sex"]
+    assert enc.names == ["race=B, sex=F", "race=W, sex=F", "race=W, sex=M"]
+    with pytest.raises(ValueError, match="dict must map column names to arrays of equal length"):
+        check_sensitive_features({"a": [1, 2], "b": [1]})
+
+
+def test_column_names_of_a_frame():
+    X = pd.DataFrame({"x": [0.1, 0.2, 0.3], "sex": ["F", "M", "F"], "race": ["A", "A", "B"]})
+    sf, columns = resolve_sensitive_features(X, "sex")
+    assert columns == ["sex"] and sf["sex"].tolist() == ["F", "M", "F"]
+    sf, columns = resolve_sensitive_features(X, ["sex", "race"])
+    assert columns == ["sex", "race"] and check_sensitive_features(sf).n_groups == 3
+    assert list(X.columns) == ["x", "sex", "race"]  # X untouched
+    # A list of labels (not all column names) is data.
+    sf, columns = resolve_sensitive_features(X, ["F", "M", "F"])
+    assert columns is None and sf == ["F", "M", "F"]
+    with pytest.raises(ValueError, match="X has no column 'age'"):
+        resolve_sensitive_features(X, "age")
+    with pytest.raises(ValueError, match="not a pandas DataFrame"):
+        resolve_sensitive_features(X.to_numpy(), "sex")
+    with pytest.raises(
+        ValueError, match=MSG_SF_REQUIRED.format(name="sensitive_features").split(":")[0]
+    ):
+        resolve_sensitive_features(X, None)
+    assert resolve_sensitive_features(X, None, required=False) == (None, None)
+
+
+def test_sample_weight_checks():
+    w = [1, 2, 0]
+    out = check_sample_weight(w, 3)
+    assert out.dtype == np.float64 and w == [1, 2, 0]
+    assert check_sample_weight(None, 3) is None
+    with pytest.raises(ValueError, match=r"got -1.0 at row 1"):
+        check_sample_weight([1, -1, 0], 3)
+    with pytest.raises(ValueError, match=r"got nan at row 2"):
+        check_sample_weight([1, 1, np.nan], 3)
+    with pytest.raises(ValueError, match="positive sum"):
+        check_sample_weight([0, 0], 2)
+    with pytest.raises(ValueError, match="sample_weight=2, samples=3"):
+        check_sample_weight([1, 1], 3)
+
+
+def test_scores_clipped_within_tolerance_else_error_names_row():
+    s = np.array([0.5, 1 + 5e-10, -5e-10])
+    np.testing.assert_array_equal(check_scores(s, "scores"), [0.5, 1.0, 0.0])
+    assert s[1] > 1  # caller's array untouched
+    with pytest.raises(ValueError, match=r"got 1.001 at row 1"):
+        check_scores([0.5, 1.001], "scores")
+    with pytest.raises(ValueError, match=r"got nan at row 0"):
+        check_scores([np.nan, 0.5], "scores")
+    with pytest.raises(ValueError, match=r"within 1e-09"):
+        check_scores([-1e-8], "scores")

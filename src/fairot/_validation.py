@@ -1,7 +1,15 @@
-"""Validation at the public boundary: sensitive features, 1-D arrays, lengths.
+"""Validation at the public boundary: sensitive features, 1-D arrays, lengths, weights, scores.
 
 Every public function and estimator of fairot checks its inputs here, so that a user sees one kind
 of message for one kind of mistake: the message names the argument and what was expected.
+
+Sensitive features may be given as a list, array or Series (one attribute), a DataFrame, 2-D
+array or dict of arrays (several attributes), or, where an estimator receives a DataFrame ``X``,
+as the name(s) of columns of ``X`` (:func:`resolve_sensitive_features`). Every fitted estimator
+exposes its groups the same way (:func:`group_attributes`): ``groups_``, a list of the group
+labels (a scalar per group for one attribute, a tuple of values for intersections, a
+``(column, value)`` pair for marginal groups), and ``group_names_``, a list of distinct readable
+names in the same order.
 """
 
 from __future__ import annotations
@@ -30,6 +38,34 @@ MSG_UNSEEN_GROUP = (
 )
 MSG_GROUPS_MODE = "groups must be 'intersection' or 'marginal'; got {value!r}."
 MSG_NCOLS = "{name} has {got} columns but {expected} were seen at fit time."
+MSG_SF_REQUIRED = (
+    "{name} is required: pass the group of every row of X (an array, Series, DataFrame, dict of "
+    "arrays, or column name(s) of a DataFrame X)."
+)
+MSG_SF_COLUMN = (
+    "{name}={value!r} names column(s) of X, but {problem}; pass the groups as an array, or "
+    "name columns of a DataFrame X."
+)
+MSG_SF_DICT = (
+    "{name} as a dict must map column names to arrays of equal length; got lengths {lengths}."
+)
+MSG_NAME_CLASH = (
+    "{name} has distinct groups that print the same ({clash}); rename their labels so that "
+    "reports can tell them apart."
+)
+MSG_WEIGHTS = (
+    "{name} must be finite and non-negative with a positive sum; got {value!r} at row {row}."
+)
+MSG_WEIGHTS_SUM = "{name} must have a positive sum; all {n} weights are zero."
+MSG_SCORE_NAN = "{name} must be finite probabilities; got {value!r} at row {row}."
+MSG_SCORE_RANGE = (
+    "{name} must lie in [0, 1] (values within {tol:g} of it are clipped); got {value!r} at row "
+    "{row}."
+)
+
+# Scores computed in floating point (1 - p, a sigmoid, a calibrator) can leave [0, 1] by a few
+# ulps; those are clipped, anything farther is a real error.
+SCORE_TOLERANCE = 1e-9
 
 
 def check_array_1d(
@@ -129,6 +165,16 @@ def _as_frame(sensitive_features: Any, name: str) -> pd.DataFrame:
     """Turn any accepted form of sensitive features into a DataFrame of columns."""
     if isinstance(sensitive_features, pd.DataFrame):
         frame = sensitive_features
+    elif isinstance(sensitive_features, dict):
+        lengths = {str(k): _n_samples(v) for k, v in sensitive_features.items()}
+        if len(set(lengths.values())) > 1:
+            raise ValueError(MSG_SF_DICT.format(name=name, lengths=lengths))
+        frame = pd.DataFrame(
+            {
+                k: (v.to_numpy() if isinstance(v, pd.Series) else np.asarray(v))
+                for k, v in sensitive_features.items()
+            }
+        )
     elif isinstance(sensitive_features, pd.Series):
         frame = sensitive_features.to_frame(
             name=sensitive_features.name if sensitive_features.name is not None else "group"
@@ -270,8 +316,13 @@ class GroupEncoding:
 
     def index_of(self, label: Any) -> int:
         """Return the position of a group given its label or its readable name."""
-        for g, (lab, name) in enumerate(zip(self.labels, self.names, strict=True)):
-            if name == str(label) or _same_label(lab, label):
+        # A label wins over a name: with groups 1 and "1" (named "1" and "'1'"), "1" is the
+        # string group; a name that is no label (e.g. "race=B, sex=F") is looked up next.
+        for g, lab in enumerate(self.labels):
+            if _same_label(lab, label):
+                return g
+        for g, name in enumerate(self.names):
+            if name == str(label):
                 return g
         raise ValueError(MSG_UNSEEN_GROUP.format(name="group", label=label, known=self.names))
 
@@ -403,7 +454,7 @@ def check_sensitive_features(
         labels = [
             (col, v) for col, known in zip(columns, column_labels, strict=True) for v in known
         ]
-        names = [f"{col}={v}" for col, v in labels]
+        names = _distinct_names(labels, lambda lab, fmt: f"{lab[0]}={fmt(lab[1])}", name)
         membership = np.hstack(
             [
                 codes[:, None] == np.arange(len(known))[None, :]
@@ -432,11 +483,15 @@ def check_sensitive_features(
             values = tuple(column_labels[j][d] for j, d in enumerate(reversed(parts)))
             labels.append(values[0] if len(values) == 1 else values)
         if len(columns) == 1:
-            names = [str(lab) for lab in labels]
+            names = _distinct_names(labels, lambda lab, fmt: fmt(lab), name)
         else:
-            names = [
-                ", ".join(f"{c}={v}" for c, v in zip(columns, lab, strict=True)) for lab in labels
-            ]
+            names = _distinct_names(
+                labels,
+                lambda lab, fmt: ", ".join(
+                    f"{c}={fmt(v)}" for c, v in zip(columns, lab, strict=True)
+                ),
+                name,
+            )
         encoding = GroupEncoding(
             tuple(labels),
             names,
@@ -451,6 +506,204 @@ def check_sensitive_features(
     if encoding.n_groups < min_groups:
         raise ValueError(MSG_ONE_GROUP.format(name=name, label=encoding.labels[0]))
     return encoding
+
+
+def _distinct_names(labels: list, render, name: str) -> list[str]:
+    """Readable names, one per group, never two alike.
+
+    Labels print with ``str`` (``"White"``, ``"sex=Male"``); where two distinct labels would print
+    the same (``1`` and ``"1"``, ``True`` and ``"True"``), those are printed with ``repr``
+    (``1`` and ``'1'``), so that reports and ``group_names_`` tell them apart.
+    """
+    names = [render(lab, str) for lab in labels]
+    seen: dict[str, int] = {}
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+    names = [render(lab, repr) if seen[n] > 1 else n for lab, n in zip(labels, names, strict=True)]
+    if len(set(names)) < len(names):
+        clash = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(MSG_NAME_CLASH.format(name=name, clash=", ".join(clash)))
+    return names
+
+
+def group_attributes(encoding: GroupEncoding) -> tuple[list, list[str]]:
+    """The public ``(groups_, group_names_)`` of an estimator fitted on these groups.
+
+    Parameters
+    ----------
+    encoding : GroupEncoding
+        The fitted groups.
+
+    Returns
+    -------
+    groups : list
+        Group labels in the fitted order: a scalar per group for one sensitive column, a tuple
+        of values for intersections of several, a ``(column, value)`` pair for marginal groups.
+    group_names : list of str
+        Distinct readable names in the same order (``"race=B, sex=F"``).
+
+    Examples
+    --------
+    >>> from fairot._validation import check_sensitive_features, group_attributes
+    >>> group_attributes(check_sensitive_features([1, "1", 2, 1]))
+    ([1, 2, '1'], ['1', '2', "'1'"])
+    """
+    return list(encoding.labels), list(encoding.names)
+
+
+def resolve_sensitive_features(
+    X: Any,
+    sensitive_features: Any,
+    *,
+    name: str = "sensitive_features",
+    required: bool = True,
+) -> tuple[Any, list[str] | None]:
+    """Read sensitive features given as data or as column names of ``X``.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame
+        The estimator's input.
+    sensitive_features : array-like, DataFrame, dict of arrays, str, list of str or None
+        The groups of the rows of ``X``. A string, or a list of strings that are all columns of
+        a DataFrame ``X``, names those columns; ``X`` itself is left as it is (the columns stay
+        inputs of the model, as in the COT paper). Pass group labels that happen to equal column
+        names as an array or Series.
+    name : str, default="sensitive_features"
+        Argument name used in error messages.
+    required : bool, default=True
+        Raise when ``sensitive_features`` is None (else return ``(None, None)``).
+
+    Returns
+    -------
+    sensitive_features : array-like, DataFrame or None
+        The groups as data.
+    columns : list of str or None
+        The column names that were read from ``X``, or None when data was given.
+
+    Raises
+    ------
+    ValueError
+        When the groups are missing but required, or name columns that ``X`` lacks.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"age": [30, 40], "sex": ["F", "M"]})
+    >>> sf, columns = resolve_sensitive_features(X, "sex")
+    >>> list(sf["sex"]), columns
+    (['F', 'M'], ['sex'])
+    """
+    if sensitive_features is None:
+        if required:
+            raise ValueError(MSG_SF_REQUIRED.format(name=name))
+        return None, None
+    if isinstance(sensitive_features, str):
+        columns = [sensitive_features]
+    elif (
+        isinstance(sensitive_features, (list, tuple))
+        and len(sensitive_features) > 0
+        and all(isinstance(c, str) for c in sensitive_features)
+        and isinstance(X, pd.DataFrame)
+        and all(c in X.columns for c in sensitive_features)
+    ):
+        columns = list(sensitive_features)
+    else:
+        return sensitive_features, None
+    if not isinstance(X, pd.DataFrame):
+        problem = f"X is a {type(X).__name__}, not a pandas DataFrame"
+        raise ValueError(MSG_SF_COLUMN.format(name=name, value=sensitive_features, problem=problem))
+    missing = [c for c in columns if c not in X.columns]
+    if missing:
+        problem = f"X has no column {missing[0]!r}"
+        raise ValueError(MSG_SF_COLUMN.format(name=name, value=sensitive_features, problem=problem))
+    return X[columns], columns
+
+
+def check_sample_weight(
+    sample_weight: Any, n_samples: int, name: str = "sample_weight"
+) -> np.ndarray | None:
+    """Validate sample weights: one finite, non-negative weight per sample, positive sum.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,) or None
+        Weights; ``None`` means equal weights and is returned as is.
+    n_samples : int
+        Expected number of samples.
+    name : str, default="sample_weight"
+        Argument name used in error messages.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_samples,) or None
+        A float64 copy.
+
+    Raises
+    ------
+    ValueError
+        On a wrong length, a negative or non-finite weight (naming its row), or a zero sum.
+
+    Examples
+    --------
+    >>> check_sample_weight([1, 2, 0], 3)
+    array([1., 2., 0.])
+    """
+    if sample_weight is None:
+        return None
+    w = check_array_1d(sample_weight, name, allow_nan=True, allow_empty=True)
+    if w.shape[0] != n_samples:
+        raise ValueError(MSG_LENGTH.format(lengths=f"{name}={w.shape[0]}, samples={n_samples}"))
+    bad = ~np.isfinite(w) | (w < 0)
+    if np.any(bad):
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(MSG_WEIGHTS.format(name=name, value=float(w[row]), row=row))
+    if n_samples and not w.sum() > 0:
+        raise ValueError(MSG_WEIGHTS_SUM.format(name=name, n=n_samples))
+    return w
+
+
+def check_scores(
+    scores: Any, name: str = "scores", *, tolerance: float = SCORE_TOLERANCE
+) -> np.ndarray:
+    """Validate probabilities: finite, in [0, 1] up to ``tolerance`` (clipped), as a copy.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_samples,)
+        Scores of the positive class.
+    name : str, default="scores"
+        Argument name used in error messages.
+    tolerance : float, default=1e-9
+        Values within this distance of [0, 1] are clipped into it (rounding of ``1 - p``).
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_samples,)
+        The scores, clipped to [0, 1].
+
+    Raises
+    ------
+    ValueError
+        On a NaN, infinite or out-of-range score, printing the first offending value and row.
+
+    Examples
+    --------
+    >>> check_scores([0.2, 1.0 + 1e-12, -1e-12])
+    array([0.2, 1. , 0. ])
+    """
+    s = check_array_1d(scores, name, allow_nan=True, allow_empty=True)
+    bad = ~np.isfinite(s)
+    if np.any(bad):
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(MSG_SCORE_NAN.format(name=name, value=float(s[row]), row=row))
+    outside = (s < -tolerance) | (s > 1.0 + tolerance)
+    if np.any(outside):
+        row = int(np.flatnonzero(outside)[0])
+        raise ValueError(
+            MSG_SCORE_RANGE.format(name=name, tol=tolerance, value=float(s[row]), row=row)
+        )
+    return np.clip(s, 0.0, 1.0, out=s)
 
 
 def group_values(values: np.ndarray, encoding: GroupEncoding) -> list[np.ndarray]:

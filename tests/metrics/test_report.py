@@ -1,11 +1,14 @@
 """fairness_report's per-group rows against pandas/scikit-learn, and its summary."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 from sklearn.metrics import mean_squared_error, r2_score
 
 from fairot.metrics import (
+    error_rate,
     fairness_report,
     fairness_summary,
     max_pairwise_wasserstein,
@@ -13,6 +16,7 @@ from fairot.metrics import (
     strong_pairwise_demographic_disparity,
     wass1,
 )
+from fairot.metrics._classification import MSG_THRESHOLD
 from fairot.metrics._report import MSG_TASK
 
 
@@ -45,7 +49,7 @@ def test_classification_rows_match_groupby():
     assert summary["wass1"] == pytest.approx(wass1(s, sf))
     assert summary["sdd"] == pytest.approx(strong_demographic_disparity(s, sf))
     assert summary["spdd"] == pytest.approx(strong_pairwise_demographic_disparity(s, sf))
-    gap = max_pairwise_wasserstein(s, sf, 2)
+    gap = max_pairwise_wasserstein(s, sf, p=2)
     assert summary["max_pairwise_w2"] == pytest.approx(gap.distance)
     assert summary["max_pairwise_w2_pair"] == " vs ".join(gap.pair)
     assert summary["accuracy_std"] == pytest.approx(np.std(grouped.correct.mean().to_numpy()))
@@ -66,7 +70,7 @@ def test_regression_rows_match_sklearn():
     summary = fairness_summary(y, pred, g, task="regression")
     assert summary["r2"] == pytest.approx(r2_score(y, pred))
     assert summary["max_pairwise_winf"] == pytest.approx(
-        max_pairwise_wasserstein(pred, g, np.inf).distance
+        max_pairwise_wasserstein(pred, g, p=np.inf).distance
     )
 
 
@@ -91,3 +95,36 @@ def test_inputs_not_mutated_and_bad_task():
     pd.testing.assert_frame_equal(sf, sf0)
     with pytest.raises(ValueError, match=MSG_TASK.split("{")[0]):
         fairness_report(y, s, sf, task="ranking")
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e154, 1e200, 1e300])
+def test_regression_report_at_extreme_scales(scale):
+    # Oracle: the same problem at unit scale, times the scale factor (R² is scale-free).
+    rng = np.random.default_rng(5)
+    g = rng.integers(0, 3, 300)
+    y = rng.normal(size=300) + g
+    pred = y + rng.normal(0, 0.5, 300)
+    unit = fairness_report(y, pred, g, task="regression")
+    scaled = fairness_report(y * scale, pred * scale, g, task="regression")
+    for column, power in (("rmse", 1), ("r2", 0), ("mean_score", 1), ("w1_to_pooled", 1)):
+        np.testing.assert_allclose(
+            scaled[column], unit[column] * scale**power, rtol=1e-12, err_msg=column
+        )
+    # The MSE itself is the square of a float; it leaves the float range above about 1e154.
+    with np.errstate(over="ignore"):
+        expected_mse = unit["mse"].to_numpy() * scale * scale
+    np.testing.assert_allclose(scaled["mse"], expected_mse, rtol=1e-12)
+    for key in ("wass1", "max_pairwise_w1", "max_pairwise_w2", "max_pairwise_winf", "rmse"):
+        assert scaled.attrs["summary"][key] == pytest.approx(
+            unit.attrs["summary"][key] * scale, rel=1e-12
+        )
+    assert scaled.attrs["summary"]["r2"] == pytest.approx(unit.attrs["summary"]["r2"], rel=1e-12)
+
+
+@pytest.mark.parametrize("threshold", [float("nan"), 5, -0.1, "0.5", True, None])
+def test_threshold_must_be_a_number_in_unit_interval(threshold):
+    y, s, sf = _frame(6)
+    with pytest.raises(ValueError, match=re.escape(MSG_THRESHOLD.split("{")[0])):
+        fairness_report(y, s, sf, threshold=threshold)
+    with pytest.raises(ValueError, match=re.escape(MSG_THRESHOLD.split("{")[0])):
+        error_rate(y, s, threshold=threshold)

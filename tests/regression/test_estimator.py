@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.interpolate import interp1d
-from scipy.stats import percentileofscore
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LinearRegression
@@ -50,46 +49,132 @@ def _frozen_column():
     return FrozenEstimator(_ColumnScore().fit(np.zeros((1, 1)), [0.0]))
 
 
-def test_frozen_estimator_calibrates_on_all_data_and_curves_are_exact_quantiles():
+def test_frozen_estimator_calibrates_on_all_data_and_curves_are_linear_quantiles():
     rng = np.random.default_rng(1)
     scores = rng.normal(size=300)
     s = rng.integers(0, 2, 300)
-    model = WassersteinFairRegressor(_frozen_column(), tau=0.4, n_grid=50)
+    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.4, n_grid=50)
     model.fit(scores[:, None], np.zeros(300), sensitive_features=s)
     u = (np.arange(50) + 0.5) / 50
     for g in range(2):
-        expected = np.quantile(scores[s == g], u, method="inverted_cdf")
-        np.testing.assert_array_equal(model.latent_curves_[g], expected)
+        expected = np.quantile(scores[s == g], u, method="linear")
+        np.testing.assert_allclose(model.latent_curves_[g], expected, rtol=0, atol=1e-14)
     np.testing.assert_allclose(model.group_weights_, np.bincount(s) / 300)
     assert model.grid_gap_ <= model.epsilon_ + 1e-12
 
 
-def test_predict_is_rank_then_interpolated_curve():
-    rng = np.random.default_rng(2)
-    scores = rng.normal(size=200)
-    s = rng.integers(0, 2, 200)
-    model = WassersteinFairRegressor(_frozen_column(), tau=0.3, n_grid=40, p=1)
-    model.fit(scores[:, None], np.zeros(200), sensitive_features=s)
-    new = np.concatenate([rng.normal(size=50), [-10.0, 10.0]])
-    new_s = np.concatenate([rng.integers(0, 2, 50), [0, 1]])
-    pred = model.predict(new[:, None], sensitive_features=new_s)
-    u = (np.arange(40) + 0.5) / 40
-    for g in range(2):
-        ref = scores[s == g]
-        ranks = np.array([percentileofscore(ref, x, kind="weak") / 100 for x in new[new_s == g]])
-        curve = model.adjusted_curves_[g]
-        f = interp1d(u, curve, bounds_error=False, fill_value=(curve[0], curve[-1]))
-        np.testing.assert_allclose(pred[new_s == g], f(ranks), atol=1e-12)
+def _equipy_exact_map(cal, cal_s, test, test_s):
+    """EquiPy's FairWasserstein at epsilon = 0 without its jitter (Chzhen et al., 2020).
+
+    Written from its documented algorithm: the right-continuous ECDF of the group
+    (statsmodels' ECDF: #{c <= x} / n) and, for every group, the empirical quantile function
+    interpolated linearly on linspace(0, 1, n) (EquiPy's EQF, scipy's interp1d), averaged with
+    the calibration shares.
+    """
+    out = np.zeros(test.shape[0])
+    labels = np.unique(cal_s)
+    for g in labels:
+        reference = np.sort(cal[cal_s == g])
+        rank = np.searchsorted(reference, test[test_s == g], side="right") / reference.size
+        for h in labels:
+            other = np.sort(cal[cal_s == h])
+            eqf = interp1d(np.linspace(0, 1, other.size), other)
+            out[test_s == g] += np.mean(cal_s == h) * eqf(rank)
+    return out
+
+
+def _two_designs(seed, k, n):
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, k, n)
+    scores = rng.normal(size=n) * (1 + 0.5 * s) + 2.0 * s
+    # test scores reach beyond every calibration extreme: the tails are part of the test
+    t_s = rng.integers(0, k, 3 * n)
+    test = rng.normal(size=3 * n) * (1.3 + 0.5 * t_s) + 2.0 * t_s
+    return scores, s, test, t_s
+
+
+@pytest.mark.parametrize("p", [1, 2, np.inf])
+@pytest.mark.parametrize("k", [2, 3])
+def test_strict_parity_is_the_exact_barycenter_map_on_every_row(p, k):
+    scores, s, test, t_s = _two_designs(3, k, 900)
+    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.0, p=p, n_grid=50)
+    model.fit(scores[:, None], np.zeros(scores.size), sensitive_features=s)
+    pred = model.predict(test[:, None], sensitive_features=t_s)
+    expected = _equipy_exact_map(scores, s, test, t_s)
+    beyond = (test < scores.min()) | (test > scores.max())
+    assert beyond.sum() > 10
+    np.testing.assert_allclose(pred, expected, rtol=0, atol=1e-9)
+
+
+def test_strict_parity_with_many_groups_is_the_exact_barycenter_map():
+    # more than 8 groups take the readout's other way of splitting rows by group
+    scores, s, test, t_s = _two_designs(8, 12, 1200)
+    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.0, p=2, n_grid=30)
+    model.fit(scores[:, None], np.zeros(scores.size), sensitive_features=s)
+    pred = model.predict(test[:, None], sensitive_features=t_s)
+    np.testing.assert_allclose(pred, _equipy_exact_map(scores, s, test, t_s), rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("tau", [0.2, 0.6, 0.95])
+def test_two_groups_w2_is_the_closed_form_at_every_rank(tau):
+    # Table 1 of the paper: Q_1 = Qbar + r_2 lambda Delta*, i.e. lambda Q_1* + (1 - lambda) Qbar
+    # with lambda = min(1, epsilon / ||Delta*||_2), here on the exact quantile functions.
+    scores, s, test, t_s = _two_designs(4, 2, 800)
+    m = 40
+    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=tau, p=2, n_grid=m)
+    model.fit(scores[:, None], np.zeros(scores.size), sensitive_features=s)
+    pred = model.predict(test[:, None], sensitive_features=t_s)
+    u = (np.arange(m) + 0.5) / m
+    delta = np.quantile(scores[s == 0], u) - np.quantile(scores[s == 1], u)
+    lam = min(1.0, tau * np.sqrt(np.mean(delta**2)) / np.sqrt(np.mean(delta**2)))
+    barycenter = _equipy_exact_map(scores, s, test, t_s)
+    own = np.empty_like(test)
+    for g in (0, 1):
+        reference = np.sort(scores[s == g])
+        rank = np.searchsorted(reference, test[t_s == g], side="right") / reference.size
+        own[t_s == g] = np.quantile(reference, rank)
+    np.testing.assert_allclose(pred, lam * own + (1 - lam) * barycenter, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("p", [1, np.inf])
+def test_ranks_on_grid_nodes_read_the_adjusted_curves(p):
+    # n_s = 2 M j calibration scores per group: rank (2i - 1) / (2M) = u_i is reached by the
+    # calibration score of that rank
+    rng = np.random.default_rng(5)
+    m, per_group = 10, 60
+    s = np.repeat([0, 1, 2], per_group)
+    scores = rng.normal(size=s.size) + s
+    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.3, p=p, n_grid=m)
+    model.fit(scores[:, None], np.zeros(s.size), sensitive_features=s)
+    for g in range(3):
+        reference = np.sort(scores[s == g])
+        at_nodes = reference[(np.arange(m) * 2 + 1) * per_group // (2 * m) - 1]
+        pred = model.predict(at_nodes[:, None], sensitive_features=np.full(m, g))
+        np.testing.assert_allclose(pred, model.adjusted_curves_[g], rtol=0, atol=1e-12)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from([1, 2, np.inf]), st.sampled_from([0.1, 0.5, 0.9]))
+def test_predictions_are_nondecreasing_in_the_score_within_a_group(seed, p, tau):
+    scores, s, _, _ = _two_designs(seed, 3, 150)
+    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=tau, p=p, n_grid=17)
+    model.fit(scores[:, None], np.zeros(scores.size), sensitive_features=s)
+    new = np.linspace(scores.min() - 1, scores.max() + 1, 400)
+    for g in range(3):
+        pred = model.predict(new[:, None], sensitive_features=np.full(new.size, g))
+        assert np.all(np.diff(pred) >= 0)
 
 
 def test_identity_convention_two_groups_inactive():
     X, y, s = _data()
     frozen = FrozenEstimator(LinearRegression().fit(X, y))
     for p in (1, 2):
-        model = WassersteinFairRegressor(frozen, tau=1.0, p=p).fit(X, y, sensitive_features=s)
+        model = WassersteinFairRegressor(estimator=frozen, tau=1.0, p=p)
+        model.fit(X, y, sensitive_features=s)
         np.testing.assert_array_equal(model.predict(X, sensitive_features=s), frozen.predict(X))
     # W-infinity reconstructs through ranks even when inactive (the paper's convention)
-    model = WassersteinFairRegressor(frozen, tau=1.0, p=np.inf).fit(X, y, sensitive_features=s)
+    model = WassersteinFairRegressor(estimator=frozen, tau=1.0, p=np.inf)
+    model.fit(X, y, sensitive_features=s)
     assert not model._identity
 
 
@@ -109,10 +194,10 @@ def test_strict_parity_removes_most_of_the_calibration_gap(p):
 def test_groupwise_and_single_model_and_random_state():
     X, y, s = _data()
     a = WassersteinFairRegressor(
-        DecisionTreeRegressor(max_depth=3, random_state=0), tau=0.5, random_state=3
+        estimator=DecisionTreeRegressor(max_depth=3, random_state=0), tau=0.5, random_state=3
     ).fit(X, y, sensitive_features=s)
     b = WassersteinFairRegressor(
-        DecisionTreeRegressor(max_depth=3, random_state=0), tau=0.5, random_state=3
+        estimator=DecisionTreeRegressor(max_depth=3, random_state=0), tau=0.5, random_state=3
     ).fit(X, y, sensitive_features=s)
     assert len(a.estimators_) == 2
     np.testing.assert_array_equal(
@@ -123,7 +208,7 @@ def test_groupwise_and_single_model_and_random_state():
     assert len(c.estimators_) == 1
 
 
-@pytest.mark.parametrize("kind", ["list", "ndarray", "series", "dataframe", "float32"])
+@pytest.mark.parametrize("kind", ["list", "ndarray", "series", "dataframe"])
 def test_input_types_give_the_same_answer(kind):
     X, y, s = _data()
     ref = WassersteinFairRegressor(tau=0.3, random_state=0).fit(X, y, sensitive_features=s)
@@ -134,19 +219,32 @@ def test_input_types_give_the_same_answer(kind):
         args = (X, y, s)
     elif kind == "series":
         args = (pd.DataFrame(X), pd.Series(y), pd.Series(s, name="group"))
-    elif kind == "dataframe":
-        args = (pd.DataFrame(X, columns=list("abc")), pd.Series(y), pd.DataFrame({"g": s}))
     else:
-        args = (X.astype(np.float32), y.astype(np.float32), s)
+        args = (pd.DataFrame(X, columns=list("abc")), pd.Series(y), pd.DataFrame({"g": s}))
     X_in, y_in, s_in = args
     before = np.array(X_in, dtype=float).copy()
     model = WassersteinFairRegressor(tau=0.3, random_state=0).fit(
         X_in, y_in, sensitive_features=s_in
     )
     got = model.predict(X_in, sensitive_features=s_in)
-    tol = 1e-4 if kind == "float32" else 1e-12
-    np.testing.assert_allclose(got, expected, atol=tol * 10, rtol=tol)
+    np.testing.assert_allclose(got, expected, atol=1e-11, rtol=1e-12)
     np.testing.assert_array_equal(np.array(X_in, dtype=float), before)
+
+
+def test_float32_input_reaches_the_model_and_matches_float64():
+    # The wrapped model sees X as given; a float64 model upcasts float32 X exactly, so fairot's
+    # answer must be the same as for the same values in float64.
+    X, y, s = _data()
+    X32 = X.astype(np.float32)
+    frozen = FrozenEstimator(LinearRegression().fit(X, y))
+    expected = (
+        WassersteinFairRegressor(estimator=frozen, tau=0.3)
+        .fit(X32.astype(np.float64), y, sensitive_features=s)
+        .predict(X32.astype(np.float64), sensitive_features=s)
+    )
+    model = WassersteinFairRegressor(estimator=frozen, tau=0.3)
+    model.fit(X32, y.astype(np.float32), sensitive_features=s)
+    np.testing.assert_array_equal(model.predict(X32, sensitive_features=s), expected)
 
 
 def test_intersectional_groups_from_several_columns():
@@ -229,10 +327,12 @@ def test_bad_input_errors():
     s_one[:] = 0
     s_one[0] = 1
     with pytest.raises(ValueError, match=MSG_SMALL_GROUP.split("{")[1][8:30]):
-        WassersteinFairRegressor(_frozen_column(), tau=0.5).fit(X, y, sensitive_features=s_one)
+        WassersteinFairRegressor(estimator=_frozen_column(), tau=0.5).fit(
+            X, y, sensitive_features=s_one
+        )
     # NaN scores
     with pytest.raises(ValueError, match=re.escape(MSG_NAN_SCORES[:30])):
-        WassersteinFairRegressor(FrozenEstimator(_NaNRegressor().fit(X, y)), tau=0.5).fit(
+        WassersteinFairRegressor(estimator=FrozenEstimator(_NaNRegressor().fit(X, y)), tau=0.5).fit(
             X, y, sensitive_features=s
         )
     # NaN input
@@ -245,7 +345,7 @@ def test_bad_input_errors():
         WassersteinFairRegressor(tau=0.5, bounds=(0.0, 1.0)).fit(X, y, sensitive_features=s)
     # a frozen model takes its calibration data as X, y
     with pytest.raises(ValueError, match="FrozenEstimator all of fit's data"):
-        WassersteinFairRegressor(_frozen_column(), tau=0.5).fit(
+        WassersteinFairRegressor(estimator=_frozen_column(), tau=0.5).fit(
             X, y, sensitive_features=s, calibration=(X, y, s)
         )
     with pytest.raises(TypeError, match="WassersteinFairRegressor"):
@@ -301,7 +401,7 @@ def test_invariances_of_the_post_processor(seed, p, tau, shift):
     kwargs = {"tau": tau, "p": p, "n_grid": 37}
 
     def fit_predict(cal, cal_s, test, test_s):
-        model = WassersteinFairRegressor(_frozen_column(), **kwargs)
+        model = WassersteinFairRegressor(estimator=_frozen_column(), **kwargs)
         model.fit(cal[:, None], np.zeros(cal.size), sensitive_features=cal_s)
         return model, model.predict(test[:, None], sensitive_features=test_s)
 
@@ -318,3 +418,89 @@ def test_invariances_of_the_post_processor(seed, p, tau, shift):
     # adding a constant to every score adds it to every prediction
     _, shifted = fit_predict(scores + shift, s, new + shift, new_s)
     np.testing.assert_allclose(shifted, base + shift, atol=1e-8 * (1 + abs(shift)))
+
+
+# ----------------------------------------------------------------- exact tails (issue 10 §2)
+def _million_row_design(n):
+    """The design of benchmarks/bench_regression.py (seed 0): N(0, 1) and N(2, 1.25), P(S=1)=.4."""
+    rng = np.random.default_rng(0)
+    cal_s = (rng.random(n) < 0.4).astype(np.int64)
+    test_s = (rng.random(n) < 0.4).astype(np.int64)
+    cal = rng.normal(size=n) + 2.0 * cal_s + 0.5 * rng.normal(size=n) * cal_s
+    test = rng.normal(size=n) + 2.0 * test_s + 0.5 * rng.normal(size=n) * test_s
+    return cal, cal_s, test, test_s
+
+
+def _tails_against_the_exact_map(n):
+    # At tau = 0 every row, tails included, must be the exact empirical barycenter map; a grid
+    # read held constant beyond its end nodes collapsed the outer 1/(2M) of ranks instead.
+    cal, cal_s, test, test_s = _million_row_design(n)
+    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.0, n_grid=2000)
+    model.fit(cal[:, None], cal, sensitive_features=cal_s)
+    pred = model.predict(test[:, None], sensitive_features=test_s)
+    expected = _equipy_exact_map(cal, cal_s, test, test_s)
+    np.testing.assert_allclose(pred, expected, rtol=0, atol=1e-9)
+
+
+def test_tails_are_the_exact_map_on_the_synthetic_design():
+    _tails_against_the_exact_map(100_000)
+
+
+@pytest.mark.slow
+def test_tails_are_the_exact_map_on_the_million_row_design():
+    _tails_against_the_exact_map(1_000_000)
+
+
+# --------------------------------------------------------- batch independence (issue 14)
+def test_a_row_gets_the_same_prediction_alone_or_in_a_batch():
+    rng = np.random.default_rng(7)
+    n, d = 2000, 20
+    X = rng.normal(size=(n, d)) * rng.uniform(0.1, 10, d)
+    s = rng.integers(0, 3, n)
+    y = X @ rng.normal(size=d) + 3.0 * s + rng.normal(size=n)
+    frozen = FrozenEstimator(LinearRegression().fit(X, y))
+    # before the fix, 281 of 2,000 such rows changed (up to 0.35); 200 rows per p here
+    for p in (1, 2, np.inf):
+        model = WassersteinFairRegressor(estimator=frozen, tau=0.3, p=p, n_grid=200)
+        model.fit(X, y, sensitive_features=s)
+        batch = model.predict(X, sensitive_features=s)
+        rows = rng.choice(n, 200, replace=False)
+        alone = [model.predict(X[i : i + 1], sensitive_features=s[i : i + 1])[0] for i in rows]
+        np.testing.assert_array_equal(batch[rows], alone)
+
+
+# ------------------------------------------------------------- overflow/underflow (issue 14)
+@pytest.mark.parametrize("scale", [1e-300, 1e154, 1e300])
+@pytest.mark.parametrize(
+    ("p", "cost"), [(1, "squared"), (2, "squared"), (np.inf, "squared"), (2, "observed_squared")]
+)
+def test_extreme_scales_solve_the_unit_problem(scale, p, cost):
+    scores, s, test, t_s = _two_designs(11, 3, 300)
+    scores, test = scores / 8, test / 8  # keeps 1e300 * scores below the largest float
+
+    def fit_predict(factor, tau):
+        model = WassersteinFairRegressor(
+            estimator=_frozen_column(), tau=tau, p=p, n_grid=40, cost=cost
+        )
+        model.fit(scores[:, None] * factor, scores * factor, sensitive_features=s)
+        return model, model.predict(test[:, None] * factor, sensitive_features=t_s)
+
+    for tau in (0.0, 0.4):
+        unit, unit_pred = fit_predict(1.0, tau)
+        big, big_pred = fit_predict(scale, tau)
+        np.testing.assert_allclose(big_pred / scale, unit_pred, rtol=1e-12, atol=1e-12)
+        for name in ("epsilon_", "grid_gap_", "unadjusted_grid_gap_"):
+            assert getattr(big, name) / scale == pytest.approx(getattr(unit, name), rel=1e-12)
+        assert np.isfinite(big.grid_violation_)
+        assert big.grid_gap_ <= big.epsilon_ * (1 + 1e-9) + 1e-300
+        assert big.score(
+            test[:, None] * scale, test * scale, sensitive_features=t_s
+        ) == pytest.approx(unit.score(test[:, None], test, sensitive_features=t_s), abs=1e-12)
+
+
+def test_a_cost_that_cannot_be_rescaled_raises_on_overflow():
+    # a logit has an absolute meaning: the logistic cost runs unscaled, and says so
+    scores, s, _, _ = _two_designs(12, 2, 200)
+    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.5, cost="logistic")
+    with pytest.raises(ValueError, match="overflow"):
+        model.fit(scores[:, None] * 1e300, scores, sensitive_features=s)

@@ -2,13 +2,17 @@
 
 Each subcommand is a private module ``_cmd_<name>.py`` exposing ``register(subparsers)``, which adds
 its parser and sets ``func(args) -> int``; :func:`main` discovers them, so an area adds a command
-without editing this file. User errors (bad input, missing columns) print one line and exit 2.
+without editing this file. User errors (bad input, missing columns, unwritable output) print one
+line on stderr and exit 2, with no traceback; output piped into a reader that stops early (``|
+head``) ends quietly.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
@@ -16,15 +20,25 @@ from collections.abc import Sequence
 from fairot import __version__
 
 EXIT_USAGE = 2
+# The status of a process killed by SIGPIPE (128 + 13), as `yes | head` reports for `yes`.
+EXIT_BROKEN_PIPE = 141
 
 
 class CLIError(Exception):
     """A user error: printed as one line, exit status 2, no traceback."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line usage errors (``fairot audit: error: ...``), still exit status 2."""
+
+    def error(self, message: str):
+        """Print one line naming the command and the problem, then exit 2."""
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every discovered subcommand."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="fairot",
         description="Measure and remove group unfairness with optimal transport.",
     )
@@ -37,6 +51,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, KeyError) and exc.args:
+        text = str(exc.args[0])
+    elif isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        text = f"{exc.strerror}: {exc.filename}"
+    else:
+        text = str(exc)
+    return " ".join(text.split())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     parser = build_parser()
@@ -45,8 +69,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_USAGE
     try:
-        return int(args.func(args) or 0)
-    except (CLIError, ValueError, FileNotFoundError, KeyError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"fairot {args.command}: error: {message}", file=sys.stderr)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # The reader left (`fairot audit ... | head`): point stdout at /dev/null so that the
+        # interpreter's final flush does not raise again, and stop quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        # ValueError/OSError: stdout replaced by an object without a descriptor.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    except (CLIError, ValueError, TypeError, OSError, KeyError) as exc:
+        print(f"fairot {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE

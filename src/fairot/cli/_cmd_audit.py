@@ -3,11 +3,56 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
+from typing import Any
 
-import numpy as np
-import pandas as pd
+from fairot.cli._io import (
+    add_table_arguments,
+    check_no_missing,
+    check_out_dir,
+    label_column,
+    numeric_column,
+    read_table,
+    require_columns,
+    split_columns,
+)
+
+PRINT_FORMATS = ("text", "md", "json", "html")
+MSG_THRESHOLD = "--threshold must be a number in [0, 1]; got {value}"
+MSG_NEEDS_COLUMNS = "--data needs --score COL and --sensitive COL[,COL]"
+MSG_SCORE_RANGE = (
+    "column {column!r} must hold scores in [0, 1] for classification; got [{low:g}, {high:g}] "
+    "(use --task regression?)"
+)
+
+
+def add_report_arguments(p: argparse.ArgumentParser) -> None:
+    """Options shared by the commands that write an audit (``audit``, ``mitigate``)."""
+    p.add_argument(
+        "--threshold", type=float, default=0.5, help="decision threshold in [0, 1] (0.5)"
+    )
+    p.add_argument(
+        "--n-bootstrap",
+        type=int,
+        default=200,
+        metavar="B",
+        help="bootstrap replicates for the 95%% intervals, stratified by group (200; 0: none)",
+    )
+    p.add_argument("--random-state", type=int, default=0, help="seed of the bootstrap (0)")
+    p.add_argument(
+        "--min-group-size",
+        type=int,
+        default=30,
+        metavar="N",
+        help="warn about groups with fewer samples (30)",
+    )
+    p.add_argument(
+        "--exclude-small-groups",
+        action="store_true",
+        help="leave the groups under --min-group-size out of the summary",
+    )
 
 
 def register(subparsers) -> None:
@@ -19,17 +64,20 @@ def register(subparsers) -> None:
         help="audit scores or predictions for group unfairness",
         description=(
             "Print the per-group fairness report of scores (classification) or predictions "
-            "(regression) and write report.md, metrics.json and plots. Either --data with "
-            "--score and --sensitive, or --dataset to audit a logistic regression on built-in data."
+            "(regression), with bootstrap intervals; with --out, write report.html (one "
+            "self-contained page), report.md, metrics.json (flat, for MLflow) and plots. Either "
+            "--data with --score and --sensitive, or --dataset to audit a logistic regression "
+            "on built-in data. Files in --out with the same names are replaced."
         ),
     )
     source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--data", type=Path, metavar="FILE.csv", help="CSV file to audit")
+    source.add_argument("--data", type=Path, metavar="FILE", help="CSV/TSV file to audit")
     source.add_argument(
         "--dataset",
         choices=BUILTIN_DATASETS,
         help="audit LogisticRegression() on a built-in data set's test split",
     )
+    add_table_arguments(p)
     p.add_argument("--score", metavar="COL", help="column of scores or predictions")
     p.add_argument(
         "--sensitive",
@@ -37,6 +85,11 @@ def register(subparsers) -> None:
         help="sensitive column(s); several columns form intersectional groups",
     )
     p.add_argument("--label", metavar="COL", help="column of labels or responses (optional)")
+    p.add_argument(
+        "--pos-label",
+        metavar="VALUE",
+        help="the positive class of a --label column that is not 0/1 (e.g. '>50K')",
+    )
     p.add_argument("--task", choices=("classification", "regression"), default="classification")
     p.add_argument(
         "--groups",
@@ -44,73 +97,120 @@ def register(subparsers) -> None:
         default="intersection",
         help="how several sensitive columns form groups (default: intersection)",
     )
-    p.add_argument("--threshold", type=float, default=0.5, help="decision threshold (0.5)")
-    p.add_argument("--out", type=Path, help="folder for report.md, metrics.json and plots")
-    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    add_report_arguments(p)
+    p.add_argument(
+        "--out", type=Path, help="folder for report.html, report.md, metrics.json, plots"
+    )
+    p.add_argument(
+        "--format",
+        choices=PRINT_FORMATS,
+        default="text",
+        help="what to print on stdout: text (default), md, json or a whole html page",
+    )
+    p.add_argument("--json", action="store_true", help="same as --format json")
     p.set_defaults(func=run)
 
 
-def _read_columns(args: argparse.Namespace):
+def check_report_arguments(args: argparse.Namespace) -> None:
+    """Validate the shared report options (before any file is read)."""
     from fairot.cli import CLIError
 
-    if not args.score or not args.sensitive:
-        raise CLIError("--data needs --score COL and --sensitive COL[,COL]")
-    if not args.data.is_file():
-        raise CLIError(f"no such file: {args.data}")
-    try:
-        frame = pd.read_csv(args.data)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise CLIError(f"cannot read {args.data} as CSV: {exc}") from None
-    if frame.empty:
-        raise CLIError(f"{args.data} has no rows")
-    sensitive = [c.strip() for c in args.sensitive.split(",") if c.strip()]
-    wanted = [args.score, *sensitive] + ([args.label] if args.label else [])
-    missing = [c for c in wanted if c not in frame.columns]
-    if missing:
-        raise CLIError(f"column(s) {missing} not in {args.data}; it has {list(frame.columns)}")
-    scores = frame[args.score]
-    if not pd.api.types.is_numeric_dtype(scores):
-        raise CLIError(f"column {args.score!r} must be numeric scores; got dtype {scores.dtype}")
-    if not np.all(np.isfinite(scores.to_numpy(dtype=float))):
-        bad = int((~np.isfinite(scores.to_numpy(dtype=float))).sum())
-        raise CLIError(f"column {args.score!r} has {bad} NaN or infinite value(s)")
-    if args.task == "classification" and (scores.min() < 0 or scores.max() > 1):
-        raise CLIError(
-            f"column {args.score!r} must hold scores in [0, 1] for classification; "
-            f"got [{scores.min():g}, {scores.max():g}] (use --task regression?)"
+    if not (math.isfinite(args.threshold) and 0.0 <= args.threshold <= 1.0):
+        raise CLIError(MSG_THRESHOLD.format(value=args.threshold))
+    if args.n_bootstrap != 0 and args.n_bootstrap < 10:
+        raise CLIError(f"--n-bootstrap must be 0 or at least 10; got {args.n_bootstrap}")
+    if args.min_group_size < 1:
+        raise CLIError(f"--min-group-size must be at least 1; got {args.min_group_size}")
+    if getattr(args, "out", None) is not None:
+        check_out_dir(args.out)
+
+
+def read_audit_columns(
+    path: Path,
+    *,
+    score: str | None,
+    sensitive: str | None,
+    label: str | None,
+    task: str,
+    sep: str | None,
+    pos_label: str | None,
+) -> tuple[Any, Any, Any, Any]:
+    """The table and its labels, scores and sensitive columns, each checked with a clear error."""
+    from fairot.cli import CLIError
+
+    if not score or not sensitive:
+        raise CLIError(MSG_NEEDS_COLUMNS)
+    frame = read_table(path, sep)
+    columns = split_columns(sensitive)
+    require_columns(frame, [score, *columns] + ([label] if label else []), path)
+    scores = numeric_column(frame, score, path)
+    if task == "classification" and (scores.min() < 0 or scores.max() > 1):
+        raise CLIError(MSG_SCORE_RANGE.format(column=score, low=scores.min(), high=scores.max()))
+    check_no_missing(frame, columns, path)
+    labels = None
+    if label:
+        if task == "classification":
+            labels = label_column(frame, label, path, pos_label)
+        else:
+            labels = numeric_column(frame, label, path)
+    elif pos_label is not None:
+        raise CLIError("--pos-label needs --label")
+    return frame, labels, scores, frame[columns]
+
+
+def emit(result, args: argparse.Namespace) -> None:
+    """Write the report folder (if asked), then print: nothing is printed before a failure."""
+    fmt = "json" if getattr(args, "json", False) else args.format
+    rendered = {
+        "text": result.to_text,
+        "md": result.to_markdown,
+        "json": result.to_json,
+        "html": result.to_html,
+    }[fmt]()
+    if args.out is not None:
+        result.write(args.out)
+    sys.stdout.write(rendered + "\n")
+    if args.out is not None and fmt == "text":
+        print(
+            f"\nReport written to {args.out}/ (report.html, report.md, metrics.json, plots)",
+            file=sys.stderr,
         )
-    if frame[sensitive].isna().any().any():
-        raise CLIError(f"sensitive column(s) {sensitive} have missing values")
-    labels = frame[args.label] if args.label else None
-    if labels is not None and labels.isna().any():
-        raise CLIError(f"column {args.label!r} has missing values")
-    return labels, scores, frame[sensitive]
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the audit and print it."""
     from fairot.reporting import audit, audit_logistic_regression
 
-    plots = args.out is not None
+    check_report_arguments(args)
+    plots = args.out is not None or args.format == "html"
+    options = {
+        "n_bootstrap": args.n_bootstrap,
+        "random_state": args.random_state,
+        "min_group_size": args.min_group_size,
+        "exclude_small_groups": args.exclude_small_groups,
+        "threshold": args.threshold,
+        "plots": plots,
+    }
     if args.dataset:
-        result = audit_logistic_regression(args.dataset, plots=plots)
+        result = audit_logistic_regression(args.dataset, **options)
     else:
-        labels, scores, sensitive = _read_columns(args)
+        _, labels, scores, sensitive = read_audit_columns(
+            args.data,
+            score=args.score,
+            sensitive=args.sensitive,
+            label=args.label,
+            task=args.task,
+            sep=args.sep,
+            pos_label=args.pos_label,
+        )
         result = audit(
             labels,
             scores,
             sensitive,
             task=args.task,
             groups=args.groups,
-            threshold=args.threshold,
-            plots=plots,
             title=f"fairot audit of {args.data.name}: {args.score}",
+            **options,
         )
-    print(result.to_json() if args.json else result.to_text())
-    if args.out is not None:
-        result.write(args.out)
-        if not args.json:
-            print(
-                f"\nReport written to {args.out}/ (report.md, metrics.json, plots)", file=sys.stderr
-            )
+    emit(result, args)
     return 0

@@ -96,7 +96,7 @@ def _simulate(dgp: int, n: int, rng: np.random.Generator, shares=(0.6, 0.4), int
 
 
 def _path_for(model, X_cal, y_cal, s_cal, X_test, y_test, s_test, taus, **params):
-    template = WassersteinFairRegressor(FrozenEstimator(model), **params)
+    template = WassersteinFairRegressor(estimator=FrozenEstimator(model), **params)
     with warnings.catch_warnings():
         # tau > 1 (the classification plot's last points) is intended here
         warnings.filterwarnings("ignore", message="tau=", category=UserWarning)

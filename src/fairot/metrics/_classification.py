@@ -10,18 +10,34 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from fairot._validation import (
+    GroupEncoding,
     GroupsMode,
     check_array_1d,
     check_consistent_length,
     check_sensitive_features,
 )
+from fairot.metrics._calling import (
+    check_sample_weight,
+    sorted_group_samples,
+    sorted_sample,
+    split_metric_args,
+)
 from fairot.transport import barycenter_distribution
 from fairot.transport._coupling import _wasserstein_sorted
 
 MSG_NOT_BINARY = "{name} must be binary with values in {{0, 1}} (or booleans); got values {values}."
-MSG_THRESHOLD = "threshold must lie in [0, 1]; got {value!r}."
+MSG_THRESHOLD = "threshold must be a number in [0, 1]; got {value!r}."
 MSG_GROUP_WEIGHTS = "group_weights must be 'uniform' or 'proportional'; got {value!r}."
 UNIT_INTERVAL = (0.0, 1.0)
+
+
+def check_threshold(threshold: Any) -> float:
+    """Return a decision threshold in [0, 1], or raise naming the value (NaN included)."""
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)):
+        raise ValueError(MSG_THRESHOLD.format(value=threshold))
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(MSG_THRESHOLD.format(value=threshold))
+    return float(threshold)
 
 
 def check_binary_labels(y_true: ArrayLike, name: str = "y_true") -> np.ndarray:
@@ -44,7 +60,13 @@ def check_binary_labels(y_true: ArrayLike, name: str = "y_true") -> np.ndarray:
     return raw.astype(float).astype(int)
 
 
-def error_rate(y_true: ArrayLike, scores: ArrayLike, threshold: float = 0.5) -> float:
+def error_rate(
+    y_true: ArrayLike,
+    scores: ArrayLike,
+    threshold: float = 0.5,
+    *,
+    sample_weight: ArrayLike | None = None,
+) -> float:
     r"""Classification error at a threshold (the COT paper's Err-.5).
 
     .. math:: \mathrm{Err}_\tau = \frac1N \sum_n \mathbb{1}\{\mathbb{1}\{s^n > \tau\} \ne y^n\}
@@ -58,6 +80,8 @@ def error_rate(y_true: ArrayLike, scores: ArrayLike, threshold: float = 0.5) -> 
         sample is predicted positive when its score is strictly above ``threshold``.
     threshold : float, default=0.5
         Decision threshold :math:`\tau`.
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative sample weights; the error is then the weighted share.
 
     Returns
     -------
@@ -72,25 +96,36 @@ def error_rate(y_true: ArrayLike, scores: ArrayLike, threshold: float = 0.5) -> 
     >>> error_rate([0, 1, 1, 0], [0.2, 0.7, 0.4, 0.9])
     0.5
     """
-    if not 0.0 <= threshold <= 1.0:
-        raise ValueError(MSG_THRESHOLD.format(value=threshold))
+    threshold = check_threshold(threshold)
     y = check_binary_labels(y_true)
     s = check_array_1d(scores, "scores", bounds=UNIT_INTERVAL)
     check_consistent_length(y_true=y, scores=s)
-    return float(np.mean((s > threshold).astype(int) != y))
+    w = check_sample_weight(sample_weight, s.shape[0])
+    return float(np.average((s > threshold).astype(int) != y, weights=w))
 
 
-def _group_scores(scores: ArrayLike, sensitive_features: Any, groups: GroupsMode):
-    s = check_array_1d(scores, "scores", bounds=UNIT_INTERVAL)
+def _group_samples(
+    name: str,
+    args: tuple,
+    sensitive_features: Any,
+    sample_weight: Any,
+    groups: GroupsMode,
+    bounds: tuple[float, float] | None = UNIT_INTERVAL,
+) -> tuple[np.ndarray, np.ndarray | None, GroupEncoding, list[np.ndarray], list]:
+    """Validated scores, weights, groups and each group's sorted (weighted) sample."""
+    _, scores, sensitive_features = split_metric_args(name, args, sensitive_features)
+    s = check_array_1d(scores, "scores" if bounds else "y_pred", bounds=bounds)
     enc = check_sensitive_features(sensitive_features, s.shape[0], groups=groups)
-    return s, enc, [np.sort(s[idx]) for idx in enc.indices()]
+    w = check_sample_weight(sample_weight, s.shape[0])
+    xs, ws = sorted_group_samples(s, enc.indices(), w, enc.names)
+    return s, w, enc, xs, ws
 
 
 def wass1(
-    scores: ArrayLike,
-    sensitive_features: Any,
-    target: ArrayLike | None = None,
-    *,
+    *args: ArrayLike,
+    sensitive_features: Any = None,
+    reference: ArrayLike | None = None,
+    sample_weight: ArrayLike | None = None,
     group_weights: Literal["uniform", "proportional"] = "uniform",
     groups: GroupsMode = "intersection",
 ) -> float:
@@ -98,23 +133,32 @@ def wass1(
 
     .. math:: \mathrm{Wass1} = \sum_{a \in \mathcal A} W_1(p_{S_a}, p_{\bar S})
 
-    By default :math:`p_{\bar S}` is the :math:`W_1` barycenter of the groups, whose quantile
-    function is, at each rank :math:`u`, the median of the group quantiles :math:`Q_a(u)` with
-    equal group weights (the paper's convention: it reproduces the published logistic-regression
-    value on Adult). The barycenter is computed exactly on the joint breakpoints of the group
-    quantile functions, not on a grid.
+    The paper's :math:`p_{\bar S}` is a fixed target: the barycenter of the groups' training
+    scores at the logistic start :math:`\theta^*` (Algorithm 1 of [1]_), which every fairot
+    classifier stores as ``target_samples_``; pass it as ``reference`` to measure Table 1's
+    Wass1. Without ``reference``, :math:`p_{\bar S}` is the :math:`W_1` barycenter of the
+    evaluated groups themselves, whose quantile function is, at each rank :math:`u`, the median
+    of the group quantiles :math:`Q_a(u)` with equal group weights, computed exactly on the
+    joint breakpoints of the group quantile functions. For two groups, or for complementary
+    marginal groups, that second value equals :func:`strong_demographic_disparity` exactly.
 
     Parameters
     ----------
-    scores : array-like of shape (n_samples,)
-        Scores in [0, 1].
-    sensitive_features : array-like or DataFrame
-        Group membership: one column, or several (see ``groups``).
-    target : array-like, optional
-        Samples of a fixed target distribution instead of the barycenter.
+    *args : array-like
+        ``scores, sensitive_features`` (score-only form), ``scores`` alone with
+        ``sensitive_features=`` as a keyword, or ``y_true, y_pred`` with
+        ``sensitive_features=`` as a keyword (fairlearn's form; ``y_true`` is unused and may be
+        None). Scores are in [0, 1], shape (n_samples,).
+    sensitive_features : array-like or DataFrame, optional
+        Group membership: one column, or several (see ``groups``); a keyword in fairlearn's
+        form.
+    reference : array-like, optional
+        Samples of a fixed target distribution, e.g. a fitted estimator's ``target_samples_``.
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative sample weights: each group is then a weighted empirical distribution.
     group_weights : {"uniform", "proportional"}, default="uniform"
-        Weights of the groups in the barycenter's median; ``"proportional"`` uses group sizes,
-        which pulls the barycenter towards the largest group.
+        Weights of the groups in the barycenter's median; ``"proportional"`` uses group sizes
+        (total sample weight), which pulls the barycenter towards the largest group.
     groups : {"intersection", "marginal"}, default="intersection"
         ``"marginal"`` makes each value of each column a group (overlapping groups).
 
@@ -122,41 +166,81 @@ def wass1(
     -------
     float
         The sum of distances.
+
+    References
+    ----------
+    .. [1] Chiappa and Pacchiano, "Fairness with continuous optimal transport", seed paper 000.
+
+    Examples
+    --------
+    >>> from fairot.metrics import wass1
+    >>> scores, groups = [0.1, 0.3, 0.6, 0.8], ["a", "a", "b", "b"]
+    >>> round(wass1(scores, groups), 6)
+    0.5
+    >>> round(wass1(None, scores, sensitive_features=groups), 6)  # fairlearn's form
+    0.5
+    >>> round(wass1(scores, groups, reference=[0.0, 0.0]), 6)
+    0.9
     """
     if group_weights not in ("uniform", "proportional"):
         raise ValueError(MSG_GROUP_WEIGHTS.format(value=group_weights))
-    _, enc, sorted_groups = _group_scores(scores, sensitive_features, groups)
-    if target is not None:
-        t = np.sort(check_array_1d(target, "target", bounds=UNIT_INTERVAL))
-        return sum_w1_to_reference(sorted_groups, t)
-    weights = enc.counts if group_weights == "proportional" else None
-    return sum_w1_to_barycenter(sorted_groups, weights)
+    _, w, enc, xs, ws = _group_samples("wass1", args, sensitive_features, sample_weight, groups)
+    if reference is not None:
+        t = np.sort(check_array_1d(reference, "reference", bounds=UNIT_INTERVAL))
+        return sum_w1_to_reference(xs, t, ws)
+    if group_weights == "uniform":
+        weights = None
+    elif w is None:
+        weights = enc.counts
+    else:
+        weights = np.array([w[idx].sum() for idx in enc.indices()])
+    return sum_w1_to_barycenter(xs, weights, ws)
 
 
-def sum_w1_to_barycenter(sorted_groups: list[np.ndarray], weights: Any = None) -> float:
+def sum_w1_to_barycenter(
+    sorted_groups: list[np.ndarray], weights: Any = None, sample_weights: list | None = None
+) -> float:
     """Sum of exact W1 distances from each sorted group sample to their W1 barycenter."""
     bary, mass, group_q, _ = barycenter_distribution(
-        sorted_groups, weights, p=1, assume_sorted=True
+        sorted_groups, weights, p=1, sample_weights=sample_weights, assume_sorted=True
     )
-    return float(sum(mass @ np.abs(q - bary) for q in group_q))
+    return float(sum(_w1_on_cells(q, bary, mass) for q in group_q))
 
 
-def sum_w1_to_reference(sorted_groups: list[np.ndarray], reference: np.ndarray) -> float:
+def _w1_on_cells(q: np.ndarray, bary: np.ndarray, mass: np.ndarray) -> float:
+    # Divided by the largest gap first, so that values near the float limit cannot overflow.
+    with np.errstate(over="ignore"):
+        gaps = np.abs(q - bary)
+    if not np.isfinite(gaps.max()):
+        return 2.0 * float(mass @ np.abs(0.5 * q - 0.5 * bary))
+    scale = float(gaps.max())
+    return 0.0 if scale == 0.0 else scale * float(mass @ (gaps / scale))
+
+
+def sum_w1_to_reference(
+    sorted_groups: list[np.ndarray], reference: np.ndarray, sample_weights: list | None = None
+) -> float:
     """Sum of exact W1 distances from each sorted group sample to one sorted reference."""
-    return float(sum(_wasserstein_sorted(g, reference, 1.0) for g in sorted_groups))
-
-
-def sum_pairwise_w1(sorted_groups: list[np.ndarray]) -> float:
-    """Sum of exact W1 distances over unordered pairs of sorted group samples."""
+    ws = [None] * len(sorted_groups) if sample_weights is None else sample_weights
     return float(
-        sum(_wasserstein_sorted(a, b, 1.0) for a, b in itertools.combinations(sorted_groups, 2))
+        sum(
+            _wasserstein_sorted(g, reference, 1.0, w)
+            for g, w in zip(sorted_groups, ws, strict=True)
+        )
     )
+
+
+def sum_pairwise_w1(sorted_groups: list[np.ndarray], sample_weights: list | None = None) -> float:
+    """Sum of exact W1 distances over unordered pairs of sorted group samples."""
+    ws = [None] * len(sorted_groups) if sample_weights is None else sample_weights
+    pairs = itertools.combinations(zip(sorted_groups, ws, strict=True), 2)
+    return float(sum(_wasserstein_sorted(a, b, 1.0, wa, wb) for (a, wa), (b, wb) in pairs))
 
 
 def strong_demographic_disparity(
-    scores: ArrayLike,
-    sensitive_features: Any,
-    *,
+    *args: ArrayLike,
+    sensitive_features: Any = None,
+    sample_weight: ArrayLike | None = None,
     groups: GroupsMode = "intersection",
 ) -> float:
     r"""Strong demographic disparity (the COT paper's SDD).
@@ -173,25 +257,39 @@ def strong_demographic_disparity(
 
     Parameters
     ----------
-    scores : array-like of shape (n_samples,)
-        Scores in [0, 1].
-    sensitive_features : array-like or DataFrame
+    *args : array-like
+        ``scores, sensitive_features``, or ``y_true, y_pred`` with ``sensitive_features=`` as a
+        keyword (see :func:`wass1`). Scores in [0, 1].
+    sensitive_features : array-like or DataFrame, optional
         Group membership.
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative sample weights (weighted ECDFs, pooled one included).
     groups : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns form groups.
 
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> from fairot.metrics import strong_demographic_disparity
+    >>> round(strong_demographic_disparity([0.1, 0.3, 0.6, 0.8], ["a", "a", "b", "b"]), 6)
+    0.5
     """
-    s, _, sorted_groups = _group_scores(scores, sensitive_features, groups)
-    return sum_w1_to_reference(sorted_groups, np.sort(s))
+    s, w, _, xs, ws = _group_samples(
+        "strong_demographic_disparity", args, sensitive_features, sample_weight, groups
+    )
+    pooled, pooled_w = sorted_sample(s, w)
+    return float(
+        sum(_wasserstein_sorted(g, pooled, 1.0, gw, pooled_w) for g, gw in zip(xs, ws, strict=True))
+    )
 
 
 def strong_pairwise_demographic_disparity(
-    scores: ArrayLike,
-    sensitive_features: Any,
-    *,
+    *args: ArrayLike,
+    sensitive_features: Any = None,
+    sample_weight: ArrayLike | None = None,
     groups: GroupsMode = "intersection",
 ) -> float:
     r"""Strong pairwise demographic disparity (the COT paper's SPDD).
@@ -206,16 +304,28 @@ def strong_pairwise_demographic_disparity(
 
     Parameters
     ----------
-    scores : array-like of shape (n_samples,)
-        Scores in [0, 1].
-    sensitive_features : array-like or DataFrame
+    *args : array-like
+        ``scores, sensitive_features``, or ``y_true, y_pred`` with ``sensitive_features=`` as a
+        keyword (see :func:`wass1`). Scores in [0, 1].
+    sensitive_features : array-like or DataFrame, optional
         Group membership.
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative sample weights.
     groups : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns form groups.
 
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> from fairot.metrics import strong_pairwise_demographic_disparity
+    >>> spdd = strong_pairwise_demographic_disparity
+    >>> round(spdd([0.1, 0.3, 0.6, 0.8, 0.5], ["a", "a", "b", "b", "c"]), 6)
+    1.0
     """
-    _, _, sorted_groups = _group_scores(scores, sensitive_features, groups)
-    return sum_pairwise_w1(sorted_groups)
+    _, _, _, xs, ws = _group_samples(
+        "strong_pairwise_demographic_disparity", args, sensitive_features, sample_weight, groups
+    )
+    return sum_pairwise_w1(xs, ws)

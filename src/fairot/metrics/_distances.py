@@ -10,6 +10,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from fairot._validation import GroupsMode, check_array_1d, check_sensitive_features
+from fairot.metrics._calling import check_sample_weight, sorted_group_samples, split_metric_args
 from fairot.transport import check_p, wasserstein_1d
 from fairot.transport._coupling import _wasserstein_sorted_orders
 
@@ -26,6 +27,9 @@ def wasserstein_distance(
     The metrics-side name of :func:`fairot.transport.wasserstein_1d` (same parameters:
     samples of any sizes, optional weights, ``1 <= p <= inf``); unlike
     :func:`scipy.stats.wasserstein_distance`, every order ``p`` is exact, not only ``p = 1``.
+    The gaps are divided by the largest one before they are raised to the power ``p`` (and
+    ``p > 2`` is summed in log space), so that values from 1e-300 to 1e300 and orders up to the
+    thousands neither overflow nor underflow.
 
     Examples
     --------
@@ -55,10 +59,10 @@ class PairwiseGap(NamedTuple):
 
 
 def max_pairwise_wasserstein(
-    pred: ArrayLike,
-    sensitive_features: Any,
+    *args: ArrayLike,
+    sensitive_features: Any = None,
     p: float | str = 2,
-    *,
+    sample_weight: ArrayLike | None = None,
     groups: GroupsMode = "intersection",
 ) -> PairwiseGap:
     r"""Largest pairwise :math:`W_p` between groups' prediction distributions.
@@ -68,12 +72,16 @@ def max_pairwise_wasserstein(
 
     Parameters
     ----------
-    pred : array-like of shape (n_samples,)
-        Predictions or scores.
-    sensitive_features : array-like or DataFrame
+    *args : array-like
+        ``pred, sensitive_features``, or ``y_true, y_pred`` with ``sensitive_features=`` as a
+        keyword (fairlearn's form, see :func:`fairot.metrics.wass1`). Predictions or scores of
+        shape (n_samples,).
+    sensitive_features : array-like or DataFrame, optional
         Group membership (see :func:`fairot.metrics.wass1`).
     p : float or "inf", default=2
-        Order of the Wasserstein distance.
+        Order of the Wasserstein distance (a keyword).
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative sample weights.
     groups : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns form groups.
 
@@ -85,27 +93,39 @@ def max_pairwise_wasserstein(
     References
     ----------
     .. [1] Approximate demographic parity for regression, seed paper 001.
+
+    Examples
+    --------
+    >>> from fairot.metrics import max_pairwise_wasserstein
+    >>> gap = max_pairwise_wasserstein([1.0, 2.0, 4.0, 5.0, 3.0], ["a", "a", "b", "b", "c"])
+    >>> gap.distance, gap.pair
+    (3.0, ('a', 'b'))
     """
     p = check_p(p)
+    _, pred, sensitive_features = split_metric_args(
+        "max_pairwise_wasserstein", args, sensitive_features
+    )
     values = check_array_1d(pred, "pred")
     enc = check_sensitive_features(sensitive_features, values.shape[0], groups=groups)
-    sorted_groups = [np.sort(values[idx]) for idx in enc.indices()]
-    return pairwise_gap(sorted_groups, enc.names, p)
-
-
-def pairwise_gap(sorted_groups: list[np.ndarray], names: list[str], p: float) -> PairwiseGap:
-    """:func:`max_pairwise_wasserstein` on sorted, validated group samples."""
-    return pairwise_gaps(sorted_groups, names, (p,))[p]
+    w = check_sample_weight(sample_weight, values.shape[0])
+    xs, ws = sorted_group_samples(values, enc.indices(), w, enc.names)
+    return pairwise_gaps(xs, enc.names, (p,), ws)[p]
 
 
 def pairwise_gaps(
-    sorted_groups: list[np.ndarray], names: list[str], orders: tuple[float, ...]
+    sorted_groups: list[np.ndarray],
+    names: list[str],
+    orders: tuple[float, ...],
+    sample_weights: list | None = None,
 ) -> dict[float, PairwiseGap]:
     """Pairwise gaps for several orders, coupling each pair of groups once."""
     k = len(sorted_groups)
+    ws = [None] * k if sample_weights is None else sample_weights
     matrices = {p: np.zeros((k, k)) for p in orders}
     for a, b in itertools.combinations(range(k), 2):
-        values = _wasserstein_sorted_orders(sorted_groups[a], sorted_groups[b], orders)
+        values = _wasserstein_sorted_orders(
+            sorted_groups[a], sorted_groups[b], orders, ws[a], ws[b]
+        )
         for p, value in zip(orders, values, strict=True):
             matrices[p][a, b] = matrices[p][b, a] = value
     gaps = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 import numpy as np
@@ -9,14 +10,17 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from fairot._validation import (
+    GroupEncoding,
     GroupsMode,
     check_array_1d,
     check_consistent_length,
     check_sensitive_features,
 )
+from fairot.metrics._calling import check_sample_weight, sorted_group_samples, sorted_sample
 from fairot.metrics._classification import (
     UNIT_INTERVAL,
     check_binary_labels,
+    check_threshold,
     sum_w1_to_barycenter,
 )
 from fairot.metrics._distances import pairwise_gaps
@@ -24,7 +28,9 @@ from fairot.metrics._groups import group_accuracy_std, skewed_error_ratio
 from fairot.transport._coupling import _wasserstein_sorted
 
 Task = Literal["classification", "regression"]
+GroupIndex = Literal["names", "multi"]
 MSG_TASK = "task must be 'classification' or 'regression'; got {value!r}."
+MSG_GROUP_INDEX = "group_index must be 'names' or 'multi'; got {value!r}."
 OVERALL = "overall"
 
 
@@ -36,6 +42,8 @@ def fairness_report(
     task: Task = "classification",
     groups: GroupsMode = "intersection",
     threshold: float = 0.5,
+    sample_weight: ArrayLike | None = None,
+    group_index: GroupIndex = "names",
 ) -> pd.DataFrame:
     """Per-group table of accuracy and distribution metrics, with every fairness metric.
 
@@ -47,26 +55,44 @@ def fairness_report(
     y_pred : array-like of shape (n_samples,)
         Scores in [0, 1] for classification; predictions for regression.
     sensitive_features : array-like or DataFrame
-        Group membership, one or several columns.
+        Group membership, one or several columns (positional or keyword, as in fairlearn).
     task : {"classification", "regression"}, default="classification"
         Which columns and summary metrics to compute.
     groups : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns form groups (``"marginal"`` groups overlap, so their
         shares can add up to more than 1).
     threshold : float, default=0.5
-        Decision threshold for the accuracy of classification scores.
+        Decision threshold in [0, 1] for the accuracy of classification scores.
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative sample weights (e.g. survey weights): every share, mean, accuracy, error
+        and distribution is weighted; integer weights give the report of the replicated rows
+        (except ``size``, which counts rows).
+    group_index : {"names", "multi"}, default="names"
+        ``"names"``: one readable name per group (``"race=A, sex=F"``). ``"multi"``: the group
+        labels themselves, as ``MetricFrame.by_group`` indexes them: a MultiIndex named after
+        the sensitive columns for intersections of several columns (``(column, value)`` levels
+        ``feature`` and ``value`` for marginal groups), a plain index for one column; the last
+        row is then labelled ``"overall"`` on every level.
 
     Returns
     -------
     pandas.DataFrame
-        One row per group plus a final ``"overall"`` row, with columns ``size``, ``share``,
-        ``accuracy`` (classification) or ``mse`` and ``r2`` (regression), ``mean_score`` and
-        ``w1_to_pooled`` (the group's :math:`W_1` distance to the pooled distribution).
-        ``report.attrs["summary"]`` holds the summary metrics as a dict: for classification
-        ``err`` (with labels), ``wass1``, ``sdd``, ``spdd``, ``max_pairwise_w2`` and its pair,
-        ``accuracy_std`` and ``skewed_error_ratio`` (with labels); for regression ``mse`` and
-        ``r2`` (with responses), ``wass1`` (W1 to the barycenter, unbounded range),
-        ``max_pairwise_w1``, ``max_pairwise_w2`` and its pair, ``max_pairwise_winf``.
+        One row per group plus a final ``"overall"`` row, with columns ``size`` (rows),
+        ``share`` (of the total weight), ``accuracy`` (classification) or ``mse``, ``rmse`` and
+        ``r2`` (regression), ``mean_score`` and ``w1_to_pooled`` (the group's :math:`W_1`
+        distance to the pooled distribution). ``report.attrs["summary"]`` holds the summary
+        metrics as a dict: for classification ``err`` (with labels), ``wass1``, ``sdd``,
+        ``spdd``, ``max_pairwise_w2`` and its pair, ``accuracy_std`` and ``skewed_error_ratio``
+        (with labels); for regression ``mse``, ``rmse`` and ``r2`` (with responses), ``wass1``
+        (W1 to the barycenter, unbounded range), ``max_pairwise_w1``, ``max_pairwise_w2`` and its
+        pair, ``max_pairwise_winf``.
+
+    Notes
+    -----
+    Regression metrics are computed in a unit scaled by a power of two (exact), so that
+    responses from 1e-300 to 1e300 give the right R² and distances; ``mse`` is the square of
+    ``rmse`` and is infinite only where the true value exceeds the float range (residuals above
+    about 1e154), when ``rmse`` is still finite.
 
     See Also
     --------
@@ -78,45 +104,56 @@ def fairness_report(
     >>> report = fairness_report([0, 1, 1, 0], [0.2, 0.9, 0.6, 0.4], ["a", "a", "b", "b"])
     >>> list(report.index)
     ['a', 'b', 'overall']
+    >>> report.loc["b", "accuracy"]
+    np.float64(1.0)
     """
     if task not in ("classification", "regression"):
         raise ValueError(MSG_TASK.format(value=task))
+    if group_index not in ("names", "multi"):
+        raise ValueError(MSG_GROUP_INDEX.format(value=group_index))
+    threshold = check_threshold(threshold)
     pred = check_array_1d(
         y_pred, "y_pred", bounds=UNIT_INTERVAL if task == "classification" else None
     )
     enc = check_sensitive_features(sensitive_features, pred.shape[0], groups=groups)
     y = _check_targets(y_true, pred, task)
+    w = check_sample_weight(sample_weight, pred.shape[0])
     indices = enc.indices()
-    sorted_groups = [np.sort(pred[idx]) for idx in indices]
-    pooled = np.sort(pred)
+    sorted_groups, sorted_weights = sorted_group_samples(pred, indices, w, enc.names)
+    pooled, pooled_w = sorted_sample(pred, w)
+    total = pred.shape[0] if w is None else float(w.sum())
+    scale = _power_of_two_scale(pred if y is None else np.concatenate([pred, y]))
 
     rows = []
-    for name, idx, sorted_group in zip(
-        [*enc.names, OVERALL],
+    for idx, sorted_group, group_w in zip(
         [*indices, np.arange(pred.shape[0])],
         [*sorted_groups, pooled],
+        [*sorted_weights, pooled_w],
         strict=True,
     ):
-        row: dict[str, float] = {"size": idx.shape[0], "share": idx.shape[0] / pred.shape[0]}
+        gw = None if w is None else w[idx]
+        weight = idx.shape[0] if gw is None else float(gw.sum())
+        row: dict[str, float] = {"size": idx.shape[0], "share": weight / total}
         if y is not None:
-            row.update(_accuracy_columns(y[idx], pred[idx], task, threshold))
-        row["mean_score"] = float(pred[idx].mean())
-        row["w1_to_pooled"] = _wasserstein_sorted(sorted_group, pooled, 1.0)
-        rows.append(pd.Series(row, name=name))
-    report = pd.DataFrame(rows)
+            row.update(_accuracy_columns(y[idx], pred[idx], gw, task, threshold, scale))
+        row["mean_score"] = scale * float(np.average(pred[idx] / scale, weights=gw))
+        row["w1_to_pooled"] = _wasserstein_sorted(sorted_group, pooled, 1.0, group_w, pooled_w)
+        rows.append(row)
+    report = pd.DataFrame(rows, index=_report_index(enc, group_index))
     report["size"] = report["size"].astype(int)
-    report.index.name = "group"
 
     summary: dict[str, Any] = {"n_samples": int(pred.shape[0]), "n_groups": enc.n_groups}
     if y is not None:
-        summary.update(_accuracy_columns(y, pred, task, threshold))
+        overall = report.iloc[-1]
         if task == "classification":
-            summary["err"] = 1.0 - summary.pop("accuracy")
+            summary["err"] = 1.0 - float(overall["accuracy"])
+        else:
+            summary.update({k: float(overall[k]) for k in ("mse", "rmse", "r2")})
     # Each pair of groups is coupled once for every order needed; SDD is the sum of the rows'
     # distances to the pooled scores, already computed for the table.
     orders = (1.0, 2.0) if task == "classification" else (1.0, 2.0, np.inf)
-    gaps = pairwise_gaps(sorted_groups, enc.names, orders)
-    summary["wass1"] = sum_w1_to_barycenter(sorted_groups)
+    gaps = pairwise_gaps(sorted_groups, enc.names, orders, sorted_weights)
+    summary["wass1"] = sum_w1_to_barycenter(sorted_groups, None, sorted_weights)
     if task == "classification":
         summary["sdd"] = float(report["w1_to_pooled"].iloc[:-1].sum())
         summary["spdd"] = float(np.triu(gaps[1.0].matrix.to_numpy(), 1).sum())
@@ -128,12 +165,22 @@ def fairness_report(
         summary["max_pairwise_winf"] = gaps[np.inf].distance
     if y is not None and task == "classification":
         accuracies = report["accuracy"].iloc[:-1]
-        summary["accuracy_std"] = group_accuracy_std(accuracies)
+        summary["accuracy_std"] = group_accuracy_std(accuracies.to_numpy())
         summary["skewed_error_ratio"] = (
-            skewed_error_ratio(accuracies) if accuracies.max() < 1 else float("inf")
+            skewed_error_ratio(accuracies.to_numpy()) if accuracies.max() < 1 else float("inf")
         )
     report.attrs["summary"] = summary
     return report
+
+
+def _report_index(enc: GroupEncoding, group_index: GroupIndex) -> pd.Index:
+    if group_index == "names":
+        return pd.Index([*enc.names, OVERALL], name="group")
+    level_names = ["feature", "value"] if enc.mode == "marginal" else list(enc.columns)
+    if len(level_names) == 1:
+        return pd.Index([*enc.labels, OVERALL], name=level_names[0], dtype=object)
+    overall = (OVERALL,) * len(level_names)
+    return pd.MultiIndex.from_tuples([*enc.labels, overall], names=level_names)
 
 
 def fairness_summary(
@@ -144,21 +191,35 @@ def fairness_summary(
     task: Task = "classification",
     groups: GroupsMode = "intersection",
     threshold: float = 0.5,
+    sample_weight: ArrayLike | None = None,
 ) -> pd.Series:
     """Every summary fairness metric of :func:`fairness_report`, as a Series.
 
     Parameters
     ----------
-    y_true, y_pred, sensitive_features, task, groups, threshold
+    y_true, y_pred, sensitive_features, task, groups, threshold, sample_weight
         As in :func:`fairness_report`.
 
     Returns
     -------
     pandas.Series
         Metric name to value (the group pair attaining ``max_pairwise_w2`` as a string).
+
+    Examples
+    --------
+    >>> from fairot.metrics import fairness_summary
+    >>> summary = fairness_summary(None, [0.1, 0.3, 0.6, 0.8], ["a", "a", "b", "b"])
+    >>> round(summary["sdd"], 6), summary["max_pairwise_w2_pair"]
+    (0.5, 'a vs b')
     """
     report = fairness_report(
-        y_true, y_pred, sensitive_features, task=task, groups=groups, threshold=threshold
+        y_true,
+        y_pred,
+        sensitive_features,
+        task=task,
+        groups=groups,
+        threshold=threshold,
+        sample_weight=sample_weight,
     )
     return pd.Series(report.attrs["summary"], dtype=object)
 
@@ -174,12 +235,33 @@ def _check_targets(y_true: ArrayLike | None, pred: np.ndarray, task: Task) -> np
     return y
 
 
+def _power_of_two_scale(values: np.ndarray) -> float:
+    """Return a power of two near the largest magnitude.
+
+    Dividing by it is exact and keeps every square and product of the scaled values inside the
+    float range.
+    """
+    largest = float(np.max(np.abs(values)))
+    if largest == 0.0:
+        return 1.0
+    return math.ldexp(1.0, math.frexp(largest)[1])
+
+
 def _accuracy_columns(
-    y: np.ndarray, pred: np.ndarray, task: Task, threshold: float
+    y: np.ndarray,
+    pred: np.ndarray,
+    weights: np.ndarray | None,
+    task: Task,
+    threshold: float,
+    scale: float,
 ) -> dict[str, float]:
     if task == "classification":
-        return {"accuracy": float(np.mean((pred > threshold).astype(int) == y))}
-    mse = float(np.mean((y - pred) ** 2))
-    variance = float(np.var(y))
+        correct = (pred > threshold).astype(int) == y
+        return {"accuracy": float(np.average(correct, weights=weights))}
+    ys, ps = y / scale, pred / scale
+    mse_unit = float(np.average((ys - ps) ** 2, weights=weights))
+    variance_unit = float(np.average((ys - np.average(ys, weights=weights)) ** 2, weights=weights))
+    rmse = math.sqrt(mse_unit) * scale
     # R² is undefined for a constant response; NaN here is reported, not silently averaged.
-    return {"mse": mse, "r2": 1.0 - mse / variance if variance > 0 else float("nan")}
+    r2 = 1.0 - mse_unit / variance_unit if variance_unit > 0 else float("nan")
+    return {"mse": rmse * rmse, "rmse": rmse, "r2": r2}

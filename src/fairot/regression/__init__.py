@@ -8,7 +8,8 @@ adjusting the groups' quantile curves of a fitted score at the smallest cost in 
   groups, group-weighted Dykstra projection, projected gradient, the :math:`W_\infty` rank-wise
   construction), returning a :class:`QuantileAdjustment`.
 * :class:`WassersteinFairRegressor` — the paper's four stages as a scikit-learn regressor;
-  :func:`fairness_accuracy_path` fits a whole tolerance path.
+  :func:`fairness_accuracy_path` fits a whole tolerance path; :class:`WassersteinFairRegressorCV`
+  chooses :math:`\tau` by cross-validation (the most accurate within a fairness budget).
 * Induced costs: :class:`SquaredCost`, :class:`AbsoluteGaussianCost`, :class:`PinballGaussianCost`,
   :class:`LogisticCost`, and the observed-loss proxy :class:`ObservedLossCost`.
 * Plots: :func:`plot_path`, :func:`plot_quantile_curves`.
@@ -27,6 +28,7 @@ from fairot.regression._costs import (
     PinballGaussianCost,
     SquaredCost,
 )
+from fairot.regression._cv import WassersteinFairRegressorCV
 from fairot.regression._estimator import (
     FairnessAccuracyPath,
     WassersteinFairRegressor,
@@ -45,6 +47,7 @@ __all__ = [
     "QuantileAdjustment",
     "SquaredCost",
     "WassersteinFairRegressor",
+    "WassersteinFairRegressorCV",
     "adjust_quantiles",
     "fairness_accuracy_path",
     "plot_path",

@@ -121,7 +121,7 @@ def plot_quantile_curves(
         latent_curves = model.latent_curves_
         adjusted_curves = model.adjusted_curves_ if adjusted_curves is None else adjusted_curves
         grid = model.grid_ if grid is None else grid
-        group_names = list(model.groups_.names) if group_names is None else group_names
+        group_names = list(model.group_names_) if group_names is None else group_names
     latent = np.asarray(latent_curves, dtype=float)
     if latent.ndim != 2:
         raise ValueError("latent_curves must have shape (n_groups, n_grid).")

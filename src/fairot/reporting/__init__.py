@@ -1,4 +1,4 @@
-"""Audits: fairness reports printed, written as markdown and JSON, and plotted."""
+"""Audits: fairness reports with bootstrap intervals, plots, HTML, markdown and metrics.json."""
 
 from fairot.reporting._audit import Audit, audit
 from fairot.reporting._builtin import (
@@ -6,7 +6,11 @@ from fairot.reporting._builtin import (
     audit_logistic_regression,
     load_baseline_split,
 )
-from fairot.reporting._plots import plot_group_histograms, plot_group_quantile_functions
+from fairot.reporting._plots import (
+    plot_group_histograms,
+    plot_group_metrics,
+    plot_group_quantile_functions,
+)
 
 __all__ = [
     "BUILTIN_DATASETS",
@@ -15,5 +19,6 @@ __all__ = [
     "audit_logistic_regression",
     "load_baseline_split",
     "plot_group_histograms",
+    "plot_group_metrics",
     "plot_group_quantile_functions",
 ]

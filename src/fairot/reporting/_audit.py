@@ -2,37 +2,77 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairot._validation import GroupsMode
+from fairot._validation import GroupsMode, check_sensitive_features
 from fairot.experiments._result import _jsonable, _markdown_table
-from fairot.metrics import fairness_report
+from fairot.metrics import bootstrap_intervals, fairness_report, group_rates
+from fairot.metrics._rates import BootstrapIntervals, check_threshold, rate_summary
 from fairot.metrics._report import Task
-from fairot.reporting._plots import plot_group_histograms, plot_group_quantile_functions
+from fairot.reporting._plots import (
+    plot_group_histograms,
+    plot_group_metrics,
+    plot_group_quantile_functions,
+)
+from fairot.utils import write_atomic
 
 SUMMARY_LABELS = {
+    "n_samples": "samples",
+    "n_groups": "groups",
     "err": "Err-.5 (error at threshold)",
     "mse": "MSE",
     "r2": "R²",
     "wass1": "Wass1 (sum of W1 to the W1 barycenter)",
     "sdd": "SDD (strong demographic disparity)",
     "spdd": "SPDD (strong pairwise demographic disparity)",
+    "demographic_parity_difference": "DP difference (selection-rate gap at threshold)",
+    "demographic_parity_ratio": "DP ratio (lowest / highest selection rate)",
+    "equalized_odds_difference": "EO difference (largest TPR or FPR gap)",
     "max_pairwise_w1": "largest pairwise W1",
     "max_pairwise_w2": "largest pairwise W2",
     "max_pairwise_w2_pair": "pair attaining it",
     "max_pairwise_winf": "largest pairwise W∞",
     "accuracy_std": "STD of group accuracies",
     "skewed_error_ratio": "SER (max error / min error)",
-    "n_samples": "samples",
-    "n_groups": "groups",
 }
+FORMATS = ("html", "md", "json")
+MSG_MIN_GROUP_SIZE = "min_group_size must be an integer >= 1; got {value!r}."
+MSG_N_BOOTSTRAP = "n_bootstrap must be 0 (no intervals) or an integer >= 10; got {value!r}."
+MSG_ALL_SMALL = (
+    "excluding groups under min_group_size={size} leaves {left} group(s); a summary needs two. "
+    "Lower --min-group-size or keep the small groups."
+)
+MSG_FORMAT = "formats must be a subset of {choices}; got {value!r}."
+SMALL_GROUP_NOTE = "n < {size}"
+UNDEFINED_REASONS = {
+    "tpr": "no positive labels; left out of the equalized-odds difference",
+    "fpr": "no negative labels; left out of the equalized-odds difference",
+    "precision": "no positive decisions at the threshold",
+    "auc": "only one class among the labels",
+}
+# MLflow accepts metric names of letters, digits, "_", "-", ".", " ", ":" and "/".
+_MLFLOW_UNSAFE = re.compile(r"[^0-9A-Za-z_.\-/]+")
+
+
+def _fmt(value: Any) -> str:
+    """Four significant decimals; undefined values as an em dash, never a bare NaN."""
+    if isinstance(value, (float, np.floating)):
+        if math.isnan(value):
+            return "—"
+        if math.isinf(value):
+            return "∞" if value > 0 else "-∞"
+        return f"{value:.4f}" if abs(value) < 1e4 else f"{value:.4g}"
+    return str(value)
 
 
 @dataclass
@@ -42,84 +82,219 @@ class Audit:
     Attributes
     ----------
     report : pandas.DataFrame
-        Per-group table from :func:`fairot.metrics.fairness_report`.
+        Per-group table: :func:`fairot.metrics.fairness_report`'s columns, the rates of
+        :func:`fairot.metrics.group_rates`, and ``note`` (e.g. a group under ``min_group_size``).
     summary : dict
-        Summary metrics (``report.attrs["summary"]``).
+        Summary metrics, including the demographic-parity and equalized-odds differences.
     title : str
         What was audited.
     figures : dict of str to matplotlib.figure.Figure
-        ``score_histograms`` and ``quantile_functions``.
+        ``score_histograms``, ``quantile_functions`` and ``group_metrics``.
+    intervals : BootstrapIntervals or None
+        Bootstrap intervals of the summary metrics and per-group rates.
+    warnings : list of str
+        Caveats a reader must see: small groups, undefined rates.
+    settings : dict
+        How the audit was run (task, threshold, bootstrap, groups excluded).
+
+    Examples
+    --------
+    >>> from fairot.reporting import audit
+    >>> result = audit(None, [0.2, 0.9, 0.6, 0.4], ["a", "a", "b", "b"], plots=False,
+    ...                n_bootstrap=0, min_group_size=1)
+    >>> result.summary["demographic_parity_difference"]
+    0.0
+    >>> "<table" in result._repr_html_()
+    True
     """
 
     report: pd.DataFrame
     summary: dict[str, Any]
     title: str = "fairot audit"
     figures: dict[str, Any] = field(default_factory=dict)
+    intervals: BootstrapIntervals | None = None
+    warnings: list[str] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
 
+    # ------------------------------------------------------------------ tables
+    def summary_table(self) -> pd.DataFrame:
+        """The summary as a frame: ``value`` and, with a bootstrap, ``ci_low`` and ``ci_high``."""
+        table = pd.DataFrame({"value": pd.Series(self.summary, dtype=object)})
+        if self.intervals is not None:
+            bands = self.intervals.summary.reindex(table.index)
+            table["ci_low"] = bands["low"]
+            table["ci_high"] = bands["high"]
+        table.index.name = "metric"
+        return table
+
+    def metrics(self) -> dict[str, float]:
+        """Flat metric name to number, ready for MLflow's ``log_metrics``.
+
+        Summary metrics keep their names (``sdd``), their intervals add ``sdd_ci_low`` /
+        ``sdd_ci_high``, and per-group values are ``group/<group>/<column>``. Undefined or
+        infinite values are left out (MLflow and JSON have no NaN); strings too.
+        """
+        out: dict[str, float] = {}
+
+        def put(key: str, value: Any) -> None:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(
+                value, (int, float, np.integer, np.floating)
+            ):
+                return
+            if math.isfinite(float(value)):
+                out[key] = float(value)
+
+        for key, value in self.summary.items():
+            put(key, value)
+        if self.intervals is not None:
+            for key, (low, high) in self.intervals.summary.iterrows():
+                put(f"{key}_ci_low", low)
+                put(f"{key}_ci_high", high)
+        for name, slug in zip(self.report.index, _slugs(self.report.index), strict=True):
+            for column, value in self.report.loc[name].items():
+                put(f"group/{slug}/{column}", value)
+        return out
+
+    # ------------------------------------------------------------------ renderings
     def to_text(self) -> str:
         """A plain-text rendering for the terminal."""
-        lines = [
-            self.title,
-            "=" * len(self.title),
-            "",
-            self.report.to_string(float_format=lambda v: f"{v:.4f}"),
-            "",
-            "Summary:",
-        ]
-        width = max(len(v) for v in SUMMARY_LABELS.values())
+        lines = [self.title, "=" * len(self.title), ""]
+        lines += [f"warning: {w}" for w in self.warnings]
+        if self.warnings:
+            lines.append("")
+        table = self.report.copy()
+        lines += [table.to_string(float_format=_fmt, na_rep="—"), "", "Summary:"]
+        width = max(len(SUMMARY_LABELS.get(k, k)) for k in self.summary)
+        bands = None if self.intervals is None else self.intervals.summary
         for key, value in self.summary.items():
             label = SUMMARY_LABELS.get(key, key)
-            shown = f"{value:.4f}" if isinstance(value, float) and math.isfinite(value) else value
+            shown = _fmt(value)
+            if bands is not None and key in bands.index:
+                shown += f"  [{_fmt(bands.loc[key, 'low'])}, {_fmt(bands.loc[key, 'high'])}]"
             lines.append(f"  {label:<{width}}  {shown}")
+        if self.intervals is not None:
+            lines += ["", self._interval_note()]
         return "\n".join(lines)
+
+    def _interval_note(self) -> str:
+        n = self.settings.get("n_bootstrap")
+        return (
+            f"[low, high]: {self.intervals.confidence:.0%} percentile-bootstrap interval over "
+            f"{n} replicates resampled within each group."
+        )
 
     def to_markdown(self) -> str:
         """The report as markdown, with links to the plots."""
-        rows = pd.DataFrame(
-            {
-                "value": [
-                    v if not isinstance(v, float) else round(v, 6) for v in self.summary.values()
-                ]
-            },
-            index=[SUMMARY_LABELS.get(k, k) for k in self.summary],
-        )
-        rows.index.name = "metric"
-        parts = [
-            f"# {self.title}",
-            "",
-            "## Per group",
-            "",
-            _markdown_table(self.report),
-            "",
+        summary = self.summary_table()
+        summary.index = [SUMMARY_LABELS.get(k, k) for k in summary.index]
+        summary.index.name = "metric"
+        summary = summary.map(lambda v: _fmt(v) if isinstance(v, (float, np.floating)) else v)
+        parts = [f"# {self.title}", ""]
+        parts += [f"> **Warning:** {w}" for w in self.warnings]
+        if self.warnings:
+            parts.append("")
+        parts += [
             "## Summary",
             "",
-            _markdown_table(rows),
+            _markdown_table(summary),
             "",
         ]
+        if self.intervals is not None:
+            parts += [self._interval_note(), ""]
+        parts += ["## Per group", "", _markdown_table(self.report.fillna(np.nan)), ""]
         parts += [f"![{key}]({key}.png)" for key in self.figures]
         return "\n".join(parts) + "\n"
 
     def to_json(self) -> str:
-        """Machine-readable output: the summary and the per-group rows."""
+        """Machine-readable output: settings, summary, intervals, per-group rows, warnings."""
         per_group = self.report.reset_index().to_dict(orient="records")
-        return json.dumps(
-            {
-                "title": self.title,
-                "summary": _jsonable(self.summary),
-                "groups": _jsonable(per_group),
-            },
-            indent=2,
-        )
+        payload = {
+            "title": self.title,
+            "settings": _jsonable(self.settings),
+            "summary": _jsonable(self.summary),
+            "groups": _jsonable(per_group),
+            "warnings": list(self.warnings),
+        }
+        if self.intervals is not None:
+            payload["intervals"] = _jsonable(self.intervals.summary.to_dict(orient="index"))
+        return json.dumps(payload, indent=2)
 
-    def write(self, out_dir: str | Path) -> Path:
-        """Write ``report.md``, ``metrics.json`` and the PNG plots to ``out_dir``."""
+    def to_html(self) -> str:
+        """One self-contained HTML page: inline CSS and inline SVG figures, nothing fetched."""
+        from fairot.reporting._html import render_page
+
+        return render_page(self)
+
+    def _repr_html_(self) -> str:
+        from fairot.reporting._html import render_fragment
+
+        return render_fragment(self)
+
+    def write(
+        self, out_dir: str | Path, *, formats: tuple[str, ...] = FORMATS, figures: bool = True
+    ) -> Path:
+        """Write ``report.html``, ``report.md``, ``metrics.json`` and the PNG plots.
+
+        Every file is written atomically (complete or absent, never truncated).
+
+        Parameters
+        ----------
+        out_dir : str or path-like
+            Folder, created when missing.
+        formats : tuple of {"html", "md", "json"}, default=all
+            Which of ``report.html``, ``report.md`` and ``metrics.json`` to write.
+        figures : bool, default=True
+            Also write each figure as ``<key>.png`` (linked from ``report.md``).
+
+        Returns
+        -------
+        pathlib.Path
+            The folder.
+        """
+        bad = [f for f in formats if f not in FORMATS]
+        if bad:
+            raise ValueError(MSG_FORMAT.format(choices=FORMATS, value=bad))
         out = Path(out_dir)
+        # Render everything before the first write, so a failure leaves no half report behind.
+        files: dict[str, str | bytes] = {}
+        if "html" in formats:
+            files["report.html"] = self.to_html()
+        if "md" in formats:
+            files["report.md"] = self.to_markdown()
+        if "json" in formats:
+            files["metrics.json"] = json.dumps(self.metrics(), indent=2, sort_keys=True) + "\n"
+        if figures:
+            for key, figure in self.figures.items():
+                buffer = io.BytesIO()
+                figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+                files[f"{key}.png"] = buffer.getvalue()
         out.mkdir(parents=True, exist_ok=True)
-        (out / "report.md").write_text(self.to_markdown(), encoding="utf-8")
-        (out / "metrics.json").write_text(self.to_json() + "\n", encoding="utf-8")
-        for key, figure in self.figures.items():
-            figure.savefig(out / f"{key}.png", dpi=110, bbox_inches="tight")
+        for name, data in files.items():
+            write_atomic(out / name, data)
         return out
+
+
+def _slugs(names: Any) -> list[str]:
+    """MLflow-safe, unique group names: ``race=White, sex=Male`` → ``race_White_sex_Male``."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        slug = _MLFLOW_UNSAFE.sub("_", str(name)).strip("_") or "group"
+        if slug in seen:
+            seen[slug] += 1
+            slug = f"{slug}_{seen[slug]}"
+        else:
+            seen[slug] = 0
+        out.append(slug)
+    return out
+
+
+def _check_bootstrap(n_bootstrap: Any) -> int:
+    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)):
+        raise ValueError(MSG_N_BOOTSTRAP.format(value=n_bootstrap))
+    if n_bootstrap != 0 and n_bootstrap < 10:
+        raise ValueError(MSG_N_BOOTSTRAP.format(value=n_bootstrap))
+    return int(n_bootstrap)
 
 
 def audit(
@@ -132,8 +307,13 @@ def audit(
     threshold: float = 0.5,
     title: str = "fairot audit",
     plots: bool = True,
+    n_bootstrap: int = 200,
+    confidence: float = 0.95,
+    random_state: int | None = 0,
+    min_group_size: int = 30,
+    exclude_small_groups: bool = False,
 ) -> Audit:
-    """Audit predictions for group unfairness: the report, its summary and plots.
+    """Audit predictions for group unfairness: the report, its summary, intervals and plots.
 
     Parameters
     ----------
@@ -147,20 +327,107 @@ def audit(
         Which metrics to compute.
     groups : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns form groups.
-    threshold : float, default=0.5
-        Decision threshold for classification accuracy.
+    threshold : float in [0, 1], default=0.5
+        Decision threshold of the rates (``score > threshold`` is a positive decision).
     title : str, default="fairot audit"
         Heading of the report.
     plots : bool, default=True
-        Draw the per-group histograms and quantile functions.
+        Draw the per-group histograms, quantile functions and the metric chart.
+    n_bootstrap : int, default=200
+        Bootstrap replicates for the intervals (stratified by group); 0 skips them.
+    confidence : float in (0, 1), default=0.95
+        Coverage of the intervals.
+    random_state : int or None, default=0
+        Seed of the bootstrap.
+    min_group_size : int, default=30
+        Groups with fewer samples get a warning: their rates are too noisy to compare.
+    exclude_small_groups : bool, default=False
+        Compute the summary and intervals without the rows of those groups (the per-group table
+        still lists them, marked).
 
     Returns
     -------
     Audit
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.reporting import audit
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(["a", "b"], 100)
+    >>> s = np.clip(rng.normal(0.4 + 0.2 * (g == "b"), 0.1), 0, 1)
+    >>> result = audit(None, s, g, plots=False, n_bootstrap=20)
+    >>> sorted(result.intervals.summary.index)[:3]
+    ['demographic_parity_difference', 'demographic_parity_ratio', 'max_pairwise_w2']
     """
+    if task == "classification":
+        threshold = check_threshold(threshold)
+    n_bootstrap = _check_bootstrap(n_bootstrap)
+    if (
+        isinstance(min_group_size, bool)
+        or not isinstance(min_group_size, (int, np.integer))
+        or min_group_size < 1
+    ):
+        raise ValueError(MSG_MIN_GROUP_SIZE.format(value=min_group_size))
     report = fairness_report(
         y_true, y_pred, sensitive_features, task=task, groups=groups, threshold=threshold
     )
+    rates = group_rates(
+        y_true, y_pred, sensitive_features, task=task, groups=groups, threshold=threshold
+    )
+    groups_only = report.index[:-1]
+    table = report.join(rates, how="left")
+    small = [g for g in groups_only if table.loc[g, "size"] < min_group_size]
+    table["note"] = ["" for _ in table.index]
+    for g in small:
+        table.loc[g, "note"] = SMALL_GROUP_NOTE.format(size=min_group_size)
+    summary: dict[str, Any] = dict(report.attrs["summary"])
+
+    warnings = []
+    if small:
+        what = "excluded from the summary" if exclude_small_groups else "kept in the summary"
+        listed = ", ".join(f"{g} (n={int(table.loc[g, 'size'])})" for g in small)
+        warnings.append(
+            f"{len(small)} group(s) under min_group_size={min_group_size} samples ({listed}): "
+            f"their metrics are noisy; {what}."
+        )
+    summary_rows = None
+    if small and exclude_small_groups:
+        summary_rows, summary = _summary_without(
+            y_true, y_pred, sensitive_features, small, min_group_size, task, groups, threshold
+        )
+    y_s, p_s, sf_s = _take(y_true, y_pred, sensitive_features, summary_rows)
+    rates_s = (
+        rates
+        if summary_rows is None
+        else group_rates(y_s, p_s, sf_s, task=task, groups=groups, threshold=threshold)
+    )
+    summary.update(
+        {
+            k: float(v[0])
+            for k, v in rate_summary(
+                {c: rates_s[c].to_numpy()[None, :] for c in rates_s.columns}, task
+            ).items()
+        }
+    )
+    summary = _ordered(summary)
+    for column, reason in UNDEFINED_REASONS.items():
+        if column in rates.columns and rates[column].isna().any():
+            names = ", ".join(map(str, rates.index[rates[column].isna()]))
+            warnings.append(f"{column} is undefined for {names} ({reason}).")
+    intervals = None
+    if n_bootstrap:
+        intervals = bootstrap_intervals(
+            y_s,
+            p_s,
+            sf_s,
+            task=task,
+            groups=groups,
+            threshold=threshold,
+            n_bootstrap=n_bootstrap,
+            confidence=confidence,
+            random_state=random_state,
+        )
     figures = {}
     if plots:
         value_range = (0.0, 1.0) if task == "classification" else None
@@ -170,4 +437,67 @@ def audit(
         figures["quantile_functions"] = plot_group_quantile_functions(
             y_pred, sensitive_features, groups=groups
         )
-    return Audit(report, dict(report.attrs["summary"]), title, figures)
+        chart = _chart_metrics(rates)
+        figures["group_metrics"] = plot_group_metrics(
+            rates[chart] if chart else table.loc[groups_only, ["mean_score"]],
+            None if intervals is None else intervals.groups,
+            title=(
+                f"Group metrics with {confidence:.0%} bootstrap intervals"
+                if intervals is not None
+                else "Group metrics"
+            ),
+        )
+    settings = {
+        "task": task,
+        "groups": groups,
+        "threshold": threshold,
+        "n_bootstrap": n_bootstrap,
+        "confidence": confidence,
+        "random_state": random_state,
+        "min_group_size": min_group_size,
+        "excluded_groups": [str(g) for g in small] if exclude_small_groups else [],
+    }
+    return Audit(table, summary, title, figures, intervals, warnings, settings)
+
+
+def _chart_metrics(rates: pd.DataFrame) -> list[str]:
+    preferred = ("selection_rate", "tpr", "fpr", "mae", "mean_residual")
+    return [c for c in preferred if c in rates.columns]
+
+
+def _ordered(summary: dict[str, Any]) -> dict[str, Any]:
+    """Summary in reading order: sizes, accuracy, the papers' metrics, then the rate gaps."""
+    order = list(SUMMARY_LABELS)
+    return dict(
+        sorted(summary.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
+    )
+
+
+def _take(y_true, y_pred, sensitive_features, rows):
+    if rows is None:
+        return y_true, y_pred, sensitive_features
+
+    def pick(a):
+        if a is None:
+            return None
+        if hasattr(a, "iloc"):
+            return a.iloc[rows]
+        return np.asarray(a)[rows]
+
+    return pick(y_true), pick(y_pred), pick(sensitive_features)
+
+
+def _summary_without(y_true, y_pred, sensitive_features, small, min_size, task, groups, threshold):
+    """Rows outside the small groups, and the summary of :func:`fairness_report` on them."""
+    n = len(y_pred)
+    enc = check_sensitive_features(sensitive_features, n, groups=groups)
+    drop = np.zeros(n, dtype=bool)
+    for g in small:
+        drop |= enc.membership[:, enc.names.index(str(g))]
+    rows = np.flatnonzero(~drop)
+    y_s, p_s, sf_s = _take(y_true, y_pred, sensitive_features, rows)
+    left = enc.n_groups - len(small)
+    if left < 2:
+        raise ValueError(MSG_ALL_SMALL.format(size=min_size, left=left))
+    kept = fairness_report(y_s, p_s, sf_s, task=task, groups=groups, threshold=threshold)
+    return rows, dict(kept.attrs["summary"])

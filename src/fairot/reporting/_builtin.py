@@ -86,7 +86,15 @@ def load_baseline_split(
 
 
 def audit_logistic_regression(
-    name: str, *, random_state: int = 0, plots: bool = True, **loader_kwargs: Any
+    name: str,
+    *,
+    random_state: int = 0,
+    plots: bool = True,
+    threshold: float = 0.5,
+    n_bootstrap: int = 200,
+    min_group_size: int = 30,
+    exclude_small_groups: bool = False,
+    **loader_kwargs: Any,
 ):
     """Audit scikit-learn's default ``LogisticRegression`` on a built-in data set's test split.
 
@@ -98,9 +106,11 @@ def audit_logistic_regression(
     name : {"adult", "german-credit", "communities-crime"}
         Data set.
     random_state : int, default=0
-        Seed of the split where the data set has no official one.
+        Seed of the split where the data set has no official one, and of the bootstrap.
     plots : bool, default=True
         Draw the audit's figures.
+    threshold, n_bootstrap, min_group_size, exclude_small_groups
+        As in :func:`fairot.reporting.audit`.
     **loader_kwargs
         Passed to the loader.
 
@@ -117,5 +127,15 @@ def audit_logistic_regression(
     scores = model.predict_proba(split.X_test)[:, 1]
     title = f"Audit of LogisticRegression() on {name} (test set; {split.split_note})"
     return audit(
-        split.y_test, scores, split.sensitive_test, groups=split.groups, title=title, plots=plots
+        split.y_test,
+        scores,
+        split.sensitive_test,
+        groups=split.groups,
+        title=title,
+        plots=plots,
+        threshold=threshold,
+        n_bootstrap=n_bootstrap,
+        random_state=random_state,
+        min_group_size=min_group_size,
+        exclude_small_groups=exclude_small_groups,
     )

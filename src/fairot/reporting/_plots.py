@@ -1,4 +1,4 @@
-"""Figures of per-group score distributions."""
+"""Figures of per-group score distributions and per-group metrics."""
 
 from __future__ import annotations
 
@@ -10,16 +10,21 @@ from numpy.typing import ArrayLike
 from fairot._validation import GroupsMode, check_array_1d, check_sensitive_features
 from fairot.transport import midpoint_grid, quantile_function
 
+# A bar taller than this multiple of the typical (80th-percentile) bar height is a spike: the
+# axis stops above the typical bars and the spike's height is written on it, so that one clipped
+# score (e.g. many 0s) does not flatten every other group's histogram.
+SPIKE_FACTOR = 3.0
 
-def _pyplot():
-    # Imported lazily so that `import fairot` stays light; Agg because the CLI runs headless.
-    import matplotlib
 
-    if matplotlib.get_backend().lower() not in ("agg", "module://matplotlib_inline.backend_inline"):
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+def new_figure(width: float = 7.5, height: float = 4.0):
+    """A matplotlib Figure not registered with pyplot.
 
-    return plt
+    Audits keep their figures; pyplot would keep them alive too and warn past 20 open figures.
+    A bare :class:`~matplotlib.figure.Figure` draws headless (Agg) and is freed with the audit.
+    """
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), layout="constrained")
 
 
 def _grouped_axes(scores: ArrayLike, sensitive_features: Any, groups: GroupsMode, ax: Any):
@@ -27,15 +32,26 @@ def _grouped_axes(scores: ArrayLike, sensitive_features: Any, groups: GroupsMode
     values = check_array_1d(scores, "scores")
     enc = check_sensitive_features(sensitive_features, values.shape[0], groups=groups)
     if ax is None:
-        _, ax = _pyplot().subplots(figsize=(7, 4))
+        ax = new_figure().subplots()
     return values, enc, ax
+
+
+def _own_figure(ax: Any) -> bool:
+    """Whether ``ax`` is the only axes of its figure (not a panel of the caller's layout)."""
+    return len(ax.figure.axes) == 1
 
 
 def _label_axes(ax: Any, xlabel: str, ylabel: str, title: str):
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(fontsize="small")
+    if _own_figure(ax):
+        # Outside the data: with many groups an inside legend hides the curves it explains.
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    else:
+        # A panel among others: a legend outside would cover the next panel.
+        ax.legend(fontsize="small")
+    ax.grid(alpha=0.25)
     return ax.figure
 
 
@@ -74,8 +90,9 @@ def plot_group_histograms(
     """
     values, enc, ax = _grouped_axes(scores, sensitive_features, groups, ax)
     edges = np.histogram_bin_edges(values, bins=bins, range=value_range)
+    heights = []
     for name, idx in zip(enc.names, enc.indices(), strict=True):
-        ax.hist(
+        density, _, _ = ax.hist(
             values[idx],
             bins=edges,
             density=True,
@@ -83,7 +100,31 @@ def plot_group_histograms(
             linewidth=1.5,
             label=f"{name} (n={idx.shape[0]})",
         )
+        heights.append(density)
+    _clip_spikes(ax, np.concatenate(heights))
     return _label_axes(ax, "score", "density", title)
+
+
+def _clip_spikes(ax: Any, heights: np.ndarray) -> None:
+    """Cap the density axis above the typical bars and say where and how tall the cut bars are."""
+    positive = heights[heights > 0]
+    # Panels sharing a y axis (the caller's layout) must keep one scale: leave them alone.
+    if positive.size == 0 or len(ax.get_shared_y_axes().get_siblings(ax)) > 1:
+        return
+    cap = SPIKE_FACTOR * float(np.quantile(positive, 0.8))
+    if heights.max() <= cap:
+        return
+    ax.set_ylim(0, cap)
+    ax.text(
+        0.99,
+        0.98,
+        f"axis cut at {cap:.3g}; tallest bar {heights.max():.3g}",
+        transform=ax.transAxes,
+        ha="right",
+        va="top",
+        fontsize="small",
+        bbox={"boxstyle": "round", "facecolor": "white", "alpha": 0.85, "edgecolor": "0.7"},
+    )
 
 
 def plot_group_quantile_functions(
@@ -124,3 +165,58 @@ def plot_group_quantile_functions(
     for name, idx in zip(enc.names, enc.indices(), strict=True):
         ax.plot(u, quantile_function(values[idx], u), label=name, linewidth=1.5)
     return _label_axes(ax, "rank u", "quantile Q(u)", title)
+
+
+def plot_group_metrics(
+    estimates: Any,
+    intervals: dict[str, Any] | None = None,
+    *,
+    metrics: list[str] | None = None,
+    title: str = "Group metrics with 95% bootstrap intervals",
+):
+    """Dot-and-whisker chart of per-group metrics with their bootstrap intervals.
+
+    Parameters
+    ----------
+    estimates : pandas.DataFrame
+        One row per group, one column per metric (e.g. :func:`fairot.metrics.group_rates`).
+    intervals : dict of str to pandas.DataFrame, optional
+        For each metric, a frame indexed by group with columns ``low`` and ``high``
+        (:attr:`fairot.metrics.BootstrapIntervals.groups`).
+    metrics : list of str, optional
+        Columns to draw, one panel each (default: every column).
+    title : str
+        Figure title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from fairot.reporting import plot_group_metrics
+    >>> table = pd.DataFrame({"tpr": [0.7, 0.8]}, index=["a", "b"])
+    >>> fig = plot_group_metrics(table)
+    >>> len(fig.axes)
+    1
+    """
+    metrics = list(estimates.columns) if metrics is None else metrics
+    names = [str(n) for n in estimates.index]
+    fig = new_figure(width=3.2 * max(len(metrics), 1) + 1.5, height=0.45 * len(names) + 1.6)
+    axes = np.atleast_1d(fig.subplots(1, max(len(metrics), 1), sharey=True, squeeze=False)[0])
+    rows = np.arange(len(names))
+    for ax, metric in zip(axes, metrics, strict=False):
+        values = estimates[metric].to_numpy(dtype=float)
+        ax.plot(values, rows, "o", color="C0")
+        if intervals and metric in intervals:
+            band = intervals[metric].reindex(estimates.index)
+            low, high = band["low"].to_numpy(float), band["high"].to_numpy(float)
+            ax.hlines(rows, low, high, color="C0", linewidth=2, alpha=0.6)
+        ax.set_title(metric, fontsize="medium")
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_yticks(rows, names)
+    # Shared y: inverting once puts the first group at the top of every panel.
+    axes[0].invert_yaxis()
+    fig.suptitle(title, fontsize="medium")
+    return fig

@@ -15,10 +15,12 @@ from numpy.typing import ArrayLike
 
 from fairot._validation import check_array_1d
 from fairot.transport._coupling import joint_quantile_cells
+from fairot.transport._quantiles import MASS_TOLERANCE, check_weights
 
 MSG_CURVES = "curves must be a 2-D array of shape (n_groups, n_levels); got shape {shape}."
 MSG_BARY_P = "p must be 1 (weighted median) or 2 (weighted mean); got {value!r}."
 MSG_GROUP_WEIGHTS = "weights must hold one non-negative weight per group ({k}) with a positive sum."
+MSG_SAMPLE_WEIGHTS = "sample_weights must hold one entry per sample ({k} groups); got {got}."
 
 
 def _check_group_weights(weights: ArrayLike | None, k: int) -> np.ndarray:
@@ -53,9 +55,8 @@ def weighted_median(values: np.ndarray, weights: np.ndarray | None = None) -> np
     order = np.argsort(values, axis=0, kind="stable")
     sorted_values = np.take_along_axis(values, order, axis=0)
     cum = np.cumsum(weights[order], axis=0)
-    tol = 1e-12
-    lower = np.argmax(cum >= 0.5 - tol, axis=0)
-    upper = np.argmax(cum > 0.5 + tol, axis=0)
+    lower = np.argmax(cum >= 0.5 - MASS_TOLERANCE, axis=0)
+    upper = np.argmax(cum > 0.5 + MASS_TOLERANCE, axis=0)
     lo = np.take_along_axis(sorted_values, lower[None], axis=0)[0]
     hi = np.take_along_axis(sorted_values, upper[None], axis=0)[0]
     return 0.5 * (lo + hi)
@@ -102,6 +103,7 @@ def barycenter_distribution(
     weights: ArrayLike | None = None,
     *,
     p: int = 1,
+    sample_weights: Sequence[ArrayLike | None] | None = None,
     assume_sorted: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray], np.ndarray]:
     """Exact barycenter of several empirical distributions, as a weighted sample.
@@ -117,8 +119,12 @@ def barycenter_distribution(
         Group weights (equal by default).
     p : {1, 2}, default=1
         Barycenter for :math:`W_1` (weighted median) or :math:`W_2` (weighted mean).
+    sample_weights : sequence of array-like or None, optional
+        Non-negative weights of each group's samples (``None`` entries: equal weights), so that
+        each group is a weighted empirical distribution.
     assume_sorted : bool, default=False
-        Skip validation and sorting when every sample is an already sorted float array.
+        Skip validation and sorting when every sample is an already sorted float array (and its
+        sample weights, if any, are validated and in the same order).
 
     Returns
     -------
@@ -132,11 +138,21 @@ def barycenter_distribution(
     cell_ends : numpy.ndarray of shape (n_cells,)
         Right end of each cell on the rank axis.
     """
+    ws = [None] * len(samples) if sample_weights is None else list(sample_weights)
+    if len(ws) != len(samples):
+        raise ValueError(MSG_SAMPLE_WEIGHTS.format(k=len(samples), got=len(ws)))
     if assume_sorted:
         xs = list(samples)
     else:
-        xs = [np.sort(check_array_1d(s, f"samples[{i}]")) for i, s in enumerate(samples)]
-    index, mass = joint_quantile_cells(xs, [None] * len(xs))
+        xs, sorted_ws = [], []
+        for i, (s, w) in enumerate(zip(samples, ws, strict=True)):
+            x = check_array_1d(s, f"samples[{i}]")
+            w = check_weights(w, x.shape[0], f"sample_weights[{i}]")
+            order = np.argsort(x, kind="stable")
+            xs.append(x[order])
+            sorted_ws.append(None if w is None else w[order])
+        ws = sorted_ws
+    index, mass = joint_quantile_cells(xs, ws)
     group_q = np.stack([x[i] for x, i in zip(xs, index, strict=True)])
     values = barycenter_quantiles(group_q, weights, p=p)
     return values, mass, list(group_q), np.cumsum(mass)

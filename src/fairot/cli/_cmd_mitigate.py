@@ -1,0 +1,212 @@
+"""``fairot mitigate``: make a model's scores fair by post-processing, from a CSV of its scores.
+
+``--method dpp`` fits :class:`~fairot.classification.QuantileParityPostProcessor` (every group's
+scores mapped onto their barycenter: strong demographic parity); ``--method regression`` fits
+:class:`~fairot.regression.WassersteinFairRegressor` (every pair of groups within ε in W_p, or
+τ times the current gap). Both wrap :class:`fairot.utils.ScoreColumn`, so the user's scores are
+the model. Writes ``model.skops``, ``before/`` and ``after/`` audits of the fit data and, with
+``--apply``, ``adjusted.csv``: the new table with a ``<score>_fair`` column.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from fairot.cli._cmd_audit import add_report_arguments, check_report_arguments, read_audit_columns
+from fairot.cli._io import add_table_arguments, numeric_column, read_table, require_columns
+
+MSG_TOLERANCE_DPP = (
+    "--{name} is a tolerance of --method regression; dpp always maps every group onto the "
+    "barycenter (strong demographic parity)"
+)
+MSG_TOLERANCE_VALUE = "--{name} must be a finite number >= 0; got {value}"
+MSG_BOTH = "give --tau or --epsilon, not both"
+MSG_SAME_FILE = "--apply {path} is inside --out; write the outputs elsewhere"
+COMPARED = (
+    "sdd",
+    "wass1",
+    "demographic_parity_difference",
+    "equalized_odds_difference",
+    "max_pairwise_w2",
+    "max_pairwise_winf",
+    "err",
+    "mse",
+)
+
+
+def register(subparsers) -> None:
+    """Add the ``mitigate`` subcommand."""
+    p = subparsers.add_parser(
+        "mitigate",
+        help="post-process scores from a CSV to fairness; save the model and before/after audits",
+        description=(
+            "Fit a fairness post-processor on the scores in --data and write to --out: "
+            "model.skops (load with skops.io.load), before/ and after/ audits (report.html, "
+            "report.md, metrics.json) and, with --apply, adjusted.csv (the --apply table with a "
+            "<score>_fair column). Files of the same names in --out are replaced."
+        ),
+    )
+    p.add_argument("--data", type=Path, required=True, metavar="FILE", help="scores to fit on")
+    add_table_arguments(p)
+    p.add_argument("--score", required=True, metavar="COL", help="column of the model's scores")
+    p.add_argument("--sensitive", required=True, metavar="COL[,COL]", help="sensitive column(s)")
+    p.add_argument("--label", metavar="COL", help="labels or responses, for the audits")
+    p.add_argument("--pos-label", metavar="VALUE", help="positive class of a non-0/1 --label")
+    p.add_argument(
+        "--method",
+        choices=("dpp", "regression"),
+        required=True,
+        help="dpp: quantile post-processing of scores in [0, 1] to strong demographic parity; "
+        "regression: approximate demographic parity within a Wasserstein tolerance",
+    )
+    tolerance = p.add_mutually_exclusive_group()
+    tolerance.add_argument(
+        "--tau", type=float, help="regression: tolerance as a share of today's largest W_p gap"
+    )
+    tolerance.add_argument("--epsilon", type=float, help="regression: absolute W_p tolerance")
+    p.add_argument(
+        "--p", default="2", choices=("1", "2", "inf"), help="regression: order of W_p (2)"
+    )
+    p.add_argument("--apply", type=Path, metavar="FILE", help="table of new scores to adjust")
+    p.add_argument("--out", type=Path, required=True, help="output folder")
+    add_report_arguments(p)
+    p.set_defaults(func=run, format="text")
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    from fairot.cli import CLIError
+
+    for name in ("tau", "epsilon"):
+        value = getattr(args, name)
+        if value is None:
+            continue
+        if args.method == "dpp":
+            raise CLIError(MSG_TOLERANCE_DPP.format(name=name))
+        if not (math.isfinite(value) and value >= 0):
+            raise CLIError(MSG_TOLERANCE_VALUE.format(name=name, value=value))
+    check_report_arguments(args)
+    if args.apply is not None and args.apply.resolve().is_relative_to(args.out.resolve()):
+        raise CLIError(MSG_SAME_FILE.format(path=args.apply))
+
+
+def _fit(args: argparse.Namespace, scores: np.ndarray, labels, sensitive: pd.DataFrame):
+    from fairot.utils import ScoreColumn
+
+    X = scores[:, None]
+    if args.method == "dpp":
+        from fairot.classification import QuantileParityPostProcessor
+
+        # Labels do not enter quantile post-processing; without them, a placeholder with both
+        # classes (the upper half of the scores) gives the classifier its two classes.
+        y = labels if labels is not None else (np.argsort(np.argsort(scores)) >= len(scores) // 2)
+        model = QuantileParityPostProcessor(estimator=ScoreColumn())
+        model.fit(X, np.asarray(y, dtype=int), sensitive_features=sensitive)
+        return model, model.predict_proba(X, sensitive_features=sensitive)[:, 1]
+    from sklearn.frozen import FrozenEstimator
+
+    from fairot.regression import WassersteinFairRegressor
+
+    model = WassersteinFairRegressor(
+        FrozenEstimator(ScoreColumn().fit(X)),
+        p=np.inf if args.p == "inf" else int(args.p),
+        tau=args.tau,
+        epsilon=args.epsilon,
+    )
+    # With the squared cost the responses do not enter the adjustment; the scores stand in.
+    model.fit(X, scores if labels is None else labels, sensitive_features=sensitive)
+    return model, model.predict(X, sensitive_features=sensitive)
+
+
+def _adjust(model, args: argparse.Namespace, frame: pd.DataFrame, path: Path) -> np.ndarray:
+    from fairot.cli._cmd_audit import MSG_SCORE_RANGE
+    from fairot.cli._io import check_no_missing, split_columns
+
+    columns = split_columns(args.sensitive)
+    require_columns(frame, [args.score, *columns], path)
+    scores = numeric_column(frame, args.score, path)
+    check_no_missing(frame, columns, path)
+    X = scores[:, None]
+    if args.method == "dpp":
+        if scores.min() < 0 or scores.max() > 1:
+            from fairot.cli import CLIError
+
+            raise CLIError(
+                MSG_SCORE_RANGE.format(column=args.score, low=scores.min(), high=scores.max())
+            )
+        return model.predict_proba(X, sensitive_features=frame[columns])[:, 1]
+    return model.predict(X, sensitive_features=frame[columns])
+
+
+def _comparison(before, after) -> pd.DataFrame:
+    rows = {}
+    for key in COMPARED:
+        if key in before.summary:
+            rows[key] = {"before": before.summary[key], "after": after.summary[key]}
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    table.index.name = "metric"
+    return table
+
+
+def run(args: argparse.Namespace) -> int:
+    """Fit, adjust, audit, then write everything; print the before/after comparison."""
+    import skops.io
+
+    from fairot.reporting import audit
+    from fairot.utils import write_atomic
+
+    _check_arguments(args)
+    task = "classification" if args.method == "dpp" else "regression"
+    _, labels, scores, sensitive = read_audit_columns(
+        args.data,
+        score=args.score,
+        sensitive=args.sensitive,
+        label=args.label,
+        task=task,
+        sep=args.sep,
+        pos_label=args.pos_label,
+    )
+    apply_frame = None if args.apply is None else read_table(args.apply, args.sep)
+    model, fair = _fit(args, scores, labels, sensitive)
+    applied = None if apply_frame is None else _adjust(model, args, apply_frame, args.apply)
+
+    options = {
+        "task": task,
+        "threshold": args.threshold,
+        "n_bootstrap": args.n_bootstrap,
+        "random_state": args.random_state,
+        "min_group_size": args.min_group_size,
+        "exclude_small_groups": args.exclude_small_groups,
+    }
+    name = args.data.name
+    before = audit(labels, scores, sensitive, title=f"Before: {args.score} on {name}", **options)
+    after = audit(
+        labels, fair, sensitive, title=f"After {args.method}: {args.score} on {name}", **options
+    )
+    model_bytes = skops.io.dumps(model)
+
+    # Everything is computed; only now is anything written, each file atomically.
+    before.write(args.out / "before")
+    after.write(args.out / "after")
+    write_atomic(args.out / "model.skops", model_bytes)
+    if applied is not None:
+        table = apply_frame.copy()
+        table[f"{args.score}_fair"] = applied
+        buffer = io.StringIO()
+        table.to_csv(
+            buffer, index=False, sep="\t" if args.apply.suffix in (".tsv", ".tab") else ","
+        )
+        write_atomic(args.out / "adjusted.csv", buffer.getvalue())
+
+    comparison = _comparison(before, after)
+    print(f"fairot mitigate --method {args.method}: {args.score} on {name}\n")
+    print(comparison.to_string(float_format=lambda v: f"{v:.4f}"))
+    written = "model.skops, before/, after/" + (", adjusted.csv" if applied is not None else "")
+    print(f"\nWritten to {args.out}/: {written}", file=sys.stderr)
+    return 0

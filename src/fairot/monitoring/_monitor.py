@@ -1,0 +1,413 @@
+r"""Fairness drift monitoring over a stream of scores, with closed-loop re-adjustment.
+
+The COT paper's Section "Changing Level of Unfairness": the data a deployed model sees may carry a
+different level of unfairness than the data it was made fair on, and COT/DOT re-adjust by
+continuing their updates (``partial_fit``) on the new data. :class:`FairnessMonitor` closes that
+loop: it cuts the stream into windows, measures the fairness metric of each with a stratified
+bootstrap band, raises an alert when the whole band is above the threshold, and on an alert calls
+``partial_fit`` of the estimator on the alerting window.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from collections.abc import Callable
+from typing import Any, Literal, NamedTuple
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from fairot._validation import check_array_1d, check_sensitive_features
+from fairot.metrics import demographic_parity_difference, wass1
+from fairot.metrics._classification import UNIT_INTERVAL
+from fairot.metrics._rates import (
+    _batched_wasserstein,
+    _stratified_indices,
+    bootstrap_intervals,
+)
+
+Metric = Literal["sdd", "wass1", "demographic_parity_difference", "reference_w1"]
+METRICS = ("sdd", "wass1", "demographic_parity_difference", "reference_w1")
+MSG_METRIC = "metric must be one of {choices}; got {value!r}."
+MSG_WINDOW = "window must be an integer >= 20 (samples per window); got {value!r}."
+MSG_THRESHOLD = "threshold must be a finite number > 0; got {value!r}."
+MSG_N_BOOTSTRAP = "n_bootstrap must be an integer >= 10; got {value!r}."
+MSG_CONFIDENCE = "confidence must be in (0, 1); got {value!r}."
+MSG_NO_PARTIAL_FIT = "estimator must have a partial_fit method (COT/DOT); got {name}."
+MSG_NEEDS_XY = (
+    "update() needs X and y when the monitor has an estimator: the re-adjustment runs "
+    "partial_fit on the alerting window."
+)
+MSG_LENGTH = "{name} has {got} rows but scores has {n}."
+MSG_N_UPDATES = "n_updates must be a positive integer; got {value!r}."
+MSG_WINDOW_GROUPS = (
+    "window {index} holds a single group ({group}); a fairness metric needs two. Use a larger "
+    "window or check the stream's order."
+)
+
+
+class WindowResult(NamedTuple):
+    """One window of the stream.
+
+    Attributes
+    ----------
+    index : int
+        Window number (0, 1, ...).
+    start, stop : int
+        Positions of the window's first and one-past-last samples in the stream.
+    value : float
+        The metric on the window.
+    low, high : float
+        The bootstrap band.
+    alert : bool
+        Whether the band lies entirely above the threshold.
+    readjusted : bool
+        Whether the estimator's ``partial_fit`` ran on this window.
+    """
+
+    index: int
+    start: int
+    stop: int
+    value: float
+    low: float
+    high: float
+    alert: bool
+    readjusted: bool
+
+
+def _positive_int(value: Any, minimum: int, message: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(message.format(value=value))
+    return int(value)
+
+
+class FairnessMonitor:
+    r"""Windowed fairness metric of a score stream, with bootstrap bands, alerts and re-adjustment.
+
+    The stream is cut into consecutive windows of ``window`` samples. On each window the monitor
+    computes ``metric`` and a percentile-bootstrap band (rows resampled within each group); an
+    *alert* is a band entirely above ``threshold`` (the excess is not sampling noise). With an
+    ``estimator`` (a fitted :class:`~fairot.classification.COTClassifier` or
+    :class:`~fairot.classification.DOTClassifier`), an alert runs ``estimator.partial_fit`` on the
+    window's ``X, y, groups`` for ``n_updates`` updates: the COT paper's continual re-adjustment to
+    a changed level of unfairness, whose target stays the one fixed at the first fit. Score the
+    next data with the re-adjusted estimator to close the loop.
+
+    Metrics (Section "Metrics" of the COT paper): ``"sdd"``, :math:`\sum_a W_1(p_{S_a}, p_S)`;
+    ``"wass1"``, the sum of :math:`W_1` to the groups' :math:`W_1` barycenter;
+    ``"demographic_parity_difference"`` at ``decision_threshold``; ``"reference_w1"``,
+    :math:`\sum_a W_1(p_{S_a}, p^{\mathrm{ref}}_{S_a})`, how far each group's scores drifted from
+    the reference.
+
+    Parameters
+    ----------
+    reference_scores : array-like of shape (n_reference,)
+        Scores in [0, 1] on reference data (e.g. the data the model was made fair on).
+    reference_groups : array-like or DataFrame
+        Their groups; the stream's groups must be among them.
+    metric : {"sdd", "wass1", "demographic_parity_difference", "reference_w1"}, default="sdd"
+    window : int >= 20, default=1000
+        Samples per window.
+    threshold : float > 0, default=0.05
+        Alert level of the metric.
+    estimator : COT/DOT estimator, optional
+        Fitted estimator to re-adjust on an alert.
+    n_updates : int, default=1000
+        Updates of each re-adjustment.
+    on_alert : callable, optional
+        ``on_alert(monitor, result)`` called on every alert (after any re-adjustment).
+    n_bootstrap : int, default=200
+    confidence : float, default=0.95
+    decision_threshold : float, default=0.5
+        Threshold of ``"demographic_parity_difference"``.
+    random_state : int or None, default=0
+        Seed of the bootstrap.
+
+    Attributes
+    ----------
+    reference_value_ : float
+        The metric on the reference data (0 for ``"reference_w1"``).
+    history_ : pandas.DataFrame
+        One row per completed window (the fields of :class:`WindowResult`).
+    n_seen_ : int
+        Samples received.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.monitoring import FairnessMonitor
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.tile(["a", "b"], 200)
+    >>> fair = rng.uniform(size=400)
+    >>> monitor = FairnessMonitor(fair, g, window=200, threshold=0.1, n_bootstrap=50)
+    >>> [r.alert for r in monitor.update(fair, g)]
+    [False, False]
+    >>> unfair = np.clip(fair + 0.3 * (g == "a"), 0, 1)
+    >>> [r.alert for r in monitor.update(unfair, g)]
+    [True, True]
+    """
+
+    def __init__(
+        self,
+        reference_scores: ArrayLike,
+        reference_groups: Any,
+        *,
+        metric: Metric = "sdd",
+        window: int = 1000,
+        threshold: float = 0.05,
+        estimator: Any = None,
+        n_updates: int = 1000,
+        on_alert: Callable[[FairnessMonitor, WindowResult], Any] | None = None,
+        n_bootstrap: int = 200,
+        confidence: float = 0.95,
+        decision_threshold: float = 0.5,
+        random_state: int | None = 0,
+    ):
+        if metric not in METRICS:
+            raise ValueError(MSG_METRIC.format(choices=METRICS, value=metric))
+        self.metric = metric
+        self.window = _positive_int(window, 20, MSG_WINDOW)
+        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
+            raise ValueError(MSG_THRESHOLD.format(value=threshold))
+        if not (math.isfinite(threshold) and threshold > 0):
+            raise ValueError(MSG_THRESHOLD.format(value=threshold))
+        self.threshold = float(threshold)
+        self.n_bootstrap = _positive_int(n_bootstrap, 10, MSG_N_BOOTSTRAP)
+        if not (isinstance(confidence, numbers.Real) and 0 < confidence < 1):
+            raise ValueError(MSG_CONFIDENCE.format(value=confidence))
+        self.confidence = float(confidence)
+        if estimator is not None and not hasattr(estimator, "partial_fit"):
+            raise TypeError(MSG_NO_PARTIAL_FIT.format(name=type(estimator).__name__))
+        self.estimator = estimator
+        self.n_updates = _positive_int(n_updates, 1, MSG_N_UPDATES)
+        self.on_alert = on_alert
+        self.decision_threshold = decision_threshold
+        self.random_state = random_state
+        self._rng = np.random.default_rng(random_state)
+
+        scores = check_array_1d(reference_scores, "reference_scores", bounds=UNIT_INTERVAL)
+        self._encoding = check_sensitive_features(
+            reference_groups, scores.shape[0], name="reference_groups"
+        )
+        codes = self._encoding.codes
+        self._reference_sorted = [np.sort(scores[codes == g]) for g in range(self.n_groups)]
+        self.reference_value_ = (
+            0.0 if metric == "reference_w1" else float(self._point(scores, codes))
+        )
+        self._buffer: list[tuple[np.ndarray, np.ndarray, Any, Any]] = []
+        self._buffered = 0
+        self.n_seen_ = 0
+        self._results: list[WindowResult] = []
+
+    @property
+    def n_groups(self) -> int:
+        """Number of reference groups."""
+        return self._encoding.n_groups
+
+    @property
+    def group_names(self) -> list[str]:
+        """Readable names of the reference groups."""
+        return list(self._encoding.names)
+
+    @property
+    def history_(self) -> pd.DataFrame:
+        """Completed windows, one row each."""
+        return pd.DataFrame(self._results, columns=WindowResult._fields)
+
+    # ------------------------------------------------------------------ the metric
+    def _point(self, scores: np.ndarray, codes: np.ndarray) -> float:
+        if self.metric in ("sdd", "reference_w1"):
+            return float(self._values(scores[None, :], codes)[0])
+        names = np.asarray(self.group_names, dtype=object)[codes]
+        if self.metric == "wass1":
+            return float(wass1(scores, names))
+        return demographic_parity_difference(scores, names, threshold=self.decision_threshold)
+
+    def _values(self, scores: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """The metric for every row of ``scores`` (replicates, samples) under fixed ``codes``."""
+        present = [g for g in range(self.n_groups) if np.any(codes == g)]
+        rows = [np.flatnonzero(codes == g) for g in present]
+        if self.metric == "reference_w1":
+            return sum(
+                _batched_wasserstein(
+                    np.sort(scores[:, r], axis=1), self._reference_sorted[g][None, :], (1.0,)
+                )[0]
+                for g, r in zip(present, rows, strict=True)
+            )
+        if self.metric == "sdd":
+            pooled = np.sort(scores, axis=1)
+            return sum(
+                _batched_wasserstein(np.sort(scores[:, r], axis=1), pooled, (1.0,))[0] for r in rows
+            )
+        raise AssertionError(self.metric)  # pragma: no cover - _point handles the others
+
+    def _window_band(self, scores: np.ndarray, codes: np.ndarray) -> tuple[float, float, float]:
+        if self.metric in ("wass1", "demographic_parity_difference"):
+            names = np.asarray(self.group_names, dtype=object)[codes]
+            ci = bootstrap_intervals(
+                None,
+                scores,
+                names,
+                threshold=self.decision_threshold,
+                n_bootstrap=self.n_bootstrap,
+                confidence=self.confidence,
+                random_state=self._rng,
+            )
+            low, high = ci.summary.loc[self.metric]
+            return self._point(scores, codes), float(low), float(high)
+        replicate_rows = _stratified_indices(codes, self.n_bootstrap, self._rng)
+        replicates = self._values(scores[replicate_rows], codes)
+        alpha = (1.0 - self.confidence) / 2
+        low, high = np.quantile(replicates, [alpha, 1 - alpha])
+        return self._point(scores, codes), float(low), float(high)
+
+    # ------------------------------------------------------------------ the stream
+    def update(self, scores: ArrayLike, groups: Any, *, X: Any = None, y: Any = None) -> list:
+        """Add samples to the stream; evaluate every window they complete.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n_samples,)
+            Scores in [0, 1] of the deployed model.
+        groups : array-like or DataFrame
+            Groups of the samples, in the form of ``reference_groups``.
+        X : array-like of shape (n_samples, n_features), optional
+            Inputs, needed (with ``y``) when the monitor re-adjusts an estimator.
+        y : array-like of shape (n_samples,), optional
+            Labels for ``partial_fit``.
+
+        Returns
+        -------
+        list of WindowResult
+            The windows completed by these samples (possibly none).
+        """
+        values = check_array_1d(scores, "scores", bounds=UNIT_INTERVAL)
+        n = values.shape[0]
+        codes = self._encoding.encode(groups, name="groups")
+        if codes.shape[0] != n:
+            raise ValueError(MSG_LENGTH.format(name="groups", got=codes.shape[0], n=n))
+        if self.estimator is not None:
+            if X is None or y is None:
+                raise ValueError(MSG_NEEDS_XY)
+            X = np.asarray(X)
+            y = np.asarray(y)
+            for name, array in (("X", X), ("y", y)):
+                if array.shape[0] != n:
+                    raise ValueError(MSG_LENGTH.format(name=name, got=array.shape[0], n=n))
+        self._buffer.append((values, codes, X, y))
+        self._buffered += n
+        self.n_seen_ += n
+        completed = []
+        while self._buffered >= self.window:
+            completed.append(self._close_window())
+        return completed
+
+    def _take_window(self):
+        parts, need = [], self.window
+        while need:
+            values, codes, X, y = self._buffer[0]
+            if values.shape[0] <= need:
+                parts.append(self._buffer.pop(0))
+                need -= values.shape[0]
+            else:
+                parts.append(
+                    (
+                        values[:need],
+                        codes[:need],
+                        None if X is None else X[:need],
+                        None if y is None else y[:need],
+                    )
+                )
+                self._buffer[0] = (
+                    values[need:],
+                    codes[need:],
+                    None if X is None else X[need:],
+                    None if y is None else y[need:],
+                )
+                need = 0
+        self._buffered -= self.window
+        values = np.concatenate([p[0] for p in parts])
+        codes = np.concatenate([p[1] for p in parts])
+        X = None if parts[0][2] is None else np.concatenate([p[2] for p in parts])
+        y = None if parts[0][3] is None else np.concatenate([p[3] for p in parts])
+        return values, codes, X, y
+
+    def _close_window(self) -> WindowResult:
+        values, codes, X, y = self._take_window()
+        index = len(self._results)
+        present = np.unique(codes)
+        if present.shape[0] < 2:
+            raise ValueError(
+                MSG_WINDOW_GROUPS.format(index=index, group=self.group_names[int(present[0])])
+            )
+        value, low, high = self._window_band(values, codes)
+        alert = low > self.threshold
+        readjusted = False
+        if alert and self.estimator is not None:
+            labels = np.asarray(self._encoding.labels, dtype=object)[codes]
+            self.estimator.partial_fit(X, y, sensitive_features=labels, n_updates=self.n_updates)
+            readjusted = True
+        start = self.n_seen_ - self._buffered - self.window
+        result = WindowResult(
+            index, start, start + self.window, value, low, high, bool(alert), readjusted
+        )
+        self._results.append(result)
+        if alert and self.on_alert is not None:
+            self.on_alert(self, result)
+        return result
+
+    def _repr_html_(self) -> str:
+        """Notebook rendering: the settings, the window table and the plot (inline SVG)."""
+        import html
+        import io
+
+        head = (
+            f"<p><b>FairnessMonitor</b> · {html.escape(self.metric)} per {self.window} samples · "
+            f"threshold {self.threshold:g} · reference {self.reference_value_:.4f} · "
+            f"{self.n_seen_} samples seen</p>"
+        )
+        history = self.history_
+        if history.empty:
+            return head + "<p>No window completed yet.</p>"
+        buffer = io.StringIO()
+        self.plot().savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+        svg = buffer.getvalue()
+        return head + svg[svg.index("<svg") :] + history.to_html(index=False, float_format="%.4f")
+
+    def plot(self, ax: Any = None, *, title: str | None = None):
+        """The windowed metric with its band and the threshold.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+        title : str, optional
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        if ax is None:
+            from matplotlib.figure import Figure
+
+            ax = Figure(figsize=(8, 3.5), layout="constrained").subplots()
+        history = self.history_
+        if history.empty:
+            warnings.warn("no window completed yet: nothing to plot.", UserWarning, stacklevel=2)
+        x = history["index"].to_numpy()
+        ax.fill_between(x, history["low"], history["high"], alpha=0.25, label="bootstrap band")
+        ax.plot(x, history["value"], "o-", label=self.metric, markersize=3)
+        ax.axhline(self.threshold, color="C3", linestyle="--", label="threshold")
+        alerts = history[history["alert"]]
+        ax.plot(alerts["index"], alerts["value"], "v", color="C3", label="alert")
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel(f"window ({self.window} samples each)")
+        ax.set_ylabel(self.metric)
+        ax.set_title(title or f"{self.metric} per window")
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+        ax.grid(alpha=0.25)
+        return ax.figure

@@ -1,0 +1,169 @@
+r"""Choose the tolerance by cross-validation: the most accurate :math:`\tau` within a budget."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.model_selection import check_cv
+from sklearn.utils import _safe_indexing
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
+
+from fairot._validation import check_array_1d, check_sensitive_features, resolve_sensitive_features
+
+from ._estimator import WassersteinFairRegressor, fairness_accuracy_path
+
+__all__ = ["WassersteinFairRegressorCV"]
+
+MSG_NO_TAU_WITHIN_BUDGET = (
+    "no tau keeps the mean held-out gap within max_gap={budget!r}: the smallest is {gap!r} "
+    "(tau={tau!r}). Raise max_gap, or add smaller taus."
+)
+MSG_REGRESSOR = "regressor must be a WassersteinFairRegressor; got {name}."
+
+
+class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
+    r"""A :class:`WassersteinFairRegressor` whose :math:`\tau` is chosen by cross-validation.
+
+    For each fold, the whole path of ``taus`` is fitted at the cost of one fit
+    (:func:`~fairot.regression.fairness_accuracy_path`) and scored on the held-out fold: R² and
+    the largest pairwise :math:`W_p` between the groups' predictions (``p`` of the regressor).
+    The chosen :math:`\tau` has the best mean R² among those whose mean held-out gap is at most
+    ``max_gap`` (accuracy within a fairness budget); it is then refitted on all the data.
+
+    Parameters
+    ----------
+    regressor : WassersteinFairRegressor, default=None
+        Template; its ``tau`` and ``epsilon`` are replaced. ``None``: the default regressor.
+    taus : array-like of float >= 0, default=None
+        Candidate relative tolerances; ``None``: 0, 0.1, ..., 1.
+    max_gap : float >= 0, default=None
+        Fairness budget on the mean held-out gap, in the unit of ``y``. ``None``: no budget
+        (the most accurate :math:`\tau`).
+    cv : int, cross-validation generator or iterable, default=5
+        An int gives folds stratified by group (every group in every fold).
+
+    Attributes
+    ----------
+    cv_results_ : pandas.DataFrame
+        One row per ``tau``: ``mean_r2``, ``std_r2``, ``mean_test_gap``, ``std_test_gap``,
+        ``within_budget``.
+    best_tau_ : float
+    best_index_ : int
+    best_estimator_ : WassersteinFairRegressor
+        Refitted on all the data with ``tau=best_tau_``.
+    groups_, group_names_ : list
+        As in :class:`WassersteinFairRegressor`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.regression import WassersteinFairRegressor, WassersteinFairRegressorCV
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.integers(0, 2, 900)
+    >>> X = rng.normal(size=(900, 2)) + s[:, None]
+    >>> y = X.sum(axis=1) + rng.normal(size=900)
+    >>> search = WassersteinFairRegressorCV(
+    ...     regressor=WassersteinFairRegressor(n_grid=100, random_state=0),
+    ...     taus=[0.0, 0.5, 1.0], max_gap=0.5, cv=3,
+    ... ).fit(X, y, sensitive_features=s)
+    >>> bool(search.cv_results_.loc[search.best_index_, "mean_test_gap"] <= 0.5)
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "regressor": [None, WassersteinFairRegressor],
+        "taus": [None, "array-like"],
+        "max_gap": [None, Interval(numbers.Real, 0, None, closed="left")],
+        "cv": ["cv_object"],
+    }
+
+    __metadata_request__fit = {"sensitive_features": True}
+    __metadata_request__predict = {"sensitive_features": True}
+    __metadata_request__score = {"sensitive_features": True}
+
+    def __init__(self, *, regressor=None, taus=None, max_gap=None, cv=5) -> None:
+        self.regressor = regressor
+        self.taus = taus
+        self.max_gap = max_gap
+        self.cv = cv
+
+    def fit(self, X, y, *, sensitive_features):
+        """Cross-validate the path of ``taus``, choose one, refit it on all the data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sensitive_features : array-like, DataFrame, dict or column name(s) of X
+
+        Returns
+        -------
+        self : WassersteinFairRegressorCV
+        """
+        self._validate_params()
+        template = WassersteinFairRegressor() if self.regressor is None else self.regressor
+        taus = check_array_1d(np.linspace(0.0, 1.0, 11) if self.taus is None else self.taus, "taus")
+        X = indexable(X)[0]
+        y = check_array_1d(y, "y")
+        sf, _ = resolve_sensitive_features(X, sensitive_features)
+        codes = check_sensitive_features(sf, _num_samples(X)).codes
+        # an int gives StratifiedKFold on the group codes: every group in every fold
+        splitter = check_cv(self.cv, codes, classifier=True)
+        r2, gaps = [], []
+        sf_frame = pd.DataFrame(sf) if not isinstance(sf, pd.DataFrame) else sf
+        for train, test in splitter.split(np.zeros((codes.size, 1)), codes):
+            path = fairness_accuracy_path(
+                template,
+                _safe_indexing(X, train),
+                y[train],
+                sensitive_features=sf_frame.iloc[train],
+                taus=taus,
+                X_test=_safe_indexing(X, test),
+                y_test=y[test],
+                sensitive_features_test=sf_frame.iloc[test],
+            )
+            r2.append(path.table["r2"].to_numpy())
+            gaps.append(path.table["test_gap"].to_numpy())
+        r2, gaps = np.array(r2), np.array(gaps)
+        mean_gap = gaps.mean(axis=0)
+        within = np.ones(taus.size, bool) if self.max_gap is None else mean_gap <= self.max_gap
+        self.cv_results_ = pd.DataFrame(
+            {
+                "tau": taus,
+                "mean_r2": r2.mean(axis=0),
+                "std_r2": r2.std(axis=0),
+                "mean_test_gap": mean_gap,
+                "std_test_gap": gaps.std(axis=0),
+                "within_budget": within,
+            }
+        )
+        if not within.any():
+            best = int(np.argmin(mean_gap))
+            raise ValueError(
+                MSG_NO_TAU_WITHIN_BUDGET.format(
+                    budget=self.max_gap, gap=float(mean_gap[best]), tau=float(taus[best])
+                )
+            )
+        self.best_index_ = int(np.argmax(np.where(within, r2.mean(axis=0), -np.inf)))
+        self.best_tau_ = float(taus[self.best_index_])
+        self.best_estimator_ = clone(template).set_params(tau=self.best_tau_, epsilon=None)
+        self.best_estimator_.fit(X, y, sensitive_features=sf)
+        self.groups_ = self.best_estimator_.groups_
+        self.group_names_ = self.best_estimator_.group_names_
+        return self
+
+    def predict(self, X, *, sensitive_features) -> np.ndarray:
+        """Predictions of :attr:`best_estimator_`."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.predict(X, sensitive_features=sensitive_features)
+
+    def score(self, X, y, sample_weight=None, *, sensitive_features=None) -> float:
+        """R² of :attr:`best_estimator_` (see :meth:`WassersteinFairRegressor.score`)."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.score(
+            X, y, sample_weight, sensitive_features=sensitive_features
+        )

@@ -1,0 +1,127 @@
+"""Fuzz of the command line and the monitor: hostile tables and arguments end in exit 0 or one
+line on stderr with exit 2, never a traceback; the monitor raises ValueError or answers."""
+
+import contextlib
+import csv
+import io
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fairot.cli import main
+from fairot.monitoring import FairnessMonitor
+
+pytestmark = pytest.mark.fuzz
+
+CELLS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True, width=32),
+    st.floats(min_value=0, max_value=1),
+    st.sampled_from(["", "a", "b", "NaN", "inf", "1", "0", "yes", ">50K", "é", "1e400", " "]),
+    st.integers(-3, 3),
+)
+NAMES = st.sampled_from(["g", "s", "y", "t", "score", "g "])
+
+
+@st.composite
+def tables(draw):
+    names = draw(st.lists(NAMES, min_size=1, max_size=4))
+    n_rows = draw(st.integers(0, 40))
+    rows = [[draw(CELLS) for _ in names] for _ in range(n_rows)]
+    sep = draw(st.sampled_from([",", "\t", ";"]))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter=sep)
+    writer.writerow(names)
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def _main(args):
+    """Run the CLI in-process with its own captured streams (one per hypothesis example)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(args)
+    return code, err.getvalue()
+
+
+def _check_outcome(code, err):
+    assert code in (0, 2)
+    if code == 2:
+        assert err.count("\n") == 1 and err.startswith("fairot "), err
+    assert "Traceback" not in err
+
+
+@given(
+    table=tables(),
+    extra=st.lists(
+        st.sampled_from(
+            [
+                ["--label", "y"],
+                ["--pos-label", "yes"],
+                ["--task", "regression"],
+                ["--threshold", "nan"],
+                ["--threshold", "0.3"],
+                ["--format", "json"],
+                ["--format", "md"],
+                ["--min-group-size", "1"],
+                ["--exclude-small-groups"],
+                ["--groups", "marginal"],
+                ["--sensitive", "g,t"],
+            ]
+        ),
+        max_size=3,
+    ),
+)
+def test_audit_never_tracebacks(tmp_path_factory, table, extra):
+    folder = tmp_path_factory.mktemp("fuzz")
+    path = folder / "data.csv"
+    path.write_text(table, encoding="utf-8")
+    args = ["audit", "--data", str(path), "--score", "s", "--sensitive", "g", "--n-bootstrap", "0"]
+    code, err = _main(args + [a for pair in extra for a in pair])
+    _check_outcome(code, err)
+
+
+@given(
+    table=tables(),
+    method=st.sampled_from(["dpp", "regression"]),
+    tolerance=st.sampled_from([[], ["--tau", "0.5"], ["--epsilon", "-1"], ["--tau", "inf"]]),
+)
+def test_mitigate_never_tracebacks(tmp_path_factory, table, method, tolerance):
+    folder = tmp_path_factory.mktemp("fuzz")
+    path = folder / "data.csv"
+    path.write_text(table, encoding="utf-8")
+    out = folder / "out"
+    code, err = _main(
+        [
+            "mitigate", "--data", str(path), "--score", "s", "--sensitive", "g",
+            "--method", method, "--out", str(out), "--n-bootstrap", "0", *tolerance,
+        ]
+    )  # fmt: skip
+    _check_outcome(code, err)
+    if code == 2:
+        assert not out.exists()  # nothing half-written
+
+
+@given(
+    scores=st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=0, max_size=60),
+    labels=st.lists(st.sampled_from(["a", "b", "c"]), min_size=0, max_size=60),
+    window=st.one_of(st.integers(-5, 80), st.floats(allow_nan=True)),
+    threshold=st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.just(0.1)),
+)
+def test_monitor_boundary(scores, labels, window, threshold):
+    reference = np.linspace(0, 1, 40)
+    groups = np.tile(["a", "b"], 20)
+    try:
+        monitor = FairnessMonitor(
+            reference, groups, window=window, threshold=threshold, n_bootstrap=10
+        )
+        results = monitor.update(scores, labels)
+    except ValueError:
+        return
+    # Accepted input was valid: finite scores in [0, 1] with one known group each.
+    assert len(scores) == len(labels)
+    assert all(0 <= s <= 1 for s in scores) and set(labels) <= {"a", "b"}
+    for r in results:
+        assert math.isfinite(r.value) and r.low <= r.high

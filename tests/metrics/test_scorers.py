@@ -1,0 +1,250 @@
+"""Scorers in scikit-learn's model selection, against hand-written loops, SciPy and fairlearn."""
+
+import re
+
+import numpy as np
+import pytest
+import scipy.stats
+import sklearn
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import accuracy_score, make_scorer, mean_squared_error
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from fairot.metrics import (
+    fair_accuracy_scorer,
+    fair_mse_scorer,
+    make_fairness_scorer,
+    sdd_scorer,
+    spdd_scorer,
+    strong_demographic_disparity,
+    wass1,
+    wass1_scorer,
+    wasserstein_gap_scorer,
+    within_fairness_budget,
+)
+from fairot.metrics._scorers import (
+    MSG_GREATER,
+    MSG_NO_CANDIDATE,
+    MSG_NO_GROUPS,
+    MSG_RESPONSE_METHOD,
+)
+
+
+@pytest.fixture
+def routing():
+    with sklearn.config_context(enable_metadata_routing=True):
+        yield
+
+
+def _data(seed=0, n=300):
+    rng = np.random.default_rng(seed)
+    g = rng.choice(["F", "M"], n)
+    X = np.c_[rng.normal(size=n) + 0.8 * (g == "M"), rng.normal(size=n)]
+    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0.4).astype(int)
+    return X, y, g
+
+
+def _prefix(message):
+    """The longest literal part of a message template, as a regex."""
+    return re.escape(max(re.split(r"\{[^}]*\}", message), key=len))
+
+
+def test_grid_search_matches_hand_written_loop(routing):
+    X, y, g = _data()
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    grid = [0.001, 0.01, 1.0]
+    budget = 0.3
+    search = GridSearchCV(
+        LogisticRegression(),
+        {"C": grid},
+        cv=cv,
+        scoring={"accuracy": fair_accuracy_scorer, "wass1": wass1_scorer, "sdd": sdd_scorer},
+        refit=within_fairness_budget(budget, score="accuracy", fairness="wass1"),
+    ).fit(X, y, sensitive_features=g)
+    # The oracle: the same folds by hand, scikit-learn's accuracy and SciPy's W1. With two groups
+    # the W1 barycenter is the midpoint of the quantiles, so Wass1 = W1(group a, group b).
+    expected = {"accuracy": [], "wass1": [], "sdd": []}
+    for c in grid:
+        folds = {k: [] for k in expected}
+        for train, test in cv.split(X, y):
+            model = LogisticRegression(C=c).fit(X[train], y[train])
+            s = model.predict_proba(X[test])[:, 1]
+            gt = g[test]
+            folds["accuracy"].append(accuracy_score(y[test], model.predict(X[test])))
+            folds["wass1"].append(-scipy.stats.wasserstein_distance(s[gt == "F"], s[gt == "M"]))
+            folds["sdd"].append(
+                -sum(scipy.stats.wasserstein_distance(s[gt == a], s) for a in ("F", "M"))
+            )
+        for k in expected:
+            expected[k].append(np.mean(folds[k]))
+    for k, values in expected.items():
+        np.testing.assert_allclose(search.cv_results_[f"mean_test_{k}"], values, rtol=1e-10)
+    feasible = [i for i in range(3) if -expected["wass1"][i] <= budget]
+    assert feasible, "the test needs a feasible candidate"
+    best = max(feasible, key=lambda i: expected["accuracy"][i])
+    assert search.best_index_ == best
+
+
+class GroupOffsetClassifier(ClassifierMixin, BaseEstimator):
+    """A post-processor stand-in whose predictions need the groups (like DPP)."""
+
+    def __init__(self, offset=0.2):
+        self.offset = offset
+
+    def fit(self, X, y, *, sensitive_features):
+        self.classes_ = np.array([0, 1])
+        self.groups_ = sorted(set(sensitive_features))
+        return self
+
+    def predict_proba(self, X, *, sensitive_features):
+        base = 1 / (1 + np.exp(-np.asarray(X)[:, 0]))
+        s = np.clip(base + self.offset * (np.asarray(sensitive_features) == "M"), 0, 1)
+        return np.c_[1 - s, s]
+
+    def predict(self, X, *, sensitive_features):
+        return (self.predict_proba(X, sensitive_features=sensitive_features)[:, 1] > 0.5).astype(
+            int
+        )
+
+
+@pytest.mark.parametrize("in_pipeline", [False, True])
+def test_scorer_gives_groups_to_predict(routing, in_pipeline):
+    X, y, g = _data(1)
+    model = GroupOffsetClassifier().set_fit_request(sensitive_features=True)
+    if in_pipeline:
+        model.set_predict_proba_request(sensitive_features=True)
+        model.set_predict_request(sensitive_features=True)
+        model = make_pipeline(StandardScaler(), model)
+    model = clone(model).fit(X, y, sensitive_features=g)
+    s = model.predict_proba(X, sensitive_features=g)[:, 1]
+    expected = -scipy.stats.wasserstein_distance(s[g == "F"], s[g == "M"])
+    assert wass1_scorer(model, X, y, sensitive_features=g) == pytest.approx(expected, rel=1e-12)
+    pred = model.predict(X, sensitive_features=g)
+    assert fair_accuracy_scorer(model, X, y, sensitive_features=g) == accuracy_score(y, pred)
+
+
+def test_cross_validate_with_post_processor_and_weights(routing):
+    X, y, g = _data(2)
+    w = np.random.default_rng(0).integers(1, 4, size=len(y)).astype(float)
+    model = GroupOffsetClassifier().set_fit_request(sensitive_features=True)
+    scorer = make_fairness_scorer(
+        strong_demographic_disparity, greater_is_better=False, response_method="predict_proba"
+    ).set_score_request(sample_weight=True)
+    result = cross_validate(
+        model,
+        X,
+        y,
+        cv=2,
+        scoring={"sdd": scorer, "spdd": spdd_scorer},
+        params={"sensitive_features": g, "sample_weight": w},
+    )
+    # Oracle: replicated rows (integer weights) scored by SciPy on each test fold.
+    for fold, (_, test) in enumerate(StratifiedKFold(2).split(X, y)):
+        s = model.predict_proba(X[test], sensitive_features=g[test])[:, 1]
+        reps = w[test].astype(int)
+        sr, gr = np.repeat(s, reps), np.repeat(g[test], reps)
+        sdd = sum(scipy.stats.wasserstein_distance(sr[gr == a], sr) for a in ("F", "M"))
+        assert result["test_sdd"][fold] == pytest.approx(-sdd, rel=1e-9)
+
+
+def test_sklearn_make_scorer_accepts_fairot_metrics(routing):
+    # fairlearn's calling convention is what scikit-learn's own factory calls.
+    X, y, g = _data(3)
+    model = LogisticRegression().fit(X, y)
+    theirs = make_scorer(
+        wass1, greater_is_better=False, response_method="predict_proba"
+    ).set_score_request(sensitive_features=True)
+    assert theirs(model, X, y, sensitive_features=g) == pytest.approx(
+        wass1_scorer(model, X, y, sensitive_features=g), rel=1e-12
+    )
+
+
+def test_regression_scorers():
+    rng = np.random.default_rng(4)
+    g = rng.choice(["a", "b", "c"], 200)
+    X = rng.normal(size=(200, 2))
+    y = X[:, 0] + (g == "a")
+    from sklearn.linear_model import LinearRegression
+
+    model = LinearRegression().fit(X, y)
+    pred = model.predict(X)
+    assert fair_mse_scorer(model, X, y, sensitive_features=g) == pytest.approx(
+        -mean_squared_error(y, pred)
+    )
+    gaps = [
+        np.sqrt(
+            np.mean(
+                (
+                    np.quantile(pred[g == a], u, method="inverted_cdf")
+                    - np.quantile(pred[g == b], u, method="inverted_cdf")
+                )
+                ** 2
+            )
+        )
+        for a, b in (("a", "b"), ("a", "c"), ("b", "c"))
+        for u in [np.arange(0.5, 600_000) / 600_000]
+    ]
+    assert wasserstein_gap_scorer(model, X, y, sensitive_features=g) == pytest.approx(
+        -max(gaps), rel=1e-4
+    )
+
+
+def test_scorer_errors():
+    X, y, g = _data(5, n=60)
+    model = LogisticRegression().fit(X, y)
+    with pytest.raises(ValueError, match=_prefix(MSG_NO_GROUPS)):
+        cross_validate(LogisticRegression(), X, y, cv=2, scoring=wass1_scorer, error_score="raise")
+    with pytest.raises(ValueError, match=_prefix(MSG_NO_GROUPS)):
+        wass1_scorer(model, X, y)
+    with pytest.raises(ValueError, match=_prefix(MSG_GREATER)):
+        make_fairness_scorer(wass1, greater_is_better="no")
+    with pytest.raises(ValueError, match=_prefix(MSG_RESPONSE_METHOD)):
+        make_fairness_scorer(wass1, greater_is_better=False, response_method="transform")
+    with pytest.raises(TypeError):
+        make_fairness_scorer(wass1)  # greater_is_better is required
+    assert "wass1" in repr(wass1_scorer)
+
+
+def test_within_fairness_budget_without_feasible_candidate(routing):
+    X, y, g = _data(6, n=120)
+    search = GridSearchCV(
+        LogisticRegression(),
+        {"C": [1.0, 10.0]},
+        cv=2,
+        scoring={"accuracy": fair_accuracy_scorer, "wass1": wass1_scorer},
+        refit=within_fairness_budget(1e-6),
+    )
+    with pytest.raises(ValueError, match=_prefix(MSG_NO_CANDIDATE)):
+        search.fit(X, y, sensitive_features=g)
+    refit = within_fairness_budget(0.1, score="acc")
+    with pytest.raises(ValueError, match="cv_results_ has no column 'mean_test_acc'"):
+        refit({"mean_test_accuracy": [1.0], "mean_test_wass1": [0.0]})
+
+
+def test_scorers_on_quantile_parity_post_processor(routing):
+    from fairot.classification import QuantileParityPostProcessor
+
+    X, y, g = _data(7)
+    dpp = QuantileParityPostProcessor(estimator=LogisticRegression()).set_fit_request(
+        sensitive_features=True
+    )
+    result = cross_validate(
+        dpp,
+        X,
+        y,
+        cv=StratifiedKFold(2),
+        scoring={"wass1": wass1_scorer, "accuracy": fair_accuracy_scorer},
+        params={"sensitive_features": g},
+        return_estimator=True,
+    )
+    for fold, (_, test) in enumerate(StratifiedKFold(2).split(X, y)):
+        model = result["estimator"][fold]
+        s = model.predict_proba(X[test], sensitive_features=g[test])[:, 1]
+        gt = g[test]
+        w1 = scipy.stats.wasserstein_distance(s[gt == "F"], s[gt == "M"])
+        assert result["test_wass1"][fold] == pytest.approx(-w1, rel=1e-12, abs=1e-15)
+        pred = model.predict(X[test], sensitive_features=gt)
+        assert result["test_accuracy"][fold] == accuracy_score(y[test], pred)
