@@ -81,7 +81,7 @@ def main(sizes: list[int]) -> None:
     from fairot.metrics import fairness_report
 
     cluster = LocalCluster(
-        n_workers=2, threads_per_worker=1, memory_limit="2GiB", dashboard_address=None
+        n_workers=2, threads_per_worker=1, memory_limit="2GiB", dashboard_address=":0"
     )
     client = Client(cluster)
     X0, y0, _, _ = make_data(100_000, seed=1)

@@ -485,9 +485,11 @@ def _accuracy(stats: np.ndarray, task: str) -> dict[str, float]:
     n = stats[_N]
     if task == "classification":
         return {"accuracy": float(stats[_CORRECT] / n)}
-    mse = float(stats[_SSE] / n)
+    rmse = math.sqrt(stats[_SSE] / n)
     variance = float(stats[_M2_Y] / n)
-    return {"mse": mse, "r2": 1.0 - mse / variance if variance > 0 else float("nan")}
+    # As in memory: mse is rmse squared; R² is undefined (NaN, reported) for a constant response.
+    r2 = 1.0 - (stats[_SSE] / n) / variance if variance > 0 else float("nan")
+    return {"mse": rmse * rmse, "rmse": rmse, "r2": float(r2)}
 
 
 def _report_frame(d: GroupDistances, stats: np.ndarray, task: str, labelled: bool) -> pd.DataFrame:
@@ -507,9 +509,11 @@ def _report_frame(d: GroupDistances, stats: np.ndarray, task: str, labelled: boo
     report.index.name = "group"
     summary: dict[str, Any] = {"n_samples": int(n_total), "n_groups": k}
     if labelled:
-        summary.update(_accuracy(stats[k], task))
+        overall = _accuracy(stats[k], task)
         if task == "classification":
-            summary["err"] = 1.0 - summary.pop("accuracy")
+            summary["err"] = 1.0 - overall["accuracy"]
+        else:
+            summary.update(overall)
     summary["wass1"] = float(d.sums.to_barycenter.sum())
     gaps = {p: d.gap(p) for p in d.sums.power}
     if task == "classification":

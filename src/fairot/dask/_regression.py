@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from fairot._validation import group_attributes
 from fairot.dask._collections import (
     aligned_blocks,
     check_block_lengths,
@@ -19,15 +20,13 @@ from fairot.dask._collections import (
 from fairot.dask._exact import sort_labels
 from fairot.dask._postprocessing import quantiles_option
 from fairot.dask._sketch import sketch_curves
-from fairot.regression._adjust import check_bounds, check_p
-from fairot.regression._costs import resolve_cost
+from fairot.regression._adjust import check_p
 from fairot.regression._estimator import (
     MSG_BOTH_TOLERANCES,
+    MSG_MARGINAL,
     MSG_TAU_ABOVE_ONE,
     _is_frozen,
 )
-from fairot.regression._projections import pairwise_grid_distances
-from fairot.transport import midpoint_grid, quantile_function
 
 MSG_DASK_REGRESSOR = (
     "on Dask collections WassersteinFairRegressor calibrates an already trained model: wrap it "
@@ -41,10 +40,11 @@ MSG_DASK_OBSERVED = (
 )
 
 
-def _scores(i: int, model: Any, X: Any, sf: Any, encoding: Any) -> list[np.ndarray]:
+def _scores(i: int, model: Any, X: Any, sf: Any, encoding: Any) -> tuple[list, float]:
     check_block_lengths(i, X=X, sensitive_features=sf)
     codes = encoding.encode(sf)
-    return label_arrays(model._scores(np.asarray(X, dtype=np.float64), codes), sf, encoding)
+    scores, precision = model._scores(X, codes, with_precision=True)
+    return label_arrays(scores, sf, encoding), precision
 
 
 def fit_wasserstein_regressor(
@@ -53,8 +53,9 @@ def fit_wasserstein_regressor(
     """Fit ``model`` (a ``WassersteinFairRegressor`` with a frozen score model) on Dask data.
 
     Stage 2 (each group's latent quantile curve) reads the exact sorted calibration scores of
-    every group (``quantiles="exact"``: the in-memory fit, to rounding) or their merged KLL
-    sketches (``"sketch"``); stages 3 and 4 are the in-memory code, unchanged.
+    every group (``quantiles="exact"``: then the in-memory calibration runs on them, so the fit
+    equals the in-memory one) or the quantile curves of merged KLL sketches (``"sketch"``, with
+    the true group sizes as group weights); stages 3 and 4 are the in-memory code, unchanged.
     """
     model._validate_params()
     p_value = check_p(model.p)
@@ -65,6 +66,8 @@ def fit_wasserstein_regressor(
                 name=type(base).__name__, calibration=type(calibration).__name__
             )
         )
+    if model.groups == "marginal":
+        raise ValueError(MSG_MARGINAL)
     if isinstance(model.cost, str) and model.cost.startswith("observed_"):
         raise ValueError(MSG_DASK_OBSERVED.format(cost=model.cost))
     if model.epsilon is not None and model.tau is not None:
@@ -75,38 +78,35 @@ def fit_wasserstein_regressor(
     blocks = aligned_blocks({"X": X, "y": y, "sensitive_features": sensitive_features})
     info = compute(*[delayed(distinct_rows)(b) for b in blocks["sensitive_features"]])
     encoding = encoding_from_distinct(list(info), "intersection")
-    model.groups_ = encoding
+    model._groups = encoding
+    model.groups_, model.group_names_ = group_attributes(encoding)
     model.estimators_ = [base]
     model.n_features_in_ = int(X.shape[1])
     if hasattr(X, "columns"):
         model.feature_names_in_ = np.asarray(X.columns, dtype=object)
     lengths = compute(*[delayed(len)(b) for b in blocks["X"]])
     model_d = delayed(model)
-    labelled = [
-        delayed(_scores)(i, model_d, xb, sb, encoding)
+    scored = [
+        delayed(_scores, nout=2)(i, model_d, xb, sb, encoding)
         for i, (xb, sb) in enumerate(zip(blocks["X"], blocks["sensitive_features"], strict=True))
     ]
+    labelled = [labels for labels, _ in scored]
+    precision = max(compute(*[p for _, p in scored]))
     k = encoding.n_groups
     if quantiles == "exact":
         sorted_labels = sort_labels(labelled, max(1, max(lengths)))
         counts = np.array(sorted_labels.sizes[:k])
         model._check_group_sizes(counts, "calibration ")
-        model.calibration_scores_ = [sorted_labels.gather(g) for g in range(k)]
-        low = min(s[0] for s in model.calibration_scores_)
-        high = max(s[-1] for s in model.calibration_scores_)
+        samples = [sorted_labels.gather(g) for g in range(k)]
     else:
         curves, _, sizes = sketch_curves(labelled, sketch_k)
         counts = np.asarray(sizes[:k])
-        model.calibration_scores_ = list(curves[:k])
-        low, high = float(curves[:k].min()), float(curves[:k].max())
-    model.grid_ = midpoint_grid(model.n_grid)
-    model.latent_curves_ = np.stack(
-        [quantile_function(g, model.grid_, assume_sorted=True) for g in model.calibration_scores_]
+        model._check_group_sizes(counts, "calibration ")
+        samples = list(curves[:k])
+    codes = np.repeat(np.arange(k), [s.shape[0] for s in samples])
+    model._calibrate(
+        np.concatenate(samples), None, codes, None, counts.astype(np.float64), precision, p_value
     )
-    model.group_weights_ = counts / counts.sum()
-    model._bounds = check_bounds(model.bounds, low, high)
-    model.unadjusted_grid_gap_ = float(pairwise_grid_distances(model.latent_curves_, p_value).max())
-    model._cost = resolve_cost(model.cost)
     model._adjust(model.epsilon, model.tau)
     return model
 
