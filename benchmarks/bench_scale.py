@@ -7,10 +7,13 @@ shares 0.5 / 0.3 / 0.2, scores Beta(2, 3) shifted by group). Each row prints the
 rows/s, the peak resident memory of the busiest worker (sampled every 0.1 s) and, at sizes up to
 10^7, the in-memory fairot time on the same data (``ratio`` = Dask time / in-memory time) and
 the largest difference between the two results (exact path: expected at rounding level).
+``FAIROT_BENCH_TASKS`` (default ``audit-exact,audit-sketch,dpp-exact,dpp-sketch``) selects rows.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 import threading
 import time
@@ -35,10 +38,9 @@ class PeakMemory:
 
     def _poll(self):
         while not self._stop.is_set():
-            try:
+            # a worker restarting mid-poll: skip the sample
+            with contextlib.suppress(Exception):
                 self.peak = max(self.peak, *self.client.run(worker_rss).values())
-            except Exception:  # a worker restarting mid-poll: skip the sample
-                pass
             self._stop.wait(0.1)
 
     def __enter__(self):
@@ -70,15 +72,65 @@ def timed(fn):
     return out, time.perf_counter() - start
 
 
-def main(sizes: list[int]) -> None:
+def row(task, n, quantiles, seconds, peak, mem_s=None, diff=""):
+    """One Markdown table row."""
+    mem = "" if mem_s is None else f"{mem_s:.2f}"
+    ratio = "" if mem_s is None else f"{seconds / mem_s:.1f}"
+    print(
+        f"| {task} | {n:.0e} | {quantiles} | {seconds:.1f} | {n / seconds:,.0f} | "
+        f"{peak / 2**20:,.0f} | {mem} | {ratio} | {diff} |",
+        flush=True,
+    )
+
+
+def audit(client, n, data, local, quantiles):
+    """Time ``fairot.dask.fairness_report`` (and the in-memory one on the same rows)."""
+    import fairot.dask as fd
+    from fairot.metrics import fairness_report
+
+    _, y, s, g = data
+    with PeakMemory(client) as peak:
+        report, seconds = timed(lambda: fd.fairness_report(y, s, g, quantiles=quantiles))
+    if local is None:
+        return row("audit", n, quantiles, seconds, peak.peak)
+    expected, mem_s = timed(lambda: fairness_report(local[1], local[2], local[3]))
+    keys = ["wass1", "sdd", "spdd", "max_pairwise_w2"]
+    diff = max(abs(report.attrs["summary"][k] - expected.attrs["summary"][k]) for k in keys)
+    return row("audit", n, quantiles, seconds, peak.peak, mem_s, f"{diff:.1e}")
+
+
+def dpp(client, n, data, local, quantiles, base):
+    """Time DPP fit + predict_proba on Dask (and in memory on the same rows)."""
     import dask
+    from fairot.classification import QuantileParityPostProcessor
+
+    X, y, _, g = data
+
+    def on_dask():
+        with dask.config.set({"fairot.quantiles": quantiles}):
+            model = QuantileParityPostProcessor(estimator=base).fit(X, y, sensitive_features=g)
+            return model.predict_proba(X, sensitive_features=g)[:, 1].sum().compute()
+
+    def in_memory():
+        model = QuantileParityPostProcessor(estimator=base)
+        model.fit(local[0], local[1], sensitive_features=local[3])
+        return model.predict_proba(local[0], sensitive_features=local[3])[:, 1].sum()
+
+    with PeakMemory(client) as peak:
+        total, seconds = timed(on_dask)
+    if local is None:
+        return row("DPP fit+predict", n, quantiles, seconds, peak.peak)
+    expected, mem_s = timed(in_memory)
+    diff = f"{abs(total - expected) / n:.1e} (mean score)"
+    return row("DPP fit+predict", n, quantiles, seconds, peak.peak, mem_s, diff)
+
+
+def main(sizes: list[int]) -> None:
     from distributed import Client, LocalCluster
     from sklearn.frozen import FrozenEstimator
     from sklearn.linear_model import LogisticRegression
 
-    import fairot.dask as fd
-    from fairot.classification import QuantileParityPostProcessor
-    from fairot.metrics import fairness_report
+    import dask
 
     cluster = LocalCluster(
         n_workers=2, threads_per_worker=1, memory_limit="2GiB", dashboard_address=":0"
@@ -86,58 +138,30 @@ def main(sizes: list[int]) -> None:
     client = Client(cluster)
     X0, y0, _, _ = make_data(100_000, seed=1)
     base = FrozenEstimator(LogisticRegression().fit(*dask.compute(X0, y0)))
-    print("| task | rows | quantiles | time (s) | rows/s | peak worker RSS (MiB) | "
-          "in-memory (s) | ratio | max difference |")
+    print(
+        "| task | rows | quantiles | time (s) | rows/s | peak worker RSS (MiB) | "
+        "in-memory (s) | ratio | max difference |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
+    tasks = os.environ.get("FAIROT_BENCH_TASKS", "audit-exact,audit-sketch,dpp-exact,dpp-sketch")
     for n in sizes:
-        X, y, s, g = make_data(n)
-        local = dask.compute(X, y, s, g) if n <= IN_MEMORY_MAX else None
+        data = make_data(n)
+        local = dask.compute(*data) if n <= IN_MEMORY_MAX else None
         for quantiles in ("exact", "sketch"):
-            client.run(lambda: None)
-            with PeakMemory(client) as peak:
-                report, seconds = timed(
-                    lambda q=quantiles: fd.fairness_report(y, s, g, quantiles=q)
-                )
-            mem, diff, ratio = "", "", ""
-            if local is not None:
-                expected, mem_s = timed(lambda: fairness_report(local[1], local[2], local[3]))
-                keys = ["wass1", "sdd", "spdd", "max_pairwise_w2"]
-                diff = max(
-                    abs(report.attrs["summary"][k] - expected.attrs["summary"][k]) for k in keys
-                )
-                mem, ratio, diff = f"{mem_s:.2f}", f"{seconds / mem_s:.1f}", f"{diff:.1e}"
-            print(f"| audit | {n:.0e} | {quantiles} | {seconds:.1f} | {n / seconds:,.0f} | "
-                  f"{peak.peak / 2**20:,.0f} | {mem} | {ratio} | {diff} |", flush=True)
-
-            def dpp(q=quantiles):
-                with dask.config.set({"fairot.quantiles": q}):
-                    model = QuantileParityPostProcessor(estimator=base)
-                    model.fit(X, y, sensitive_features=g)
-                    proba = model.predict_proba(X, sensitive_features=g)[:, 1]
-                    return proba.sum().compute()
-
+            if f"audit-{quantiles}" in tasks:
+                audit(client, n, data, local, quantiles)
+            if f"dpp-{quantiles}" not in tasks:
+                continue
             if quantiles == "exact" and n > IN_MEMORY_MAX:
                 # The exact fit brings every group's sorted scores to the client and ships them
                 # to each worker for predict (8 bytes per row): beyond memory at 10^8.
-                print(f"| DPP fit+predict | {n:.0e} | exact | skipped: the fitted ECDFs hold "
-                      f"{8 * n / 2**20:,.0f} MiB | | | | | |", flush=True)
+                print(
+                    f"| DPP fit+predict | {n:.0e} | exact | skipped: the fitted ECDFs hold "
+                    f"{8 * n / 2**20:,.0f} MiB | | | | | |",
+                    flush=True,
+                )
                 continue
-            with PeakMemory(client) as peak:
-                total, seconds = timed(dpp)
-            mem, diff, ratio = "", "", ""
-            if local is not None:
-                def dpp_memory():
-                    model = QuantileParityPostProcessor(estimator=base)
-                    model.fit(local[0], local[1], sensitive_features=local[3])
-                    return model.predict_proba(local[0], sensitive_features=local[3])[:, 1].sum()
-
-                expected, mem_s = timed(dpp_memory)
-                mem, ratio = f"{mem_s:.2f}", f"{seconds / mem_s:.1f}"
-                diff = f"{abs(total - expected) / n:.1e} (mean score)"
-            print(f"| DPP fit+predict | {n:.0e} | {quantiles} | {seconds:.1f} | "
-                  f"{n / seconds:,.0f} | {peak.peak / 2**20:,.0f} | {mem} | {ratio} | {diff} |",
-                  flush=True)
-        del local
+            dpp(client, n, data, local, quantiles, base)
     client.close()
     cluster.close()
 

@@ -26,7 +26,9 @@ def problem(data):
 def test_exact_fit_predict_equals_in_memory(client, problem):
     X, y, race, base = problem
     model = WassersteinFairRegressor(estimator=base, epsilon=0.05, p=2)
-    expected = WassersteinFairRegressor(estimator=base, epsilon=0.05, p=2).fit(X, y, sensitive_features=race)
+    expected = WassersteinFairRegressor(estimator=base, epsilon=0.05, p=2).fit(
+        X, y, sensitive_features=race
+    )
     dX = da.from_array(X, chunks=(CHUNK, 2))
     dy, drace = da.from_array(y, chunks=CHUNK), da.from_array(race, chunks=CHUNK)
     model.fit(dX, dy, sensitive_features=drace)
