@@ -146,3 +146,23 @@ def test_import_fairot_does_not_import_dask():
     code = "import sys, fairot, fairot.metrics, fairot.classification; print('dask' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_fairot_metrics_dispatch_dask_inputs(client, data):
+    from fairot.dask._dispatch import MSG_DASK_OPTION
+
+    s, race = data["scores"][:8_000], data["race"][:8_000]
+    ds, dr = arr(s, 2_000), arr(race, 2_000)
+    # The public in-memory names hand Dask collections to fairot.dask (fairlearn's call form too).
+    assert abs(metrics.wass1(None, ds, sensitive_features=dr) - metrics.wass1(s, race)) <= TOL
+    assert (
+        abs(
+            metrics.wasserstein_distance(ds, ds[:3_000] + 0.1, p=2)
+            - metrics.wasserstein_distance(s, s[:3_000] + 0.1, p=2)
+        )
+        <= TOL
+    )
+    with pytest.raises(
+        ValueError, match=MSG_DASK_OPTION.format(option="sample_weight", value=1)[:30]
+    ):
+        metrics.strong_demographic_disparity(ds, dr, sample_weight=np.ones(8_000))

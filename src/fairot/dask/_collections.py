@@ -128,3 +128,25 @@ def delayed(fn: Callable, **kwargs: Any) -> Callable:
     import dask
 
     return dask.delayed(fn, pure=True, **kwargs)
+
+
+def share(obj: Any) -> Any:
+    """``obj`` for many tasks: scattered once to every worker when a distributed client runs.
+
+    A fitted estimator holding every group's sorted scores (exact path) would otherwise be
+    embedded in the task graph and sent through the scheduler.
+    """
+    try:
+        from distributed import get_client
+
+        client = get_client()
+    except (ImportError, ValueError):
+        return dask_delayed_object(obj)
+    return client.scatter(obj, broadcast=True, hash=False)
+
+
+def dask_delayed_object(obj: Any) -> Any:
+    """``dask.delayed(obj)``: one graph key holding ``obj``."""
+    import dask
+
+    return dask.delayed(obj)

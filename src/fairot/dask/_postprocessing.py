@@ -21,6 +21,7 @@ from fairot.dask._collections import (
     distinct_rows,
     encoding_from_distinct,
     label_arrays,
+    share,
 )
 from fairot.dask._exact import sort_labels
 from fairot.dask._metrics import check_quantiles
@@ -88,7 +89,7 @@ def fit_quantile_parity(model: Any, X: Any, y: Any, sensitive_features: Any) -> 
     info = compute(*[delayed(distinct_rows)(b) for b in blocks["sensitive_features"]])
     encoding = encoding_from_distinct(list(info), "intersection")
     lengths = compute(*[delayed(len)(b) for b in blocks["X"]])
-    model_d = delayed(model)
+    model_d = share(model)
     labelled = [
         delayed(_scores)(i, model_d, xb, sb, encoding)
         for i, (xb, sb) in enumerate(zip(blocks["X"], blocks["sensitive_features"], strict=True))
@@ -121,7 +122,7 @@ def predict_proba_quantile_parity(model: Any, X: Any, sensitive_features: Any) -
     import dask.array as da
 
     blocks = aligned_blocks({"X": X, "sensitive_features": sensitive_features})
-    model_d = delayed(model)
+    model_d = share(model)
     lengths = X.chunks[0] if hasattr(X, "chunks") else [np.nan] * len(blocks["X"])
     parts = [
         da.from_delayed(delayed(_block_proba)(model_d, xb, sb), shape=(n, 2), dtype=np.float64)

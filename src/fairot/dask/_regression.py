@@ -16,6 +16,7 @@ from fairot.dask._collections import (
     distinct_rows,
     encoding_from_distinct,
     label_arrays,
+    share,
 )
 from fairot.dask._exact import sort_labels
 from fairot.dask._postprocessing import quantiles_option
@@ -85,7 +86,7 @@ def fit_wasserstein_regressor(
     if hasattr(X, "columns"):
         model.feature_names_in_ = np.asarray(X.columns, dtype=object)
     lengths = compute(*[delayed(len)(b) for b in blocks["X"]])
-    model_d = delayed(model)
+    model_d = share(model)
     scored = [
         delayed(_scores, nout=2)(i, model_d, xb, sb, encoding)
         for i, (xb, sb) in enumerate(zip(blocks["X"], blocks["sensitive_features"], strict=True))
@@ -120,7 +121,7 @@ def predict_wasserstein_regressor(model: Any, X: Any, sensitive_features: Any) -
     import dask.array as da
 
     blocks = aligned_blocks({"X": X, "sensitive_features": sensitive_features})
-    model_d = delayed(model)
+    model_d = share(model)
     lengths = X.chunks[0] if hasattr(X, "chunks") else [np.nan] * len(blocks["X"])
     parts = [
         da.from_delayed(delayed(_block_predict)(model_d, xb, sb), shape=(n,), dtype=np.float64)
