@@ -235,6 +235,14 @@ def wass1(
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from fairot.dask import wass1
+    >>> scores = da.from_array([0.1, 0.3, 0.6, 0.8], chunks=2)
+    >>> round(wass1(scores, da.from_array(["a", "a", "b", "b"], chunks=2)), 6)
+    0.5
     """
     d = group_distances(
         scores,
@@ -270,6 +278,15 @@ def strong_demographic_disparity(
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from fairot.dask import strong_demographic_disparity
+    >>> scores = da.from_array([0.1, 0.3, 0.6, 0.8], chunks=2)
+    >>> groups = da.from_array(["a", "a", "b", "b"], chunks=2)
+    >>> round(strong_demographic_disparity(scores, groups), 6)
+    0.5
     """
     d = _score_distances(scores, sensitive_features, groups, quantiles, sketch_k)
     k = d.encoding.n_groups
@@ -296,6 +313,14 @@ def strong_pairwise_demographic_disparity(
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from fairot.dask import strong_pairwise_demographic_disparity as spdd
+    >>> scores = da.from_array([0.1, 0.3, 0.6, 0.8, 0.5, 0.5], chunks=3)
+    >>> round(spdd(scores, da.from_array(["a", "a", "b", "b", "c", "c"], chunks=3)), 6)
+    1.0
     """
     d = _score_distances(scores, sensitive_features, groups, quantiles, sketch_k)
     k = d.encoding.n_groups
@@ -339,6 +364,15 @@ def max_pairwise_wasserstein(
     Returns
     -------
     PairwiseGap
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> from fairot.dask import max_pairwise_wasserstein
+    >>> pred = da.from_array([1.0, 2.0, 4.0, 5.0], chunks=2)
+    >>> gap = max_pairwise_wasserstein(pred, da.from_array(["a", "a", "b", "b"], chunks=2))
+    >>> gap.distance, gap.pair
+    (3.0, ('a', 'b'))
     """
     p = check_p(p)
     d = group_distances(

@@ -40,7 +40,23 @@ def check_sketch_k(k: int) -> int:
 
 
 def rank_error(k: int) -> float:
-    """Normalised rank error of one KLL quantile query at 99% confidence."""
+    """Normalised rank error of one KLL quantile query at 99% confidence.
+
+    Parameters
+    ----------
+    k : int
+        The KLL parameter (larger: more accurate, bigger sketches).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from fairot.dask import rank_error
+    >>> round(rank_error(1000), 4)
+    0.0028
+    """
     from datasketches import kll_doubles_sketch
 
     return float(kll_doubles_sketch.get_normalized_rank_error(k, False))
