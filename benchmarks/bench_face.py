@@ -9,6 +9,8 @@ gradient for the model step (``reuse_lookahead_gradient=True``), the exact forwa
 gradient (``meta_gradient="forward-mode"``: a Jacobian-vector product through the backbone, double
 backward through the loss head only), alone and with reuse, and the finite-difference meta
 gradient (``meta_gradient="finite-difference"``, no double backward).
+``--ddp 1,2`` times MBN(arc) steps per second of the trainer under ``torch.distributed`` (gloo on
+CPU, NCCL with one GPU per process) at one global batch split over 1 and 2 processes.
 Prints the median of REPEATS steps after a warm-up, and the peak GPU memory when on CUDA. Each
 MBN variant runs in a fresh process, its steps interleaved with ArcFace steps (a shared machine's
 load drift cancels, and no variant inherits the heap another left behind: with all variants in
@@ -143,10 +145,20 @@ def main() -> None:
         help="all variants interleaved in this process (default: each variant in its own "
         "process, interleaved with its own ArcFace steps)",
     )
+    parser.add_argument(
+        "--ddp",
+        default="",
+        help="comma-separated process counts, e.g. 1,2: MBN steps/s of MetaBalancedTrainer under "
+        "torch.distributed (gloo on CPU, NCCL with one GPU per process) at one global batch",
+    )
+    parser.add_argument("--ddp-batch", type=int, default=64, help="global batch of --ddp")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     device = torch.device(args.device)
     torch.set_num_threads(args.threads)
+    if args.ddp:
+        _ddp_table(args)
+        return
     if args.json:  # a child of _pair_in_child: one table, one JSON line
         if args.allocator == "cached":
             keep_freed_memory()
@@ -167,6 +179,70 @@ def main() -> None:
             _table(args, device, "memory kept")
         else:
             print("(cannot set glibc's mallopt here: the cached-allocator table is skipped)")
+
+
+def _ddp_worker(rank, world, port, args, kind, queue) -> None:
+    """One rank: MBN(arc) steps of the global batch split over ``world`` processes."""
+    import torch.distributed as dist
+
+    cuda = args.device.startswith("cuda")
+    device = torch.device(f"cuda:{rank}" if cuda else "cpu")
+    if cuda:
+        torch.cuda.set_device(device)
+    torch.set_num_threads(args.threads)
+    dist.init_process_group(
+        "nccl" if cuda else "gloo",
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=rank,
+        world_size=world,
+    )
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(0)
+    n = 8 * args.ddp_batch
+    shape = (n, 64) if kind == "mlp" else (n, 3, 112, 112)
+    labels = torch.arange(n) // 4  # 4 images per identity: positive pairs for the meta batch
+    data = (torch.randn(*shape, generator=g), labels, labels % N_GROUPS)
+    trainer = _trainer(kind, True, device)
+    repeats = args.repeats or (30 if kind == "mlp" else 5)
+    fit = {"batch_size": args.ddp_batch // world, "meta_batch_size": 32}
+    trainer.fit(data, data, n_steps=3, **fit)  # warm-up
+    dist.barrier()
+    if cuda:
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    trainer.fit(data, data, n_steps=3 + repeats, **fit)
+    if cuda:
+        torch.cuda.synchronize()
+    dist.barrier()
+    if rank == 0:
+        queue.put(repeats / (time.perf_counter() - start))
+    dist.destroy_process_group()
+
+
+def _ddp_table(args) -> None:
+    """Steps/s of MBN(arc) at each process count, one global batch; the ratio to 1 process."""
+    import socket
+
+    import torch.multiprocessing as mp
+
+    counts = [int(c) for c in args.ddp.split(",")]
+    print(
+        f"fairot {fairot.__version__}, torch {torch.__version__}, DDP on {args.device} "
+        f"({'NCCL' if args.device.startswith('cuda') else 'gloo'}), {args.threads} thread(s) per "
+        f"process, global batch {args.ddp_batch}, meta batch 32, exact meta gradient"
+    )
+    ctx = mp.get_context("spawn")
+    for kind in args.backbones.split(","):
+        base = None
+        for world in counts:
+            with socket.socket() as sock:
+                sock.bind(("127.0.0.1", 0))
+                port = sock.getsockname()[1]
+            queue = ctx.SimpleQueue()
+            mp.spawn(_ddp_worker, args=(world, port, args, kind, queue), nprocs=world)
+            rate = queue.get()
+            base = base or rate
+            print(f"{kind:10s} {world} process(es): {rate:7.2f} steps/s  ({rate / base:.2f}x)")
 
 
 def _pair_in_child(args, kind: str, name: str, allocator: str) -> dict[str, float]:

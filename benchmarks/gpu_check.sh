@@ -6,8 +6,10 @@
 #
 # It uses the torch already installed (no network is assumed): $PYTHON if set, else .venv/bin/python,
 # else python3. It fails with a clear message when torch or a GPU is missing.
-# Smoke test on a CPU (BENCH=0 skips the step-time benchmark):
-#   DEVICE=cpu STEPS=6 BACKBONE=iresnet18 IMAGE=32 BATCH=16 BENCH=0 bash benchmarks/gpu_check.sh
+# Then MBN steps/s under torch.distributed (NCCL) at 1 and N GPUs (DDP=0 skips it).
+# Smoke test on a CPU (BENCH=0 skips the step-time benchmark; DDP runs gloo with 1 and 2 processes):
+#   DEVICE=cpu STEPS=6 BACKBONE=iresnet18 IMAGE=32 BATCH=16 BENCH=0 DDP_BACKBONES=mlp \
+#   DDP_BATCH=32 REPEATS=3 bash benchmarks/gpu_check.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-}"
@@ -106,4 +108,18 @@ if [[ "${BENCH:-1}" != 0 ]]; then
   # budget on CUDA start-ups; CUDA's caching allocator already keeps freed memory).
   "$PYTHON" benchmarks/bench_face.py --device "$DEVICE" --backbones mlp,iresnet18,"$BACKBONE" \
     --repeats "${REPEATS:-10}" --together
+fi
+
+if [[ "${DDP:-1}" != 0 ]]; then
+  # MetaBalancedTrainer under torch.distributed: NCCL with one GPU per process (gloo on CPU), the
+  # same global batch over 1 and N processes; N = every visible GPU (1 GPU: NCCL with one rank).
+  if [[ "$DEVICE" == cuda* ]]; then
+    NGPU=$("$PYTHON" -c "import torch; print(torch.cuda.device_count())")
+  else
+    NGPU=2
+  fi
+  COUNTS=1; [[ "$NGPU" -ge 2 ]] && COUNTS="1,$NGPU"
+  "$PYTHON" benchmarks/bench_face.py --device "$DEVICE" --ddp "$COUNTS" \
+    --backbones "${DDP_BACKBONES:-mlp,iresnet18}" --ddp-batch "${DDP_BATCH:-128}" \
+    --repeats "${REPEATS:-10}"
 fi

@@ -207,7 +207,8 @@ def test_bad_labels_and_groups_raise():
         ({"anchor_groups": (7,)}, ANCHOR_ERROR),
         ({"kind": "sphere"}, "kind must be one of"),
         ({"margin_bounds": (0.5, 0.1)}, "margin_bounds must be"),
-        ({"scale": 0.0}, "scale must be a positive number"),
+        ({"scale": 0.0}, "scale must be a finite positive number"),
+        ({"scale": float("inf")}, "scale must be a finite positive number"),
     ],
 )
 def test_bad_constructor_arguments(kwargs, message):

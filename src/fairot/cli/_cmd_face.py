@@ -29,6 +29,14 @@ def register(subparsers) -> None:
         help="on CPU, let malloc hand freed memory back to the system (default: keep it for "
         "reuse, which saves page faults at every step; see docs/face.md)",
     )
+    train.add_argument(
+        "--nproc",
+        type=int,
+        default=1,
+        metavar="N",
+        help="train with N data-parallel processes on this machine (torchrun; gloo on CPU, "
+        "NCCL on GPUs): each takes batch_size/N rows of every batch",
+    )
     train.set_defaults(func=_train)
 
     evaluate = sub.add_parser("evaluate", help="verify pairs per group with a trained model")
@@ -48,13 +56,45 @@ def register(subparsers) -> None:
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
+NPROC_ERROR = (
+    "--nproc must be an int >= 1 that divides the config's batch_size {batch}; got {value}."
+)
+
+
+def _launch(args: argparse.Namespace) -> int:
+    """Run this same command in ``--nproc`` processes with torch's elastic launcher (torchrun)."""
+    import subprocess
+
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    command += [f"--nproc-per-node={args.nproc}", "-m", "fairot", "face", "train"]
+    command += ["--config", str(args.config)]
+    command += ["--no-progress"] if args.no_progress else []
+    command += ["--release-memory"] if args.release_memory else []
+    # A child process, not torchrun's main() in this one: it owns its signals and stderr.
+    code = subprocess.run(command, check=False).returncode
+    if code:
+        print(
+            f"error: distributed training failed (exit status {code}); see above", file=sys.stderr
+        )
+        return 1
+    return 0
+
+
 def _train(args: argparse.Namespace) -> int:
+    import os
+
     from fairot.face import keep_freed_memory, load_config, train_from_config
 
     config = load_config(args.config)
+    if args.nproc < 1 or config.batch_size % args.nproc:
+        raise ValueError(NPROC_ERROR.format(batch=config.batch_size, value=args.nproc))
+    if args.nproc > 1 and "WORLD_SIZE" not in os.environ:
+        return _launch(args)
     if str(config.device).startswith("cpu") and not args.release_memory:
         keep_freed_memory()
     trainer = train_from_config(config, progress=not args.no_progress)
+    if os.environ.get("RANK", "0") != "0":
+        return 0  # rank 0 reports
     margins = trainer.last_record_.get("margins", [])
     print(f"trained {config.method} for {trainer.step_} steps; checkpoint in {config.out_dir}/")
     if margins:
@@ -63,18 +103,21 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    import torch
-
     from fairot.face import build_model, evaluate_pairs, load_config, load_pairs
+    from fairot.face._trainer import CHECKPOINT_FIT_ERROR, read_checkpoint
 
     if args.pairs and not args.images:
         raise ValueError("--pairs needs --images (the folder of identity sub-folders).")
     config = load_config(args.config)
     device = args.device or config.device
     checkpoint = args.checkpoint or Path(config.out_dir) / "checkpoint.pt"
-    state = torch.load(checkpoint, map_location=device, weights_only=False)
+    state = read_checkpoint(checkpoint, map_location=device)
     model = build_model(config)
-    model.load_state_dict(state.get("model", state))
+    try:
+        model.load_state_dict(state["model"])
+    except RuntimeError as exc:
+        reason = str(exc).strip().splitlines()[0]
+        raise ValueError(CHECKPOINT_FIT_ERROR.format(path=checkpoint, reason=reason)) from None
     pairs = load_pairs(
         rfw_root=args.rfw_root,
         races=args.races,

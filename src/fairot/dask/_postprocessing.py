@@ -58,7 +58,9 @@ def _scores(i: int, model: Any, X: Any, sf: Any, encoding: Any) -> list[np.ndarr
     return label_arrays(model._base_scores(X), sf, encoding)
 
 
-def fit_quantile_parity(model: Any, X: Any, y: Any, sensitive_features: Any) -> Any:
+def fit_quantile_parity(
+    model: Any, X: Any, y: Any, sensitive_features: Any, sample_weight: Any = None
+) -> Any:
     """Fit ``model`` (a ``QuantileParityPostProcessor``) on Dask collections.
 
     The base classifier is fitted in memory on the computed ``X, y`` unless it is wrapped in
@@ -68,7 +70,10 @@ def fit_quantile_parity(model: Any, X: Any, y: Any, sensitive_features: Any) -> 
     client, so the fitted model equals the in-memory one; with ``"sketch"`` they are the group
     quantile curves of merged KLL sketches, a few thousand numbers each.
     """
+    from fairot.dask._dispatch import _refuse
+
     model._validate_params()
+    _refuse(sample_weight=(sample_weight, None))
     if model.groups == "marginal":
         raise ValueError(MSG_DASK_MARGINAL)
     quantiles, sketch_k = quantiles_option()
@@ -110,6 +115,8 @@ def fit_quantile_parity(model: Any, X: Any, y: Any, sensitive_features: Any) -> 
     model.groups_ = list(encoding.labels)
     model.group_names_ = list(encoding.names)
     model.group_scores_ = group_scores
+    model._group_weights = [None] * k
+    model._sensitive_columns = None
     return model
 
 

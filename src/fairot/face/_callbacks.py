@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -25,6 +26,15 @@ class Callback:
 
     def on_fit_end(self, trainer: MetaBalancedTrainer) -> None:
         """Called when :meth:`~fairot.face.MetaBalancedTrainer.fit` returns."""
+
+    def on_checkpoint(self, trainer: MetaBalancedTrainer, path: Path) -> None:
+        """Called just before a checkpoint is written to ``path``.
+
+        Persist here what must never be behind the checkpoint (a resumed run continues from
+        it): if the process dies between this hook and the checkpoint, the resumed run redoes
+        the steps after the previous checkpoint, so what was written here may be ahead of it,
+        never behind.
+        """
 
 
 class History(Callback):

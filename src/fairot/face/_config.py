@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,12 +17,14 @@ from typing import Any
 import pandas as pd
 import torch
 
+from ..utils import write_atomic
 from ._callbacks import Callback, History
 from ._data import FaceFolderDataset, embed_images, load_rfw_pairs, read_rfw_pairs
+from ._distributed import init_from_environment, rank_and_world
 from ._evaluation import GroupVerification, cosine_similarity, group_verification, roc_by_group
 from ._methods import METHOD_ERROR, METHODS, make_method
 from ._models import MLP, iresnet18, iresnet34, iresnet50
-from ._trainer import MetaBalancedTrainer
+from ._trainer import MetaBalancedTrainer, _check_device
 
 __all__ = [
     "TrainConfig",
@@ -36,6 +40,11 @@ UNKNOWN_KEYS_ERROR = "unknown config keys {keys}; valid keys are {valid}."
 MISSING_KEY_ERROR = "the config needs {key!r} ({why})."
 BACKBONE_ERROR = "backbone must be one of {names}; got {value!r}."
 CONFIG_FORMAT_ERROR = "config {path!s} must be a .json or .toml file holding one table."
+CONFIG_TYPE_ERROR = "config key {key!r} must be {what}; got {value!r}."
+HISTORY_GAP_WARNING = (
+    "{path} holds {n_rows} rows for the {step} steps of the checkpoint; the resumed history "
+    "misses the others."
+)
 
 
 @dataclass
@@ -134,6 +143,7 @@ def load_config(path: str | Path) -> TrainConfig:
     if unknown:
         raise ValueError(UNKNOWN_KEYS_ERROR.format(keys=unknown, valid=valid))
     config = TrainConfig(**raw)
+    _check_config_types(config)
     if not config.train_root or not config.train_groups_csv:
         raise ValueError(
             MISSING_KEY_ERROR.format(key="train_root/train_groups_csv", why="the training set")
@@ -145,6 +155,63 @@ def load_config(path: str | Path) -> TrainConfig:
             MISSING_KEY_ERROR.format(key="meta_root/meta_groups_csv", why="MBN's balanced meta set")
         )
     return config
+
+
+_PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
+
+#: Counts of the config and their least value.
+_COUNT_KEYS = {
+    "embedding_size": 1,
+    "image_size": 1,
+    "n_steps": 0,
+    "batch_size": 1,
+    "meta_batch_size": 1,
+    "meta_every": 1,
+    "num_workers": 0,
+    "checkpoint_every": 0,
+    "seed": 0,
+}
+_POSITIVE_KEYS = ("learning_rate", "margin_learning_rate", "scale")
+_NON_NEGATIVE_KEYS = ("momentum", "weight_decay", "gamma")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_config_types(config: TrainConfig) -> None:
+    """One-line errors for keys of the wrong type or range, before any data is read."""
+
+    def fail(key, what):
+        raise ValueError(CONFIG_TYPE_ERROR.format(key=key, what=what, value=getattr(config, key)))
+
+    for key, low in _COUNT_KEYS.items():
+        value = getattr(config, key)
+        if not _is_int(value) or value < low:
+            fail(key, f"an int >= {low}")
+    for key in _POSITIVE_KEYS:
+        if not _is_number(getattr(config, key)) or not getattr(config, key) > 0:
+            fail(key, "a finite number > 0")
+    for key in _NON_NEGATIVE_KEYS:
+        if not _is_number(getattr(config, key)) or getattr(config, key) < 0:
+            fail(key, "a finite number >= 0")
+    if config.selection_margin is not None and not _is_number(config.selection_margin):
+        fail("selection_margin", "a finite number or null")
+    for key in ("lr_milestones", "margin_milestones", "anchor_groups"):
+        value = getattr(config, key)
+        if not isinstance(value, list) or not all(_is_int(v) and v >= 0 for v in value):
+            fail(key, "a list of ints >= 0")
+    for key in ("reuse_lookahead_gradient", "resume"):
+        if not isinstance(getattr(config, key), bool):
+            fail(key, "true or false")
+    for key in ("method", "backbone", "meta_gradient", "device", "out_dir"):
+        if not isinstance(getattr(config, key), str):
+            fail(key, "a string")
+    _check_device(config.device)
 
 
 def build_model(config: TrainConfig) -> torch.nn.Module:
@@ -162,20 +229,57 @@ def build_model(config: TrainConfig) -> torch.nn.Module:
 
 
 class _CsvHistory(History):
-    """History that also rewrites ``history.csv`` every ``every`` steps."""
+    """History persisted to ``history.csv`` at every checkpoint, never behind it.
 
-    def __init__(self, path: Path, every: int) -> None:
+    ``on_checkpoint`` writes the file (atomically) before the trainer writes its checkpoint, so
+    the file holds at least the checkpoint's steps; a resumed run keeps the rows before its first
+    step (:meth:`resume_from`) and appends the rest, so that the file ends up exactly as an
+    uninterrupted run's: no row lost, none repeated.
+    """
+
+    def __init__(self, path: Path) -> None:
         super().__init__()
         self.path = path
-        self.flush_every = every
+        self.previous: pd.DataFrame | None = None
 
-    def on_step_end(self, trainer, record):  # noqa: D102
-        super().on_step_end(trainer, record)
-        if trainer.step_ % self.flush_every == 0:
-            self.to_frame().to_csv(self.path, index=False)
+    def resume_from(self, step: int) -> None:
+        """Keep the rows of ``history.csv`` for the steps before ``step``."""
+        if step == 0:
+            return
+        frame = pd.DataFrame()
+        if self.path.exists():
+            # Kept rows must be rewritten with the very digits they were read with: pandas >= 3
+            # parses floats exactly; older pandas needs the round-trip parser (deprecated in 3).
+            exact = {} if _PANDAS_3 else {"float_precision": "round_trip"}
+            frame = pd.read_csv(self.path, **exact)
+            frame = frame[frame["step"] < step].reset_index(drop=True)
+        steps = frame["step"].tolist() if len(frame) else []
+        if steps != list(range(step)):
+            warnings.warn(
+                HISTORY_GAP_WARNING.format(path=self.path, n_rows=len(frame), step=step),
+                UserWarning,
+                stacklevel=2,
+            )
+        self.previous = frame if len(frame) else None
+
+    def to_frame(self) -> pd.DataFrame:  # noqa: D102
+        new = super().to_frame()
+        if self.previous is None:
+            return new
+        if not len(new):
+            return self.previous
+        return pd.concat([self.previous, new], ignore_index=True)
+
+    def write(self) -> None:
+        """Rewrite ``history.csv`` atomically (rank 0 only under torch.distributed)."""
+        if rank_and_world()[0] == 0:
+            write_atomic(self.path, self.to_frame().to_csv(index=False))
+
+    def on_checkpoint(self, trainer, path):  # noqa: D102
+        self.write()
 
     def on_fit_end(self, trainer):  # noqa: D102
-        self.to_frame().to_csv(self.path, index=False)
+        self.write()
 
 
 def train_from_config(
@@ -183,11 +287,34 @@ def train_from_config(
 ) -> MetaBalancedTrainer:
     """Train the configured method; checkpoints and history go to ``config.out_dir``.
 
+    Under ``torchrun`` (``fairot face train --nproc N``), joins the process group described by
+    the environment (NCCL on ``cuda``, gloo otherwise): each of the N ranks trains on
+    ``batch_size / N`` rows of every global batch of ``batch_size`` rows, and rank 0 writes the
+    checkpoint, ``history.csv`` and ``config.json``.
+
     Returns
     -------
     MetaBalancedTrainer
         The trained trainer (its ``model`` is the embedding network).
     """
+    initialised, device = init_from_environment(config.device)
+    try:
+        return _train(config, device, progress=progress, callbacks=callbacks)
+    finally:
+        if initialised:
+            torch.distributed.destroy_process_group()
+
+
+def _train(config, device, *, progress, callbacks) -> MetaBalancedTrainer:
+    rank, world = rank_and_world()
+    if config.batch_size % world:
+        raise ValueError(
+            CONFIG_TYPE_ERROR.format(
+                key="batch_size",
+                what=f"a multiple of the {world} processes",
+                value=config.batch_size,
+            )
+        )
     train = FaceFolderDataset(
         config.train_root, config.train_groups_csv, image_size=config.image_size
     )
@@ -196,6 +323,8 @@ def train_from_config(
         meta = FaceFolderDataset(
             config.meta_root, config.meta_groups_csv, image_size=config.image_size
         )
+    # Seed before anything draws random numbers: the loss head's class weights too.
+    torch.manual_seed(config.seed)
     n_groups = len(train.group_names)
     counts = pd.Series(train.groups).value_counts().reindex(range(n_groups), fill_value=0)
     spec = make_method(
@@ -209,10 +338,9 @@ def train_from_config(
         gamma=config.gamma,
         selection_margin=config.selection_margin,
     )
-    torch.manual_seed(config.seed)
     out = Path(config.out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    history = _CsvHistory(out / "history.csv", max(1, config.checkpoint_every))
+    history = _CsvHistory(out / "history.csv")
     trainer = MetaBalancedTrainer(
         build_model(config),
         spec.loss,
@@ -229,19 +357,21 @@ def train_from_config(
         meta_gradient=config.meta_gradient,
         reuse_lookahead_gradient=config.reuse_lookahead_gradient,
         callbacks=[history, *(callbacks or [])],
-        device=config.device,
+        device=device,
         random_state=config.seed,
         progress=progress,
     )
     checkpoint = out / "checkpoint.pt"
     if config.resume and checkpoint.exists():
         trainer.load_checkpoint(checkpoint)
-    (out / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2))
+        history.resume_from(trainer.step_)
+    if rank == 0:
+        write_atomic(out / "config.json", json.dumps(dataclasses.asdict(config), indent=2))
     trainer.fit(
         train,
         meta,
         n_steps=config.n_steps,
-        batch_size=config.batch_size,
+        batch_size=config.batch_size // world,
         meta_batch_size=config.meta_batch_size,
         checkpoint_path=checkpoint,
         checkpoint_every=config.checkpoint_every,

@@ -45,12 +45,30 @@ EMBEDDINGS_SHAPE_ERROR = "embeddings must have shape (n_samples, {expected}); go
 LABELS_SHAPE_ERROR = "labels must be a 1-D integer tensor of length {n}; got shape {shape}."
 LABELS_RANGE_ERROR = "labels must lie in [0, n_classes={n_classes}); got values in [{lo}, {hi}]."
 GROUPS_REQUIRED_ERROR = "groups is required by {name}: one integer group code per sample."
-GROUPS_RANGE_ERROR = "groups must lie in [0, n_groups={n_groups}); got values in [{lo}, {hi}]."
+GROUPS_RANGE_ERROR = (
+    "groups must be codes in [0, n_groups={n_groups}) (n_groups=None: any code >= 0); got values "
+    "in [{lo}, {hi}]."
+)
 SAMPLE_WEIGHT_ERROR = (
-    "sample_weight must be a non-negative 1-D tensor of length {n} with a positive sum."
+    "sample_weight must be a finite non-negative 1-D tensor of length {n} with a positive sum."
 )
 POSITIVE_ERROR = "{name} must be a positive number; got {value!r}."
+FINITE_POSITIVE_ERROR = "{name} must be a finite positive number; got {value!r}."
+EMBEDDINGS_TYPE_ERROR = (
+    "embeddings must be a floating-point torch.Tensor (float16, bfloat16, float32 or float64); "
+    "got {value}. Convert with torch.as_tensor(x, dtype=torch.float32)."
+)
+EMPTY_BATCH_ERROR = "{name}: the batch is empty (0 samples); a mean over no sample is undefined."
+NONFINITE_EMBEDDINGS_ERROR = (
+    "embeddings contain NaN or inf ({count} values); check the model's output, lower the learning "
+    "rate, or pass validate=False to skip this check in a hot loop."
+)
+NONFINITE_MARGINS_ERROR = (
+    "{name}'s margins contain NaN or inf ({values}); they were set or trained outside the loss: "
+    "train them through margin_parameters() with a finite learning rate."
+)
 KIND_ERROR = "{name} must be one of {options}; got {value!r}."
+MARGIN_ERROR = "margin must be a finite number >= 0; got {value!r}."
 BOUNDS_ERROR = "margin_bounds must be (low, high) with 0 <= low <= high; got {value!r}."
 INIT_MARGIN_ERROR = (
     "init_margin must be a float or one value per group (n_groups={n_groups}), each within "
@@ -83,7 +101,10 @@ def arc_margin_cosine(cos_theta: torch.Tensor, margin: torch.Tensor | float) -> 
     Tensor of shape (n,)
     """
     margin = torch.as_tensor(margin, dtype=cos_theta.dtype, device=cos_theta.device)
-    theta = torch.acos(cos_theta.clamp(-1.0 + _ANGLE_EPS, 1.0 - _ANGLE_EPS))
+    # 1 - 1e-7 rounds to 1.0 in float16/bfloat16, where acos' derivative is infinite: keep the
+    # clamp one machine epsilon of the dtype inside [-1, 1] at least.
+    eps = max(_ANGLE_EPS, torch.finfo(cos_theta.dtype).eps)
+    theta = torch.acos(cos_theta.clamp(-1.0 + eps, 1.0 - eps))
     return torch.where(
         theta <= math.pi - margin,
         torch.cos(theta + margin),
@@ -91,10 +112,41 @@ def arc_margin_cosine(cos_theta: torch.Tensor, margin: torch.Tensor | float) -> 
     )
 
 
+def unit_rows(x: torch.Tensor) -> torch.Tensor:
+    """Rows scaled to unit L2 norm, in ``x``'s dtype; a zero row stays zero.
+
+    Half-precision rows are normalised in float32: their norm overflows float16 from 256 per
+    coordinate, and ``F.normalize``'s ``eps=1e-12`` is 0 in float16 (a zero row gave 0/0 = NaN).
+    """
+    wide = torch.promote_types(x.dtype, torch.float32)
+    return F.normalize(x.to(wide), dim=1).to(x.dtype)
+
+
 def _check_positive(value: float, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(POSITIVE_ERROR.format(name=name, value=value))
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not value > 0
+        or not math.isfinite(value)
+    ):
+        raise ValueError(FINITE_POSITIVE_ERROR.format(name=name, value=value))
     return float(value)
+
+
+def _check_embeddings(embeddings, name: str, *, validate: bool) -> None:
+    """Type and emptiness always (free); finiteness when ``validate`` (one device sync)."""
+    if not torch.is_tensor(embeddings) or not embeddings.is_floating_point():
+        value = (
+            f"a {embeddings.dtype} tensor"
+            if torch.is_tensor(embeddings)
+            else f"{type(embeddings).__module__}.{type(embeddings).__name__}"
+        )
+        raise TypeError(EMBEDDINGS_TYPE_ERROR.format(value=value))
+    if embeddings.ndim >= 1 and embeddings.shape[0] == 0:
+        raise ValueError(EMPTY_BATCH_ERROR.format(name=name))
+    if validate and not bool(torch.isfinite(embeddings).all()):
+        count = int((~torch.isfinite(embeddings)).sum())
+        raise ValueError(NONFINITE_EMBEDDINGS_ERROR.format(count=count))
 
 
 def _check_batch(
@@ -102,7 +154,11 @@ def _check_batch(
     labels: torch.Tensor,
     embedding_size: int,
     n_classes: int,
+    *,
+    name: str = "loss",
+    validate: bool = True,
 ) -> None:
+    _check_embeddings(embeddings, name, validate=validate)
     if embeddings.ndim != 2 or embeddings.shape[1] != embedding_size:
         raise ValueError(
             EMBEDDINGS_SHAPE_ERROR.format(expected=embedding_size, shape=tuple(embeddings.shape))
@@ -111,7 +167,7 @@ def _check_batch(
         raise ValueError(
             LABELS_SHAPE_ERROR.format(n=embeddings.shape[0], shape=tuple(labels.shape))
         )
-    if labels.numel() and (int(labels.min()) < 0 or int(labels.max()) >= n_classes):
+    if validate and (int(labels.min()) < 0 or int(labels.max()) >= n_classes):
         raise ValueError(
             LABELS_RANGE_ERROR.format(
                 n_classes=n_classes, lo=int(labels.min()), hi=int(labels.max())
@@ -119,29 +175,43 @@ def _check_batch(
         )
 
 
-def _check_groups(groups: torch.Tensor | None, n: int, n_groups: int, name: str) -> torch.Tensor:
+def _check_groups(
+    groups: torch.Tensor | None, n: int, n_groups: int | None, name: str, *, validate: bool = True
+) -> torch.Tensor:
     if groups is None:
         raise ValueError(GROUPS_REQUIRED_ERROR.format(name=name))
     groups = torch.as_tensor(groups)
-    if groups.ndim != 1 or groups.shape[0] != n or groups.is_floating_point():
+    if (
+        groups.ndim != 1
+        or groups.shape[0] != n
+        or groups.is_floating_point()
+        or groups.is_complex()
+        or groups.dtype == torch.bool
+    ):
         raise ValueError(GROUPS_REQUIRED_ERROR.format(name=name))
-    if groups.numel() and (int(groups.min()) < 0 or int(groups.max()) >= n_groups):
-        raise ValueError(
-            GROUPS_RANGE_ERROR.format(n_groups=n_groups, lo=int(groups.min()), hi=int(groups.max()))
-        )
+    if not validate or not groups.numel():
+        return groups
+    low, high = int(groups.min()), int(groups.max())
+    if low < 0 or (n_groups is not None and high >= n_groups):
+        raise ValueError(GROUPS_RANGE_ERROR.format(n_groups=n_groups, lo=low, hi=high))
     return groups
 
 
-def _weighted_mean(losses: torch.Tensor, sample_weight: torch.Tensor | None) -> torch.Tensor:
+def _weighted_mean(
+    losses: torch.Tensor, sample_weight: torch.Tensor | None, *, validate: bool = True
+) -> torch.Tensor:
     if sample_weight is None:
         return losses.mean()
-    sample_weight = torch.as_tensor(sample_weight, dtype=losses.dtype, device=losses.device)
-    if (
-        sample_weight.shape != losses.shape
-        or bool((sample_weight < 0).any())
-        or not float(sample_weight.sum()) > 0
-    ):
+    # float32 at least: half-precision weights overflow their sum at 65504.
+    dtype = torch.promote_types(losses.dtype, torch.float32)
+    sample_weight = torch.as_tensor(sample_weight, dtype=dtype, device=losses.device)
+    if sample_weight.shape != losses.shape:
         raise ValueError(SAMPLE_WEIGHT_ERROR.format(n=losses.shape[0]))
+    if validate:
+        total = float(sample_weight.sum())
+        # NaN fails every comparison, so ask for what is valid rather than refuse what is not.
+        if not (bool((sample_weight >= 0).all()) and math.isfinite(total) and total > 0):
+            raise ValueError(SAMPLE_WEIGHT_ERROR.format(n=losses.shape[0]))
     return (sample_weight * losses).sum() / sample_weight.sum()
 
 
@@ -159,18 +229,26 @@ class MarginSoftmaxLoss(nn.Module):
     embedding_size : int
         Dimension :math:`d` of the embeddings.
     scale : float, default=64.0
-        Scale :math:`s` applied to the cosines.
+        Scale :math:`s` applied to the cosines (finite).
+    validate : bool, default=True
+        Check every call's values: finite embeddings, labels and groups in range, finite
+        non-negative ``sample_weight``, finite margins. Each check is one reduction and, on a GPU,
+        one device synchronisation; ``validate=False`` skips them in a hot loop whose inputs are
+        known to be good (types, shapes and empty batches are always checked: they are free).
 
     Attributes
     ----------
     weight : Parameter of shape (n_classes, embedding_size)
         Class weights :math:`W_i` (rows; normalised on the fly). Part of the model parameters
-        :math:`w` that MBN's look-ahead updates.
+        :math:`w` that MBN's look-ahead updates. Cast to the embeddings' dtype in the forward
+        (float16, bfloat16, float64), as pytorch-metric-learning does.
     """
 
     n_groups: int | None = None
 
-    def __init__(self, n_classes: int, embedding_size: int, *, scale: float = 64.0) -> None:
+    def __init__(
+        self, n_classes: int, embedding_size: int, *, scale: float = 64.0, validate: bool = True
+    ) -> None:
         super().__init__()
         for name, value in (("n_classes", n_classes), ("embedding_size", embedding_size)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -178,12 +256,14 @@ class MarginSoftmaxLoss(nn.Module):
         self.n_classes = n_classes
         self.embedding_size = embedding_size
         self.scale = _check_positive(scale, "scale")
+        self.validate = bool(validate)
         self.weight = nn.Parameter(torch.empty(n_classes, embedding_size))
         nn.init.normal_(self.weight, std=0.01)
 
     def cosine(self, embeddings: torch.Tensor) -> torch.Tensor:
         """Cosine between every embedding and every class weight, shape (n_samples, n_classes)."""
-        return F.normalize(embeddings, dim=1) @ F.normalize(self.weight, dim=1).t()
+        weight = self.weight.to(embeddings.dtype)
+        return unit_rows(embeddings) @ unit_rows(weight).t()
 
     def scores(self, embeddings: torch.Tensor) -> torch.Tensor:
         """Class scores before any margin (the cosines); reusable through ``scores=``."""
@@ -228,10 +308,21 @@ class MarginSoftmaxLoss(nn.Module):
         -------
         Tensor of shape (n_samples, n_classes)
         """
+        name = type(self).__name__
+        _check_embeddings(embeddings, name, validate=False)
         labels = torch.as_tensor(labels, device=embeddings.device)
-        _check_batch(embeddings, labels, self.embedding_size, self.n_classes)
+        _check_batch(
+            embeddings,
+            labels,
+            self.embedding_size,
+            self.n_classes,
+            name=name,
+            validate=self.validate,
+        )
         if self.n_groups is not None:
-            groups = _check_groups(groups, embeddings.shape[0], self.n_groups, type(self).__name__)
+            groups = _check_groups(
+                groups, embeddings.shape[0], self.n_groups, name, validate=self.validate
+            )
             groups = groups.to(embeddings.device)
         cosine = self.cosine(embeddings) if scores is None else scores
         cos_target = cosine.gather(1, labels[:, None]).squeeze(1)
@@ -250,6 +341,7 @@ class MarginSoftmaxLoss(nn.Module):
         scores: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Cross-entropy of each sample, shape (n_samples,)."""
+        _check_embeddings(embeddings, type(self).__name__, validate=False)
         labels = torch.as_tensor(labels, device=embeddings.device)
         logits = self.logits(embeddings, labels, groups, scores=scores)
         return F.cross_entropy(logits, labels, reduction="none")
@@ -283,7 +375,7 @@ class MarginSoftmaxLoss(nn.Module):
             Scalar loss.
         """
         losses = self.per_sample_loss(embeddings, labels, groups, scores=scores)
-        return _weighted_mean(losses, sample_weight)
+        return _weighted_mean(losses, sample_weight, validate=self.validate)
 
 
 class NormSoftmaxLoss(MarginSoftmaxLoss):
@@ -293,10 +385,23 @@ class NormSoftmaxLoss(MarginSoftmaxLoss):
 class _FixedMarginLoss(MarginSoftmaxLoss):
     """A margin-softmax loss with one fixed margin for every sample (ArcFace, CosFace)."""
 
-    def __init__(self, n_classes: int, embedding_size: int, *, margin: float, scale: float) -> None:
-        super().__init__(n_classes, embedding_size, scale=scale)
-        if isinstance(margin, bool) or not isinstance(margin, (int, float)) or margin < 0:
-            raise ValueError(POSITIVE_ERROR.format(name="margin", value=margin))
+    def __init__(
+        self,
+        n_classes: int,
+        embedding_size: int,
+        *,
+        margin: float,
+        scale: float,
+        validate: bool = True,
+    ) -> None:
+        super().__init__(n_classes, embedding_size, scale=scale, validate=validate)
+        if (
+            isinstance(margin, bool)
+            or not isinstance(margin, (int, float))
+            or not math.isfinite(margin)
+            or margin < 0
+        ):
+            raise ValueError(MARGIN_ERROR.format(value=margin))
         self.margin = float(margin)
 
     def sample_margins(self, labels, groups):  # noqa: D102
@@ -308,7 +413,7 @@ class ArcFaceLoss(_FixedMarginLoss):
 
     Parameters
     ----------
-    n_classes, embedding_size, scale
+    n_classes, embedding_size, scale, validate
         As :class:`MarginSoftmaxLoss`.
     margin : float, default=0.5
         Additive angular margin :math:`m` in **radians** (0.5 rad ≈ 28.6°, pytorch-metric-learning's
@@ -316,9 +421,15 @@ class ArcFaceLoss(_FixedMarginLoss):
     """
 
     def __init__(
-        self, n_classes: int, embedding_size: int, *, margin: float = 0.5, scale: float = 64.0
+        self,
+        n_classes: int,
+        embedding_size: int,
+        *,
+        margin: float = 0.5,
+        scale: float = 64.0,
+        validate: bool = True,
     ) -> None:
-        super().__init__(n_classes, embedding_size, margin=margin, scale=scale)
+        super().__init__(n_classes, embedding_size, margin=margin, scale=scale, validate=validate)
 
     def target_cosine(self, cos_target, margins, groups):  # noqa: D102
         return arc_margin_cosine(cos_target, margins)
@@ -329,16 +440,22 @@ class CosFaceLoss(_FixedMarginLoss):
 
     Parameters
     ----------
-    n_classes, embedding_size, scale
+    n_classes, embedding_size, scale, validate
         As :class:`MarginSoftmaxLoss`.
     margin : float, default=0.35
         Additive cosine margin :math:`m`. The paper's CosFace baseline uses 0.2 with ``scale=60``.
     """
 
     def __init__(
-        self, n_classes: int, embedding_size: int, *, margin: float = 0.35, scale: float = 64.0
+        self,
+        n_classes: int,
+        embedding_size: int,
+        *,
+        margin: float = 0.35,
+        scale: float = 64.0,
+        validate: bool = True,
     ) -> None:
-        super().__init__(n_classes, embedding_size, margin=margin, scale=scale)
+        super().__init__(n_classes, embedding_size, margin=margin, scale=scale, validate=validate)
 
     def target_cosine(self, cos_target, margins, groups):  # noqa: D102
         return cos_target - margins
@@ -353,6 +470,8 @@ class SoftmaxLoss(nn.Module):
     ----------
     n_classes : int
     embedding_size : int
+    validate : bool, default=True
+        As :class:`MarginSoftmaxLoss`.
 
     Attributes
     ----------
@@ -362,8 +481,9 @@ class SoftmaxLoss(nn.Module):
 
     n_groups: int | None = None
 
-    def __init__(self, n_classes: int, embedding_size: int) -> None:
+    def __init__(self, n_classes: int, embedding_size: int, *, validate: bool = True) -> None:
         super().__init__()
+        self.validate = bool(validate)
         for name, value in (("n_classes", n_classes), ("embedding_size", embedding_size)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(POSITIVE_ERROR.format(name=name, value=value))
@@ -374,20 +494,29 @@ class SoftmaxLoss(nn.Module):
         nn.init.normal_(self.weight, std=0.01)
 
     def scores(self, embeddings):  # noqa: D102
-        return F.linear(embeddings, self.weight, self.bias)
+        dtype = embeddings.dtype
+        return F.linear(embeddings, self.weight.to(dtype), self.bias.to(dtype))
 
     def logits(self, embeddings, labels=None, groups=None, *, scores=None):  # noqa: D102
         return self.scores(embeddings) if scores is None else scores
 
     def per_sample_loss(self, embeddings, labels, groups=None, *, scores=None):  # noqa: D102
+        _check_embeddings(embeddings, "SoftmaxLoss", validate=False)
         labels = torch.as_tensor(labels, device=embeddings.device)
-        _check_batch(embeddings, labels, self.embedding_size, self.n_classes)
+        _check_batch(
+            embeddings,
+            labels,
+            self.embedding_size,
+            self.n_classes,
+            name="SoftmaxLoss",
+            validate=self.validate,
+        )
         logits = self.logits(embeddings, scores=scores)
         return F.cross_entropy(logits, labels, reduction="none")
 
     def forward(self, embeddings, labels, groups=None, *, sample_weight=None, scores=None):  # noqa: D102
         losses = self.per_sample_loss(embeddings, labels, groups, scores=scores)
-        return _weighted_mean(losses, sample_weight)
+        return _weighted_mean(losses, sample_weight, validate=self.validate)
 
 
 _KIND_CODES = {"softmax": 0, "arc": 1, "cos": 2}
@@ -435,17 +564,36 @@ class GroupMarginLoss(MarginSoftmaxLoss):
     scale : float, default=64.0
         Scale :math:`s`.
     margin_bounds : (float, float), default=(0.0, 0.8)
-        The learnable margins are clamped into this interval after every meta step.
+        The learnable margins are clamped into this interval in the forward (so a margin moved
+        outside by any optimiser acts as the bound) and, in place, after every meta step.
+    validate : bool, default=True
+        As :class:`MarginSoftmaxLoss`; also checks that the margins are finite.
 
     Attributes
     ----------
-    margins : Parameter of shape (n_groups,)
+    margins : Tensor of shape (n_groups,)
         The learnable margins :math:`m_g` (the anchors' entries are ignored; see
-        :meth:`group_margins`).
+        :meth:`group_margins`): a leaf tensor that requires a gradient, saved in the
+        ``state_dict``, but **not** in :meth:`parameters` — ``SGD(loss.parameters())`` would train
+        the margins on the training loss, which only ever lowers them (Eq. (10) of [1]_ learns
+        them on the meta loss). Hand them to the meta optimiser with :meth:`margin_parameters`.
     weight : Parameter of shape (n_classes, embedding_size)
         Class weights.
     learnable_mask : bool Tensor of shape (n_groups,)
         ``True`` for the groups whose margin is learned.
+
+    Examples
+    --------
+    >>> import torch
+    >>> loss = GroupMarginLoss(10, 4, 3, kind="cos", init_margin=0.15)
+    >>> [name for name, _ in loss.named_parameters()]
+    ['weight']
+    >>> [tuple(m.shape) for m in loss.margin_parameters()]
+    [(3,)]
+    >>> _ = torch.manual_seed(0)
+    >>> value = loss(torch.randn(6, 4), torch.arange(6), torch.tensor([0, 1, 2, 0, 1, 2]))
+    >>> bool(torch.isfinite(value))
+    True
     """
 
     def __init__(
@@ -460,8 +608,9 @@ class GroupMarginLoss(MarginSoftmaxLoss):
         init_margin: float | Sequence[float] = 0.3,
         scale: float = 64.0,
         margin_bounds: tuple[float, float] = (0.0, 0.8),
+        validate: bool = True,
     ) -> None:
-        super().__init__(n_classes, embedding_size, scale=scale)
+        super().__init__(n_classes, embedding_size, scale=scale, validate=validate)
         if isinstance(n_groups, bool) or not isinstance(n_groups, int) or n_groups < 1:
             raise ValueError(POSITIVE_ERROR.format(name="n_groups", value=n_groups))
         if kind not in ("arc", "cos"):
@@ -503,17 +652,53 @@ class GroupMarginLoss(MarginSoftmaxLoss):
         self.anchor_groups = anchors
         self.anchor_loss = anchor_loss
         self.margin_bounds = (low, high)
-        self.margins = nn.Parameter(init.clone())
+        # A buffer that requires grad: in the state_dict, moved by .to(), not in parameters().
+        self.register_buffer("margins", init.clone().requires_grad_(True))
         self.register_buffer("learnable_mask", learnable)
         fixed = init.clone() if anchor_loss != "softmax" else torch.zeros(n_groups)
         self.register_buffer("fixed_margins", fixed)
         codes = torch.full((n_groups,), _KIND_CODES[kind], dtype=torch.long)
         codes[list(anchors)] = _KIND_CODES[anchor_loss]
         self.register_buffer("kind_codes", codes)
+        self._uses = {kind, anchor_loss} if anchors else {kind}
+
+    def margin_parameters(self) -> list[torch.Tensor]:
+        """The learnable margins, for the meta optimiser (they are not in :meth:`parameters`).
+
+        Returns
+        -------
+        list of Tensor
+            ``[self.margins]``.
+        """
+        return [self.margins]
+
+    def _apply(self, fn, recurse=True):
+        # .to()/.cuda()/.double() replace a buffer by a new (non-leaf) tensor; keep the same leaf
+        # object with new data instead, as nn.Module does for Parameters, so that an optimiser
+        # holding margin_parameters() still updates the margins after a move.
+        margins = self._buffers["margins"]
+        super()._apply(fn, recurse)
+        applied = self._buffers["margins"]
+        if applied is not margins:
+            margins.data = applied.detach()
+            self._buffers["margins"] = margins
+        return self
 
     def group_margins(self) -> torch.Tensor:
-        """Effective margin of each group, shape (n_groups,): learned, or fixed for the anchors."""
-        return torch.where(self.learnable_mask, self.margins, self.fixed_margins.to(self.margins))
+        """Effective margin of each group, shape (n_groups,): learned, or fixed for the anchors.
+
+        The learned ones are clamped into ``margin_bounds`` (differentiably: the gradient passes
+        inside the bounds), so a margin an optimiser moved outside acts as its bound.
+        """
+        if self.validate and not bool(torch.isfinite(self.margins).all()):
+            raise ValueError(
+                NONFINITE_MARGINS_ERROR.format(
+                    name=type(self).__name__, values=self.margins.detach().cpu().tolist()
+                )
+            )
+        low, high = self.margin_bounds
+        learned = self.margins.clamp(low, high)
+        return torch.where(self.learnable_mask, learned, self.fixed_margins.to(learned))
 
     def sample_margins(self, labels, groups):  # noqa: D102
         return self.group_margins()[groups]
@@ -521,12 +706,17 @@ class GroupMarginLoss(MarginSoftmaxLoss):
     def target_cosine(self, cos_target, margins, groups):  # noqa: D102
         codes = self.kind_codes[groups]
         margins = margins.to(cos_target.dtype)
-        arc = arc_margin_cosine(cos_target, margins)
-        return torch.where(
-            codes == _KIND_CODES["arc"],
-            arc,
-            torch.where(codes == _KIND_CODES["cos"], cos_target - margins, cos_target),
-        )
+        edited = cos_target
+        if "cos" in self._uses:
+            edited = torch.where(codes == _KIND_CODES["cos"], cos_target - margins, edited)
+        if "arc" in self._uses:
+            is_arc = codes == _KIND_CODES["arc"]
+            # Evaluate ArcFace on arc rows only: other rows get a harmless cosine of 0, so that
+            # acos' steep derivative near +-1 never meets the zero gradient of an unselected row
+            # (0 * inf = NaN in the backward).
+            safe = torch.where(is_arc, cos_target, torch.zeros_like(cos_target))
+            edited = torch.where(is_arc, arc_margin_cosine(safe, margins), edited)
+        return edited
 
     @torch.no_grad()
     def clamp_margins_(self) -> torch.Tensor:

@@ -18,8 +18,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import torch
-import torch.nn.functional as F
 from torch import nn
+
+from ._margin_losses import unit_rows
 
 __all__ = ["HardestTripletMiner", "TripletIndices", "squared_distances"]
 
@@ -56,7 +57,7 @@ def squared_distances(embeddings: torch.Tensor, anchors, others) -> torch.Tensor
     >>> squared_distances(embeddings, torch.tensor([0, 0]), torch.tensor([1, 2]))
     tensor([2., 4.])
     """
-    normed = F.normalize(embeddings, dim=1)
+    normed = unit_rows(embeddings)
     return (normed[anchors] - normed[others]).pow(2).sum(dim=1)
 
 
@@ -147,7 +148,7 @@ class HardestTripletMiner(nn.Module):
                     grp=None if groups is None else tuple(torch.as_tensor(groups).shape),
                 )
             )
-        normed = F.normalize(embeddings.detach(), dim=1)
+        normed = unit_rows(embeddings.detach())
         dist = (2.0 - 2.0 * normed @ normed.t()).clamp_min(0.0)
         same_group = groups[:, None] == groups[None, :]
         same_label = labels[:, None] == labels[None, :]

@@ -34,11 +34,14 @@ from typing import Literal
 import torch
 from torch import nn
 
+from ._margin_losses import LABELS_SHAPE_ERROR, _check_embeddings, _check_groups
 from ._miners import HardestTripletMiner, TripletIndices, squared_distances
 
 __all__ = ["MetaBatchWarning", "MetaSkewnessLoss", "SkewnessResult"]
 
 GAMMA_ERROR = "gamma must be a finite non-negative number; got {value!r}."
+N_GROUPS_ERROR = "n_groups must be None or an int >= 1; got {value!r}."
+META_EMBEDDINGS_ERROR = "embeddings must have shape (n_samples, dim); got {shape}."
 REDUCTION_ERROR = "reduction must be one of ('sum', 'abs', 'squared'); got {value!r}."
 ANCHORS_ERROR = "anchor_groups must be a non-empty sequence of distinct group codes; got {value!r}."
 NO_POSITIVE_WARNING = (
@@ -93,6 +96,11 @@ class MetaSkewnessLoss(nn.Module):
         :math:`\sum_g B^g` as in the paper, or :math:`\sum_g |B^g|`, or :math:`\sum_g (B^g)^2`.
     n_groups : int, optional
         Number of groups, to size :class:`SkewnessResult`; inferred from the batch when omitted.
+        When given, group codes outside ``[0, n_groups)`` are an error.
+    validate : bool, default=True
+        Check every call's values (finite embeddings, group codes in range); one reduction and
+        one device synchronisation each. ``False`` skips them in a hot loop whose inputs are known
+        to be good; types, shapes and empty batches are always checked.
 
     Notes
     -----
@@ -110,6 +118,7 @@ class MetaSkewnessLoss(nn.Module):
         reduction: Literal["sum", "abs", "squared"] = "sum",
         *,
         n_groups: int | None = None,
+        validate: bool = True,
     ) -> None:
         super().__init__()
         if (
@@ -128,7 +137,12 @@ class MetaSkewnessLoss(nn.Module):
         self.selection_margin = selection_margin
         self.anchor_groups = anchors
         self.reduction = reduction
+        if n_groups is not None and (
+            isinstance(n_groups, bool) or not isinstance(n_groups, int) or n_groups < 1
+        ):
+            raise ValueError(N_GROUPS_ERROR.format(value=n_groups))
         self.n_groups = n_groups
+        self.validate = bool(validate)
         self.miner = HardestTripletMiner(within_groups=True, selection_margin=selection_margin)
         self._warned: set[object] = set()
 
@@ -155,8 +169,16 @@ class MetaSkewnessLoss(nn.Module):
         -------
         SkewnessResult
         """
-        groups = torch.as_tensor(groups, device=embeddings.device)
+        name = type(self).__name__
+        _check_embeddings(embeddings, name, validate=self.validate)
+        if embeddings.ndim != 2:
+            raise ValueError(META_EMBEDDINGS_ERROR.format(shape=tuple(embeddings.shape)))
+        n = embeddings.shape[0]
         labels = torch.as_tensor(labels, device=embeddings.device)
+        if labels.ndim != 1 or labels.shape[0] != n or labels.is_floating_point():
+            raise ValueError(LABELS_SHAPE_ERROR.format(n=n, shape=tuple(labels.shape)))
+        groups = _check_groups(groups, n, self.n_groups, name, validate=self.validate)
+        groups = groups.to(embeddings.device)
         if indices_tuple is None:
             indices_tuple = self.miner(embeddings, labels, groups)
         anchors_idx, pos_idx, neg_idx = indices_tuple
@@ -180,7 +202,8 @@ class MetaSkewnessLoss(nn.Module):
         is_anchor = torch.zeros(n_groups, dtype=torch.bool, device=embeddings.device)
         is_anchor[list(a for a in self.anchor_groups if a < n_groups)] = True
         anchor_count = counts[is_anchor].sum()
-        zero = embeddings.sum() * 0.0
+        # one entry, not the sum: a float16 sum overflows to inf, and inf * 0 is NaN
+        zero = embeddings[:1, :1].sum() * 0.0
         if int(anchor_count) == 0:
             if "anchors" not in self._warned:
                 self._warned.add("anchors")

@@ -20,6 +20,7 @@ References
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 from collections.abc import Sequence
@@ -34,13 +35,15 @@ from torch.autograd import forward_ad
 from torch.func import functional_call
 from tqdm.auto import tqdm
 
+from ..utils import atomic_write, remove_stale_temporaries
 from ._callbacks import Callback
+from ._distributed import all_reduce_mean_, broadcast_, rank_and_world
 from ._margin_losses import GroupMarginLoss
 from ._samplers import BalancedGroupSampler, RandomBatchSampler
 from ._skewness import MetaSkewnessLoss
 from ._tangents import RecordedForward, quiet_dual_level
 
-__all__ = ["MetaBalancedTrainer", "as_tensor_dataset"]
+__all__ = ["MetaBalancedTrainer", "as_tensor_dataset", "read_checkpoint"]
 
 logger = logging.getLogger("fairot.face")
 
@@ -67,6 +70,28 @@ LOOKAHEAD_ERROR = (
 )
 NUMBER_ERROR = "{name} must be {what}; got {value!r}."
 GROUP_WEIGHTS_ERROR = "group_weights must be one non-negative weight per group; got {value!r}."
+DEVICE_ERROR = (
+    "device={value!r} is not usable here ({reason}); use device='cpu' or run on a machine with "
+    "that accelerator."
+)
+CHECKPOINT_READ_ERROR = (
+    "checkpoint {path} cannot be read ({reason}); it is truncated, corrupt or not a fairot "
+    "checkpoint. Delete it to start afresh, or point to another one."
+)
+CHECKPOINT_FIT_ERROR = (
+    "checkpoint {path} does not fit this trainer: {reason}. It was written for another model, "
+    "loss or method; build the trainer with the arguments that wrote it."
+)
+#: Keys every checkpoint written by :meth:`MetaBalancedTrainer.save_checkpoint` holds.
+CHECKPOINT_KEYS = (
+    "step",
+    "model",
+    "loss",
+    "optimizer",
+    "margin_optimizer",
+    "train_rng",
+    "meta_rng",
+)
 #: Ways to compute the meta gradient d L^M / d m (see MetaBalancedTrainer).
 META_GRADIENTS = ("exact", "forward-mode", "finite-difference")
 
@@ -160,6 +185,63 @@ def _check_number(value, name: str, *, low: float = 0.0, strict: bool = False) -
     return float(value)
 
 
+def _check_count(value, name: str, *, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(NUMBER_ERROR.format(name=name, what=f"an int >= {low}", value=value))
+    return int(value)
+
+
+def _check_device(device) -> torch.device:
+    """``torch.device(device)``, refusing one that cannot hold a tensor here (no GPU, bad name)."""
+    try:
+        resolved = torch.device(device)
+        torch.empty(0, device=resolved)
+    except (RuntimeError, AssertionError, TypeError) as exc:
+        # torch raises AssertionError ("not compiled with CUDA") or a multi-line RuntimeError.
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ValueError(DEVICE_ERROR.format(value=str(device), reason=reason)) from None
+    return resolved
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def read_checkpoint(path: str | Path, *, map_location=None) -> dict:
+    """Read a checkpoint written by :meth:`MetaBalancedTrainer.save_checkpoint`, verified.
+
+    Parameters
+    ----------
+    path : str or Path
+    map_location : str or torch.device, optional
+        As :func:`torch.load`.
+
+    Returns
+    -------
+    dict
+        The trainer's :meth:`~MetaBalancedTrainer.state_dict`.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        If the file is truncated, corrupt or not a trainer checkpoint (the message names it).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint {path} does not exist.")
+    try:
+        state = torch.load(path, map_location=map_location, weights_only=False)
+    except Exception as exc:  # torch raises many types for a torn zip or pickle
+        raise ValueError(CHECKPOINT_READ_ERROR.format(path=path, reason=_first_line(exc))) from None
+    if not isinstance(state, dict) or any(k not in state for k in CHECKPOINT_KEYS):
+        reason = "missing keys" if isinstance(state, dict) else f"holds a {type(state).__name__}"
+        raise ValueError(CHECKPOINT_READ_ERROR.format(path=path, reason=reason))
+    return state
+
+
 class MetaBalancedTrainer:
     r"""Train an embedding model with MBN's meta-learned group margins, or a baseline.
 
@@ -229,6 +311,13 @@ class MetaBalancedTrainer:
     last_record_ : dict
         What the last step measured (losses, margins, skewness, per-group accuracy).
 
+    Notes
+    -----
+    Under ``torch.distributed`` (an initialised default process group, e.g. ``torchrun``), every
+    rank draws the same global batch and trains on its slice of ``batch_size`` rows; gradients
+    and the meta gradient are averaged across ranks (see :mod:`fairot.face._distributed`), so
+    the margins stay identical, and only rank 0 writes checkpoints.
+
     Examples
     --------
     >>> import torch
@@ -291,7 +380,7 @@ class MetaBalancedTrainer:
         self.meta_every = meta_every
         self.lookahead = lookahead
         self.callbacks = list(callbacks)
-        self.device = torch.device(device) if device is not None else self._model_device()
+        self.device = _check_device(device) if device is not None else self._model_device()
         self.random_state = random_state
         self.progress = progress
         self.model.to(self.device)
@@ -314,9 +403,9 @@ class MetaBalancedTrainer:
             self.group_weights = gw.to(self.device)
         self._lookahead_names = self._resolve_lookahead(lookahead)
 
-        margin_params = [p for n, p in loss.named_parameters() if n == "margins"]
+        margin_params = loss.margin_parameters() if isinstance(loss, GroupMarginLoss) else []
         w_params = [p for p in model.parameters() if p.requires_grad]
-        w_params += [p for n, p in loss.named_parameters() if n != "margins" and p.requires_grad]
+        w_params += [p for p in loss.parameters() if p.requires_grad]
         self._w_params = w_params
         self.optimizer_ = torch.optim.SGD(
             w_params, lr=self.learning_rate, momentum=self.momentum, weight_decay=self.weight_decay
@@ -330,6 +419,7 @@ class MetaBalancedTrainer:
         self._train_rng = np.random.default_rng(seeds[0])
         self._meta_rng = np.random.default_rng(seeds[1])
         self._torch_seeded = False
+        self._rank, self._world = 0, 1
         self._bound_logged: set[int] = set()
         self._recorded_forward: RecordedForward | None | object = _NOT_TRACED
         self.step_ = 0
@@ -384,6 +474,8 @@ class MetaBalancedTrainer:
         hits = torch.zeros(n_groups, dtype=torch.float64, device=scores.device).index_add(
             0, groups, correct
         )
+        if self._world > 1:
+            all_reduce_mean_([hits, counts])  # the ratio is that of the global batch
         acc = torch.where(counts > 0, hits / counts.clamp_min(1), float("nan"))
         return acc.cpu().tolist()
 
@@ -430,6 +522,16 @@ class MetaBalancedTrainer:
             emb, recording = recorder.forward(x)
         else:
             emb = self.model(x)
+        if not bool(torch.isfinite(emb).all()):
+            # Before the loss: its own check would say NaN embeddings, not at which step and why.
+            raise FloatingPointError(
+                NAN_LOSS_ERROR.format(
+                    value="undefined (NaN/inf embeddings)",
+                    step=self.step_,
+                    lr=lr,
+                    margins=self._margins_list(),
+                )
+            )
         scores = self.loss.scores(emb)
         train_loss = self.loss(emb, y, g, sample_weight=sample_weight, scores=scores)
         if not torch.isfinite(train_loss):
@@ -453,10 +555,17 @@ class MetaBalancedTrainer:
         if not reused:
             # inputs=: the margins' gradient is the meta gradient alone, never dL^T/dm.
             train_loss.backward(inputs=self._w_params)
+        train_value = train_loss.detach().clone()
+        if self._world > 1:
+            for p in self._w_params:
+                if p.grad is None:
+                    p.grad = torch.zeros_like(p)
+            # The mean of the ranks' batch means is the global batch's mean (equal slices).
+            all_reduce_mean_([p.grad for p in self._w_params] + [train_value])
         self.optimizer_.step()
         record.update(
             step=self.step_,
-            loss=float(train_loss.detach()),
+            loss=float(train_value),
             learning_rate=lr,
             margins=self._margins_list(),
             group_accuracy=self._group_accuracy(scores.detach(), y, g),
@@ -501,6 +610,48 @@ class MetaBalancedTrainer:
             (grad_m,) = torch.autograd.grad(result.loss, [self.loss.margins], allow_unused=True)
         return grad_m, result
 
+    def _exact_meta_gradient_distributed(self, train_loss, meta_batch, lr: float):
+        r"""The share of this rank in the exact meta gradient (Eq. (10)), under DDP.
+
+        It is :math:`-\alpha\,\partial_m \langle v, \nabla_w L^T_r(w; m)\rangle` with
+        :math:`v = \nabla_{\hat w} L^M(\hat w)`. The chain rule through
+        :math:`\hat w(m) = w - \alpha \bar g(m)`, with :math:`\bar g`
+        the mean over ranks of the local gradients :math:`g_r`, splits Eq. (10) into one term
+        per rank; their mean (all-reduced by the caller) is the meta gradient of the global
+        batch. :math:`\hat w` and :math:`v` are the same on every rank.
+        """
+        model_params = dict(self.model.named_parameters())
+        names = self._lookahead_names
+        params = [model_params[n] for n in names]
+        local = self._train_gradients(train_loss, params, create_graph=True)
+        mean = [
+            torch.zeros_like(p) if gr is None else gr.detach().clone()
+            for p, gr in zip(params, local, strict=True)
+        ]
+        all_reduce_mean_(mean)
+        updated = {
+            n: (p - lr * gm).detach().requires_grad_(True)
+            for n, p, gm in zip(names, params, mean, strict=True)
+        }
+        buffers = {n: b.clone() for n, b in self.model.named_buffers()}
+        xm, ym, gm_ = meta_batch
+        meta_emb = functional_call(self.model, {**model_params, **updated, **buffers}, (xm,))
+        result = self.meta_loss.compute(meta_emb, ym, gm_)
+        if not result.loss.requires_grad:
+            return None, result
+        v = torch.autograd.grad(result.loss, list(updated.values()), allow_unused=True)
+        terms = [
+            (vi * gr).sum()
+            for vi, gr in zip(v, local, strict=True)
+            if vi is not None and gr is not None and gr.requires_grad
+        ]
+        if not terms:
+            return torch.zeros_like(self.loss.margins), result
+        (grad_m,) = torch.autograd.grad(sum(terms), [self.loss.margins], allow_unused=True)
+        if grad_m is None:
+            return torch.zeros_like(self.loss.margins), result
+        return -lr * grad_m, result
+
     def _meta_direction(self, train_loss, meta_batch, lr: float):
         r"""First-order look-ahead :math:`\hat w`, and :math:`v = \nabla_{\hat w} L^M` there.
 
@@ -511,6 +662,12 @@ class MetaBalancedTrainer:
         names = self._lookahead_names
         params = [model_params[n] for n in names]
         grads = self._train_gradients(train_loss, params, create_graph=False)
+        if self._world > 1:
+            grads = [
+                torch.zeros_like(p) if gr is None else gr.detach().clone()
+                for p, gr in zip(params, grads, strict=True)
+            ]
+            all_reduce_mean_(grads)  # the look-ahead of the global batch, the same on every rank
         updated = {
             n: (p if gr is None else p - lr * gr).detach().requires_grad_(True)
             for n, p, gr in zip(names, params, grads, strict=True)
@@ -612,7 +769,9 @@ class MetaBalancedTrainer:
         self, train_loss, batch, sample_weight, meta_batch, lr: float, beta: float, emb, recording
     ):
         loss = self.loss
-        if self.meta_gradient == "exact":
+        if self.meta_gradient == "exact" and self._world > 1:
+            grad_m, result = self._exact_meta_gradient_distributed(train_loss, meta_batch, lr)
+        elif self.meta_gradient == "exact":
             grad_m, result = self._exact_meta_gradient(train_loss, meta_batch, lr)
         elif self.meta_gradient == "forward-mode":
             grad_m, result = self._forward_mode_meta_gradient(
@@ -626,6 +785,9 @@ class MetaBalancedTrainer:
         meta_value = float(result.loss.detach())
         if grad_m is None:
             grad_m = torch.zeros_like(loss.margins)
+        if self._world > 1:
+            grad_m = grad_m.detach().clone()
+            all_reduce_mean_([grad_m])  # each rank's share of Eq. (10); identical margins after
         if not (math.isfinite(meta_value) and bool(torch.isfinite(grad_m).all())):
             raise FloatingPointError(
                 NAN_META_ERROR.format(value=meta_value, step=self.step_, lr=beta)
@@ -670,9 +832,11 @@ class MetaBalancedTrainer:
         n_steps : int
             Total number of steps (not additional ones).
         batch_size : int, default=128
+            Rows of each training batch; under ``torch.distributed``, rows per process (the
+            global batch is ``batch_size * world_size``, split across the ranks).
         meta_batch_size : int, optional
-            Defaults to ``batch_size`` rounded down to a multiple of
-            ``n_groups * samples_per_identity``.
+            Defaults to the global ``batch_size`` rounded down to a multiple of
+            ``n_groups * samples_per_identity``. Every rank embeds the whole meta batch.
         samples_per_identity : int, default=2
             Images per identity in a meta batch (positive pairs).
         checkpoint_path : path, optional
@@ -685,8 +849,25 @@ class MetaBalancedTrainer:
         -------
         self
         """
+        _check_count(n_steps, "n_steps", low=0)
+        _check_count(batch_size, "batch_size", low=1)
+        _check_count(samples_per_identity, "samples_per_identity", low=1)
+        _check_count(num_workers, "num_workers", low=0)
+        if meta_batch_size is not None:
+            _check_count(meta_batch_size, "meta_batch_size", low=1)
+        if checkpoint_every is not None:
+            _check_count(checkpoint_every, "checkpoint_every", low=0)
         train = as_tensor_dataset(train_data, "train_data", num_workers)
-        train_sampler = RandomBatchSampler(len(train), batch_size, random_state=self._train_rng)
+        self._rank, self._world = rank_and_world()
+        if self._world > 1:
+            # Every rank starts from rank 0's weights and margins, as DDP does.
+            states = [*self.model.state_dict().values(), *self.loss.state_dict().values()]
+            broadcast_([t for t in states if t.is_floating_point()])
+        # Every rank draws the same global batch (same seeds) and trains on its own slice.
+        train_sampler = RandomBatchSampler(
+            len(train), batch_size * self._world, random_state=self._train_rng
+        )
+        share = slice(self._rank * batch_size, (self._rank + 1) * batch_size)
         meta_sampler = None
         if self.meta_loss is not None:
             if meta_data is None:
@@ -694,7 +875,8 @@ class MetaBalancedTrainer:
             meta = as_tensor_dataset(meta_data, "meta_data", num_workers)
             n_groups = int(meta.groups.max()) + 1
             unit = n_groups * samples_per_identity
-            size = meta_batch_size or max(unit, (batch_size // unit) * unit)
+            # the global batch under torch.distributed: every rank embeds the whole meta batch
+            size = meta_batch_size or max(unit, (batch_size * self._world // unit) * unit)
             meta_sampler = BalancedGroupSampler(
                 meta.labels.numpy(),
                 meta.groups.numpy(),
@@ -710,13 +892,13 @@ class MetaBalancedTrainer:
         bar = tqdm(
             total=n_steps,
             initial=self.step_,
-            disable=not self.progress,
+            disable=not self.progress or self._rank != 0,
             desc="training",
             leave=False,
         )
         try:
             while self.step_ < n_steps:
-                batch = train.batch(train_sampler.sample_batch(), self.device)
+                batch = train.batch(train_sampler.sample_batch()[share], self.device)
                 meta_batch = None
                 if meta_sampler is not None and self.step_ % self.meta_every == 0:
                     meta_batch = meta.batch(meta_sampler.sample_batch(), self.device)
@@ -731,11 +913,11 @@ class MetaBalancedTrainer:
                     and checkpoint_every
                     and self.step_ % checkpoint_every == 0
                 ):
-                    self.save_checkpoint(checkpoint_path)
+                    self._save_on_rank_zero(checkpoint_path)
         finally:
             bar.close()
         if checkpoint_path is not None:
-            self.save_checkpoint(checkpoint_path)
+            self._save_on_rank_zero(checkpoint_path)
         for cb in self.callbacks:
             cb.on_fit_end(self)
         return self
@@ -786,13 +968,48 @@ class MetaBalancedTrainer:
         self._torch_seeded = bool(state["torch_seeded"])
         self._bound_logged = set(state["bound_logged"])
 
+    def _save_on_rank_zero(self, path) -> None:
+        # The ranks hold identical states: one writer, and nobody runs ahead of a half-written file.
+        if self._rank == 0:
+            self.save_checkpoint(path)
+        if self._world > 1:
+            torch.distributed.barrier()
+
     def save_checkpoint(self, path: str | Path) -> None:
-        """Write :meth:`state_dict` to ``path`` (``torch.save``)."""
+        """Write :meth:`state_dict` to ``path`` atomically (``torch.save``).
+
+        The new checkpoint goes to a temporary file in the same folder, is flushed to disk and
+        only then replaces ``path``: a process killed mid-write leaves the previous checkpoint
+        intact, never a truncated one. Callbacks' ``on_checkpoint`` hooks run first, so that
+        what they persist (``history.csv``) is never behind the checkpoint.
+        """
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        torch.save(self.state_dict(), path)
+        for cb in self.callbacks:
+            cb.on_checkpoint(self, path)
+        with atomic_write(path, "wb") as f:
+            torch.save(self.state_dict(), f)
+        # One trainer writes this path: temporaries beside it are from a killed run.
+        remove_stale_temporaries(path)
 
     def load_checkpoint(self, path: str | Path) -> MetaBalancedTrainer:
-        """Load a checkpoint written by :meth:`save_checkpoint`; returns ``self``."""
-        self.load_state_dict(torch.load(Path(path), map_location=self.device, weights_only=False))
+        """Load a checkpoint written by :meth:`save_checkpoint`; returns ``self``.
+
+        Raises
+        ------
+        FileNotFoundError
+            If ``path`` does not exist.
+        ValueError
+            If the file is truncated or corrupt, or was written for another model, loss or
+            method; the message names the file. The trainer is then left as it was.
+        """
+        path = Path(path)
+        state = read_checkpoint(path, map_location=self.device)
+        before = copy.deepcopy(self.state_dict())
+        try:
+            self.load_state_dict(state)
+        except (RuntimeError, ValueError, KeyError, TypeError) as exc:
+            self.load_state_dict(before)  # all or nothing: no half-loaded trainer
+            raise ValueError(
+                CHECKPOINT_FIT_ERROR.format(path=path, reason=_first_line(exc))
+            ) from None
         return self

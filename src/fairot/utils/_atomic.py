@@ -10,16 +10,19 @@ the destination's folder (same file system, so the final rename is atomic), is f
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, Literal
 
-__all__ = ["atomic_write", "write_atomic"]
+__all__ = ["atomic_write", "remove_stale_temporaries", "write_atomic"]
 
 MODE_ERROR = "mode must be 'w' (text) or 'wb' (binary); got {value!r}."
 DATA_ERROR = "data must be str or bytes; got {value}."
+#: Name of the temporary file beside the destination (hidden, so that globs skip it).
+_TEMPORARY = ".{name}.{token}.tmp"
 
 
 def _fsync_directory(folder: Path) -> None:
@@ -73,7 +76,7 @@ def atomic_write(
         raise ValueError(MODE_ERROR.format(value=mode))
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    tmp = path.parent / _TEMPORARY.format(name=path.name, token=secrets.token_hex(6))
     # O_EXCL: never reuse another writer's file; 0o666 lets the umask set the permissions, as a
     # plain open() would (mkstemp's 0o600 would surprise users of CLI outputs).
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
@@ -118,3 +121,37 @@ def write_atomic(path: str | os.PathLike, data: str | bytes, *, encoding: str = 
         raise TypeError(DATA_ERROR.format(value=type(data).__name__))
     with atomic_write(path, mode, encoding=encoding) as f:
         f.write(data)
+
+
+def remove_stale_temporaries(path: str | os.PathLike) -> int:
+    """Delete the temporary files that writers of ``path`` killed mid-write left behind.
+
+    Only call this where a single process writes ``path`` (a training run's checkpoint): the
+    temporary file of a concurrent writer would be deleted too.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The destination of :func:`atomic_write`.
+
+    Returns
+    -------
+    int
+        Number of files deleted.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / ".model.pt.1a2b3c.tmp").write_bytes(b"torn")
+    >>> remove_stale_temporaries(folder / "model.pt")
+    1
+    """
+    path = Path(path)
+    pattern = _TEMPORARY.format(name=glob.escape(path.name), token="*")
+    removed = 0
+    for stale in path.parent.glob(pattern):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+            removed += 1
+    return removed

@@ -1,0 +1,117 @@
+"""Hypothesis fuzz of the face losses' public boundary: a finite loss or one of our clear errors.
+
+Never a NaN/inf loss, never an exception from deep inside torch, never a changed input.
+"""
+
+import re
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from fairot.face import _margin_losses as ml
+from fairot.face import _skewness as sk
+from fairot.face import losses
+
+pytestmark = pytest.mark.fuzz
+
+D, C, K = 4, 5, 3
+OUR_MESSAGES = [
+    getattr(module, name)
+    for module in (ml, sk)
+    for name in dir(module)
+    if name.endswith("_ERROR") and isinstance(getattr(module, name), str)
+]
+DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
+
+
+def _ours(message: str) -> bool:
+    """Whether ``message`` is one of the modules' error constants, placeholders filled."""
+    for template in OUR_MESSAGES:
+        pattern = ".*".join(re.escape(part) for part in re.split(r"\{[^}]*\}", template))
+        if re.fullmatch(pattern, message, re.S):
+            return True
+    return False
+
+
+values = st.one_of(
+    st.floats(-1e4, 1e4, allow_nan=False, width=32),
+    st.sampled_from([0.0, float("nan"), float("inf"), -float("inf"), 1e-30, 6e4]),
+)
+
+
+@st.composite
+def batches(draw):
+    n = draw(st.integers(0, 8))
+    width = draw(st.sampled_from([D, D, D, D - 1]))
+    emb = draw(hnp.arrays(np.float64, (n, width), elements=values))
+    labels = draw(hnp.arrays(np.int64, (n,), elements=st.integers(-1, C)))
+    groups = draw(hnp.arrays(np.int64, (n,), elements=st.integers(-1, K)))
+    weight = draw(
+        st.none() | hnp.arrays(np.float64, (n,), elements=st.sampled_from([0.0, 1.0, 2.5, -1.0]))
+    )
+    return emb, labels, groups, weight
+
+
+def _check(call, inputs):
+    copies = [t.clone() if torch.is_tensor(t) else t for t in inputs]
+    try:
+        value = call(*inputs)
+    except (ValueError, TypeError) as exc:
+        assert _ours(str(exc)), f"unclear error: {exc!r}"
+        return
+    finally:
+        for before, after in zip(copies, inputs, strict=True):
+            if torch.is_tensor(after):
+                assert torch.equal(before, after) or (
+                    torch.isnan(before).any() and torch.equal(before.isnan(), after.isnan())
+                )
+    assert bool(torch.isfinite(value)), f"silent {value}"
+
+
+@given(
+    batch=batches(),
+    kind=st.sampled_from(["arc", "cos"]),
+    anchor=st.sampled_from(["arc", "cos", "softmax"]),
+    dtype=st.sampled_from(sorted(DTYPES)),
+    as_numpy=st.booleans(),
+)
+def test_group_margin_loss_is_finite_or_clearly_refused(batch, kind, anchor, dtype, as_numpy):
+    emb, labels, groups, weight = batch
+    torch.manual_seed(0)
+    loss = losses.GroupMarginLoss(C, D, K, kind=kind, anchor_loss=anchor, init_margin=0.2)
+    x = emb if as_numpy else torch.as_tensor(emb).to(DTYPES[dtype])
+    sample_weight = None if weight is None else torch.as_tensor(weight)
+    _check(
+        lambda e, y, g: loss(e, y, g, sample_weight=sample_weight),
+        (x, torch.as_tensor(labels), torch.as_tensor(groups)),
+    )
+
+
+@given(batch=batches(), dtype=st.sampled_from(sorted(DTYPES)), n_groups=st.sampled_from([None, K]))
+def test_meta_skewness_loss_is_finite_or_clearly_refused(batch, dtype, n_groups):
+    emb, labels, groups, _ = batch
+    meta = losses.MetaSkewnessLoss(selection_margin=None, n_groups=n_groups)
+    x = torch.as_tensor(emb).to(DTYPES[dtype])
+    with warnings.catch_warnings():
+        # expected on batches without positive pairs; any other warning still fails the test
+        warnings.simplefilter("ignore", losses.MetaBatchWarning)
+        _check(meta, (x, torch.as_tensor(labels), torch.as_tensor(groups)))
+
+
+@given(
+    scale=st.one_of(st.floats(allow_nan=True), st.integers(-3, 3), st.booleans()),
+    margin=st.one_of(st.floats(allow_nan=True), st.integers(-3, 3)),
+)
+def test_constructors_accept_only_finite_positive_numbers(scale, margin):
+    try:
+        loss = losses.CosFaceLoss(C, D, margin=margin, scale=scale)
+    except ValueError as exc:
+        assert _ours(str(exc)), f"unclear error: {exc!r}"
+        return
+    assert np.isfinite(loss.scale) and loss.scale > 0
+    assert np.isfinite(loss.margin) and loss.margin >= 0
