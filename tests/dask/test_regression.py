@@ -49,3 +49,27 @@ def test_needs_a_frozen_model(client, problem):
     dy, drace = da.from_array(y, chunks=CHUNK), da.from_array(race, chunks=CHUNK)
     with pytest.raises(ValueError, match=MSG_DASK_REGRESSOR[:40]):
         WassersteinFairRegressor(epsilon=0.1).fit(dX, dy, sensitive_features=drace)
+
+
+def test_sketch_latent_curves_within_rank_bound(client, problem):
+    import dask
+    from fairot.dask import rank_error
+    from fairot.dask._sketch import n_levels
+
+    X, y, race, base = problem
+    expected = WassersteinFairRegressor(estimator=base, epsilon=0.05).fit(
+        X, y, sensitive_features=race
+    )
+    dX = da.from_array(X, chunks=(CHUNK, 2))
+    dy, drace = da.from_array(y, chunks=CHUNK), da.from_array(race, chunks=CHUNK)
+    k = 200
+    with dask.config.set({"fairot.quantiles": "sketch", "fairot.sketch_k": k}):
+        model = WassersteinFairRegressor(estimator=base, epsilon=0.05)
+        model.fit(dX, dy, sensitive_features=drace)
+    np.testing.assert_allclose(model.group_weights_, expected.group_weights_, rtol=0, atol=1e-15)
+    # Each sketched quantile is the exact one at a rank within delta, so the grid mean of the
+    # gap to the exact curve is at most 2 delta R, plus R / M for reading it on the n_grid grid.
+    delta = rank_error(k) + 1.0 / (2 * n_levels(k))
+    for got, want in zip(model.latent_curves_, expected.latent_curves_, strict=True):
+        spread = want[-1] - want[0]
+        assert np.abs(got - want).mean() <= 2 * delta * spread + spread / model.n_grid
