@@ -102,6 +102,7 @@ def audit(client, n, data, local, quantiles):
 def dpp(client, n, data, local, quantiles, base):
     """Time DPP fit + predict_proba on Dask (and in memory on the same rows)."""
     import dask
+
     from fairot.classification import QuantileParityPostProcessor
 
     X, y, _, g = data
@@ -126,11 +127,10 @@ def dpp(client, n, data, local, quantiles, base):
 
 
 def main(sizes: list[int]) -> None:
+    import dask
     from distributed import Client, LocalCluster
     from sklearn.frozen import FrozenEstimator
     from sklearn.linear_model import LogisticRegression
-
-    import dask
 
     cluster = LocalCluster(
         n_workers=2, threads_per_worker=1, memory_limit="2GiB", dashboard_address=":0"

@@ -1,12 +1,12 @@
 """QuantileParityPostProcessor on Dask collections against the in-memory estimator."""
 
+import dask
 import numpy as np
 import pandas as pd
 import pytest
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 
-import dask
 from fairot.classification import QuantileParityPostProcessor
 from fairot.dask import rank_error
 from fairot.dask._postprocessing import MSG_DASK_MARGINAL

@@ -53,6 +53,7 @@ def test_needs_a_frozen_model(client, problem):
 
 def test_sketch_latent_curves_within_rank_bound(client, problem):
     import dask
+
     from fairot.dask import rank_error
     from fairot.dask._sketch import n_levels
 

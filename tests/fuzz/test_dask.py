@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 da = pytest.importorskip("dask.array")
 
 import dask  # noqa: E402
+
 import fairot.dask as fd  # noqa: E402
 from fairot import metrics  # noqa: E402
 

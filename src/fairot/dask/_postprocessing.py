@@ -43,6 +43,7 @@ def quantiles_option() -> tuple[str, int]:
     1000.
     """
     import dask
+
     from fairot.dask._sketch import DEFAULT_K
 
     quantiles = check_quantiles(dask.config.get(CONFIG_QUANTILES, "exact"))
