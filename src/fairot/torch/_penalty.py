@@ -64,6 +64,23 @@ def _check_positive(name: str, value, kind: type, kind_name: str) -> None:
         raise ValueError(MSG_POSITIVE.format(name=name, kind=kind_name, value=value))
 
 
+class _ValueWithScoreGradient(torch.autograd.Function):
+    """A scalar computed without autograd, whose gradient in the scores is given."""
+
+    @staticmethod
+    def forward(scores, value, gradient):
+        return value.clone()
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[2])
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (gradient,) = ctx.saved_tensors
+        return grad_output * gradient, None, None
+
+
 class WassersteinParityPenalty(nn.Module):
     r"""Strong demographic parity penalty :math:`\sum_a W_1(p_{S_a}, p_{\bar S})` for any model.
 
@@ -413,7 +430,7 @@ class WassersteinParityPenalty(nn.Module):
         state = (self.target_samples, self.frequencies, self.phases, self.feature_values)
         return (m, scores.dtype, scores.device, *((b.data_ptr(), b._version) for b in state))
 
-    def _features(self, s: torch.Tensor, dtype) -> torch.Tensor:
+    def _features(self, s: torch.Tensor, dtype) -> tuple[torch.Tensor, torch.Tensor]:
         if self.feature_values.numel():
             return tabulated_features(
                 s, self.feature_values.to(dtype), self.feature_derivatives.to(dtype)
@@ -421,45 +438,67 @@ class WassersteinParityPenalty(nn.Module):
         return exact_features(s, self.frequencies.to(dtype), self.phases.to(dtype))
 
     def _cot(self, scores, groups, counts, t, diagonal: bool) -> torch.Tensor:
+        r"""The dual objective (7) on the batch, with its score gradient in closed form.
+
+        With :math:`z = (\lambda_X(s) + \lambda_Y(t) - |s - t|)/\lambda` and
+        :math:`\alpha = \phi^{*\prime}(z)`, the derivative of each term in :math:`s` is
+        :math:`(1 - \alpha)\,\lambda_X'(s) + \alpha\,\mathrm{sign}(s - t)` — the θ-direction of
+        Algorithm 1 before the chain rule through the model. Computing it here, in the same pass
+        as the value and the dual step, spares autograd a graph of the N × M terms.
+        """
+        with torch.no_grad():
+            value, gradient = self._cot_value_and_gradient(scores, groups, counts, t, diagonal)
+        return _ValueWithScoreGradient.apply(scores, value, gradient)
+
+    def _cot_value_and_gradient(self, scores, groups, counts, t, diagonal: bool):
         dtype = scores.dtype
         lam = self.reg_strength
-        duals = self.duals.to(dtype).clone()
-        mu = -duals if self.constrain_duals else self.target_duals.to(dtype).clone()
-        psi_s = self._features(scores, dtype)
+        duals = self.duals.to(dtype)
+        mu = -duals if self.constrain_duals else self.target_duals.to(dtype)
+        s = scores.detach()
+        psi_s, dpsi_s = self._features(s, dtype)
         cached = next((c[1] for c in self._cache.values() if c[0] is t), None)
         psi_t = cached.get("psi") if cached is not None else None
         if psi_t is None:
-            with torch.no_grad():
-                psi_t = self._features(t, dtype)
+            psi_t = self._features(t, dtype)[0]
             if cached is not None:
                 cached["psi"] = psi_t
-        lam_s = (psi_s * duals[groups]).sum(dim=1)
+        duals_g = duals[groups]
+        lam_s = (psi_s * duals_g).sum(dim=1)
+        slope_s = (dpsi_s * duals_g).sum(dim=1)
         inv_count = 1.0 / counts.to(dtype)[groups]
         if diagonal:
             lam_t = (psi_t * mu[groups]).sum(dim=1)
-            diff = scores - t
+            diff = s - t
             z = (lam_s + lam_t - diff.abs()) / lam
             weight = inv_count
+            lam_s_terms = lam_s
         else:
             lam_t = (psi_t @ mu.T).T[groups]
-            diff = scores[:, None] - t[None, :]
+            diff = s[:, None] - t[None, :]
             z = (lam_s[:, None] + lam_t - diff.abs()) / lam
             weight = (inv_count / t.shape[0])[:, None]
+            lam_s_terms = lam_s[:, None]
+            slope_s = slope_s[:, None]
         if self.reg == "entropic":
-            z_max = float(z.detach().max())
+            z_max = float(z.max())
             if not z_max <= MAX_ENTROPIC_EXPONENT:
                 raise DivergenceError(
                     MSG_DUAL_OVERFLOW.format(z=z_max, dual=self.dual_step_size, lam=lam)
                 )
             phi = torch.exp(z)
+            alpha = phi
         else:
-            phi = 0.25 * torch.clamp(z, min=0.0) ** 2
-        value = (weight * ((lam_s[:, None] if not diagonal else lam_s) + lam_t - lam * phi)).sum()
+            z_plus = torch.clamp(z, min=0.0)
+            phi = 0.25 * z_plus**2
+            alpha = 0.5 * z_plus
+        value = (weight * (lam_s_terms + lam_t - lam * phi)).sum()
+        gradient = weight * ((1.0 - alpha) * slope_s + alpha * torch.sign(diff))
+        if not diagonal:
+            gradient = gradient.sum(dim=1)
         if self.training:
-            with torch.no_grad():
-                alpha = phi if self.reg == "entropic" else 0.5 * torch.clamp(z, min=0.0)
-                self._dual_step(groups, counts, psi_s.detach(), psi_t, alpha, inv_count, diagonal)
-        return value
+            self._dual_step(groups, counts, psi_s, psi_t, alpha, inv_count, diagonal)
+        return value, gradient
 
     def _dual_step(self, groups, counts, psi_s, psi_t, alpha, inv_count, diagonal: bool) -> None:
         r"""Ascent step (5) on the potentials, from the gradients of :math:`J` at this call."""
