@@ -158,7 +158,9 @@ def check_consistent_length(**arrays: Any) -> int:
 def _n_samples(a: Any) -> int:
     if hasattr(a, "shape") and len(a.shape) > 0:
         return int(a.shape[0])
-    return len(a)
+    if hasattr(a, "__len__"):
+        return len(a)
+    return int(np.asarray(a).shape[0])  # objects exposing only __array__
 
 
 def _as_frame(sensitive_features: Any, name: str) -> pd.DataFrame:
@@ -415,8 +417,9 @@ def check_sensitive_features(
     Parameters
     ----------
     sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
-        A list, array or Series for one sensitive attribute, or a DataFrame / 2-D array of several
-        (as in fairlearn).
+        A list, array or Series for one sensitive attribute, or a DataFrame, 2-D array or dict
+        of arrays of several (as in fairlearn). Column names of an estimator's ``X`` are
+        turned into data first by :func:`resolve_sensitive_features`.
     n_samples : int, optional
         Expected number of samples; checked when given.
     groups : {"intersection", "marginal"}, default="intersection"
@@ -693,16 +696,12 @@ def check_scores(
     array([0.2, 1. , 0. ])
     """
     s = check_array_1d(scores, name, allow_nan=True, allow_empty=True)
-    bad = ~np.isfinite(s)
+    # NaN compares false, so "not inside" catches it along with the values out of range.
+    bad = ~((s >= -tolerance) & (s <= 1.0 + tolerance))
     if np.any(bad):
         row = int(np.flatnonzero(bad)[0])
-        raise ValueError(MSG_SCORE_NAN.format(name=name, value=float(s[row]), row=row))
-    outside = (s < -tolerance) | (s > 1.0 + tolerance)
-    if np.any(outside):
-        row = int(np.flatnonzero(outside)[0])
-        raise ValueError(
-            MSG_SCORE_RANGE.format(name=name, tol=tolerance, value=float(s[row]), row=row)
-        )
+        message = MSG_SCORE_RANGE if np.isfinite(s[row]) else MSG_SCORE_NAN
+        raise ValueError(message.format(name=name, tol=tolerance, value=float(s[row]), row=row))
     return np.clip(s, 0.0, 1.0, out=s)
 
 

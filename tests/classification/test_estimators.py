@@ -237,7 +237,16 @@ def test_diverged_partial_fit_keeps_the_previous_model(biased):
     assert model.n_updates_ == done + 100 and np.isfinite(model.coef_).all()
 
 
-@pytest.mark.parametrize("target", ["nobody", np.array([0.2, 1.5]), 7])
+def test_array_target_within_rounding_of_the_unit_interval_is_clipped(biased):
+    X, y, a = biased
+    target = np.array([-5e-10, 0.3, 1 + 5e-10])
+    model = FAST["DOT"](target=target, n_updates=10).fit(X, y, sensitive_features=a)
+    np.testing.assert_array_equal(model.target_samples_, [0.0, 0.3, 1.0])
+    with pytest.raises(ValueError, match=r"got 1.5 at row 1"):
+        FAST["DOT"](target=np.array([0.2, 1.5]), n_updates=10).fit(X, y, sensitive_features=a)
+
+
+@pytest.mark.parametrize("target", ["nobody", np.array([0.2, 1.5]), 7, np.array([])])
 def test_invalid_target_is_named(target, biased):
     X, y, a = biased
     with pytest.raises(ValueError, match="target must be"):

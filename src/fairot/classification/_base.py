@@ -3,23 +3,36 @@
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
+import sys
 import warnings
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn import get_config
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import accuracy_score
+from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d, has_fit_parameter, validate_data
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from fairot._validation import GroupEncoding, check_sensitive_features
-from fairot.classification._kernels import STATUS_OK, padded_rows, score_rows
+from fairot._validation import (
+    check_consistent_length,
+    check_sample_weight,
+    check_sensitive_features,
+    group_attributes,
+    resolve_sensitive_features,
+)
+from fairot.classification._kernels import STATUS_OK, logits, padded_rows, score_rows
 from fairot.classification._reference import sigmoid
 from fairot.classification._targets import build_target
 from fairot.metrics._classification import sum_w1_to_reference
@@ -49,23 +62,109 @@ MSG_NOT_FINITE = (
     "Lower step_size (epsilon_theta, now {step:g}){extra}."
 )
 MSG_EVAL_SET = "eval_set must be a tuple (X, y, sensitive_features); got {value!r}."
+MSG_NO_WEIGHTS = (
+    "sample_weight was given but estimator {name} does not accept sample_weight in fit (nor "
+    "its last step, for a Pipeline); use an estimator that does, turn on metadata routing "
+    "for a meta-estimator, or fit it yourself and wrap it in FrozenEstimator."
+)
+MSG_ZERO_WEIGHT_GROUP = "group {group!r} has zero total sample_weight; no row of it can be drawn."
+MSG_Y_NAN = (
+    "{name} contains a missing or infinite label (NaN, inf or None) at row {row}; give every "
+    "row a class label."
+)
 
 # A fair model keeps roughly the spread of its target; one whose scores spread this much less
 # has collapsed to a constant (Err-.5 = share of the minority class, Wass1 ~ 0: "fair" and useless).
 COLLAPSE_SPREAD_RATIO = 0.1
 
 
-def check_binary_target(y: np.ndarray, classes=None) -> np.ndarray:
+def check_binary_target(y: np.ndarray, classes=None, name: str = "y") -> np.ndarray:
     """The two classes of ``y`` (and of ``classes`` when given), or a ValueError."""
+    missing = pd.isna(y)
+    if np.asarray(y).dtype.kind == "f":
+        missing = missing | ~np.isfinite(y)
+    if np.any(missing):
+        row = int(np.flatnonzero(missing)[0])
+        raise ValueError(MSG_Y_NAN.format(name=name, row=row))
     check_classification_targets(y)
     found = np.unique(y if classes is None else np.concatenate([np.unique(y), classes]))
     if found.shape[0] != 2:
         raise ValueError(
-            MSG_NOT_BINARY.format(
+            f"{name}: "
+            + MSG_NOT_BINARY.format(
                 y_type=type_of_target(y), n=found.shape[0], classes=found[:10].tolist()
             )
         )
     return found
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the user's line, past fairot and sklearn.
+
+    The estimators' methods are wrapped (parameter validation, atomic fits), so the depth of
+    the user's call differs from one path to another.
+    """
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(
+        ("fairot.", "sklearn.")
+    ):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def fit_base_estimator(base, X, y, sample_weight: np.ndarray | None):
+    """Clone and fit ``base`` on the data as given, passing ``sample_weight`` when there is one.
+
+    Fitting a clone keeps the user's estimator untouched; a model wrapped in
+    :class:`sklearn.frozen.FrozenEstimator` stays as trained (its ``fit`` does nothing). The
+    weights go to ``fit(..., sample_weight=)`` when the estimator takes it; to a pipeline's
+    last step (``<step>__sample_weight``) without metadata routing; and, with routing on, to
+    any meta-estimator, which routes them as its steps request.
+    """
+    estimator = clone(base)
+    if sample_weight is None or isinstance(base, FrozenEstimator):
+        return estimator.fit(X, y)
+    if has_fit_parameter(base, "sample_weight"):
+        return estimator.fit(X, y, sample_weight=sample_weight)
+    takes_kwargs = any(
+        p.kind is inspect.Parameter.VAR_KEYWORD
+        for p in inspect.signature(base.fit).parameters.values()
+    )
+    if takes_kwargs and get_config()["enable_metadata_routing"]:
+        return estimator.fit(X, y, sample_weight=sample_weight)
+    if isinstance(base, Pipeline) and has_fit_parameter(base.steps[-1][1], "sample_weight"):
+        return estimator.fit(X, y, **{f"{base.steps[-1][0]}__sample_weight": sample_weight})
+    raise TypeError(MSG_NO_WEIGHTS.format(name=type(base).__name__))
+
+
+_MUTABLE = (np.ndarray, list, dict, np.random.Generator)
+
+
+def atomic(method):
+    """Run an estimator method so that, if it raises, the estimator is exactly as before.
+
+    A diverged or rejected ``fit``/``partial_fit`` leaves neither a half-fitted object (a
+    ``predict`` that fails with AttributeError) nor a mix of new groups and old coefficients.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        # The updates write arrays, lists and random streams in place; everything else (the
+        # fitted base model, the groups) is only ever replaced, so a reference keeps it.
+        before = {
+            name: copy.deepcopy(value) if isinstance(value, _MUTABLE) else value
+            for name, value in self.__dict__.items()
+        }
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    return wrapper
 
 
 class DivergenceError(RuntimeError):
@@ -94,19 +193,30 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
     _display_name = "OT"
 
     # ---------------------------------------------------------------- fitting
-    def _fit(self, X, y, sensitive_features, eval_set, n_updates: int) -> None:
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
-        self.classes_ = check_binary_target(y)
-        encoding = check_sensitive_features(sensitive_features, X.shape[0], groups=self.groups)
-        self._encoding = encoding
-        self.groups_ = list(encoding.labels)
-        self.group_names_ = list(encoding.names)
+    def _validate_inputs(self, X, y, sensitive_features, sample_weight, *, reset: bool):
+        """Checked ``(X, y, sensitive features, weights)``; X as float64, dense or CSR/CSC."""
+        sf, _ = resolve_sensitive_features(X, sensitive_features)
+        X, y = _validate_numeric(self, X, y, ensure_min_samples=2, reset=reset)
+        check_consistent_length(X=X, y=y, sensitive_features=sf, sample_weight=sample_weight)
+        return X, y, sf, check_sample_weight(sample_weight, X.shape[0])
 
-        self.estimator_, theta = self._initial_model(X, y)
+    def _fit(self, X, y, sensitive_features, eval_set, n_updates: int, sample_weight) -> None:
+        X, y, sf, sample_weight = self._validate_inputs(
+            X, y, sensitive_features, sample_weight, reset=True
+        )
+        self.classes_ = check_binary_target(y)
+        encoding = check_sensitive_features(sf, X.shape[0], groups=self.groups)
+        self._encoding = encoding
+        self.groups_, self.group_names_ = group_attributes(encoding)
+
+        self.estimator_, theta = self._initial_model(X, y, sample_weight)
         self.initial_coef_ = theta[None, :-1].copy()
         self.initial_intercept_ = theta[-1:].copy()
-        initial_scores = sigmoid(X @ theta[:-1] + theta[-1])
-        self.target_samples_ = build_target(self.target, initial_scores, encoding)
+        sample_weight = _drawing_weights(sample_weight)
+        if sample_weight is not None:
+            check_group_weights(sample_weight, encoding.indices(), encoding.names)
+        initial_scores = sigmoid(logits(theta, X))
+        self.target_samples_ = build_target(self.target, initial_scores, encoding, sample_weight)
 
         rng = check_random_state(self.random_state)
         self._init_solver(rng, encoding.n_groups)
@@ -117,12 +227,12 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         self._theta = theta
         self.n_updates_ = 0
         self._history: list[dict[str, float]] = []
-        self._run(X, y, encoding, eval_set, n_updates)
+        self._run_updates(X, y, encoding.indices(), eval_set, n_updates, sample_weight)
 
-    def _initial_model(self, X: np.ndarray, y: np.ndarray) -> tuple[Any, np.ndarray]:
+    def _initial_model(self, X, y: np.ndarray, sample_weight) -> tuple[Any, np.ndarray]:
         r"""Fit (a clone of) ``estimator`` unless frozen, and read :math:`\theta^*` from it."""
         base = LogisticRegression() if self.estimator is None else self.estimator
-        fitted = clone(base).fit(X, y)
+        fitted = fit_base_estimator(base, X, y, sample_weight)
         coef = getattr(fitted, "coef_", None)
         intercept = getattr(fitted, "intercept_", None)
         if coef is None or intercept is None or np.shape(coef) != (1, X.shape[1]):
@@ -137,34 +247,22 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         theta = np.concatenate([np.ravel(coef), np.ravel(intercept)[:1]]).astype(np.float64)
         return fitted, theta
 
-    _state_attributes: tuple[str, ...] = (
-        "_theta",
-        "n_updates_",
-        "_history",
-        "_batch_sampler",
-        "_target_sampler",
-    )
-
-    def _run(self, X, y, encoding: GroupEncoding, eval_set, n_updates: int) -> None:
-        # A diverged run must not leave its state behind: a later partial_fit would continue
-        # from it. The fitted model stays as it was before the call.
-        snapshot = {name: copy.deepcopy(getattr(self, name)) for name in self._state_attributes}
-        try:
-            self._run_updates(X, y, encoding, eval_set, n_updates)
-        except DivergenceError:
-            for name, value in snapshot.items():
-                setattr(self, name, value)
-            raise
-
-    def _run_updates(self, X, y, encoding: GroupEncoding, eval_set, n_updates: int) -> None:
-        rows = encoding.indices()
+    def _run_updates(self, X, y, rows: list[np.ndarray], eval_set, n_updates: int, sample_weight):
+        """Run ``n_updates`` updates on the groups' ``rows`` of ``X``, recording the history."""
+        names = self.group_names_
         counts = np.array([r.shape[0] for r in rows], dtype=np.int64)
-        for name, count in zip(encoding.names, counts, strict=True):
+        cumulative = None
+        drawable = counts
+        if sample_weight is not None:
+            group_weights = check_group_weights(sample_weight, rows, names)
+            cumulative = [_cumulative(w) for w in group_weights]
+            drawable = np.array([np.count_nonzero(w) for w in group_weights])
+        for name, count in zip(names, drawable, strict=True):
             if count < self.batch_size:
                 warnings.warn(
                     MSG_SMALL_GROUP.format(group=name, count=count, batch=self.batch_size),
                     UserWarning,
-                    stacklevel=3,
+                    stacklevel=user_stacklevel(),
                 )
         members = np.concatenate(rows).astype(np.int64)
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
@@ -183,9 +281,11 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
             done = 0
             while done < n_updates:
                 m = min(every, n_updates - done)
-                batches = self._batch_sampler.integers(
-                    0, counts[None, :, None], size=(m, counts.shape[0], self.batch_size)
-                )
+                shape = (m, counts.shape[0], self.batch_size)
+                if cumulative is None:
+                    batches = self._batch_sampler.integers(0, counts[None, :, None], size=shape)
+                else:
+                    batches = _weighted_batches(self._batch_sampler, cumulative, shape)
                 target_batches = self._target_sampler.integers(
                     0, target.shape[0], size=(m, self.batch_size)
                 )
@@ -226,13 +326,21 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
                 }
                 if evaluation is not None:
                     ex, ey, erows = evaluation
-                    es = sigmoid(ex @ self._theta[:-1] + self._theta[-1])
+                    es = sigmoid(logits(self._theta, ex))
                     record["eval_wass1"] = self._wass1(es, erows)
                     record["eval_error"] = float(np.mean((es > 0.5) != ey))
                 self._history.append(record)
         self.coef_ = self._theta[None, :-1].copy()
         self.intercept_ = self._theta[-1:].copy()
-        self.history_ = pd.DataFrame(self._history)
+
+    @property
+    def history_(self) -> pd.DataFrame:
+        """One row per record of the updates (a new frame on each access)."""
+        if "_history" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__} has no history_ before it is fitted.")
+        # Records are kept as plain floats (skops loads them without trusting pandas); the
+        # frame is built when asked for.
+        return pd.DataFrame(self._history)
 
     def _wass1(self, s: np.ndarray, rows: list[np.ndarray]) -> float:
         r""":math:`\sum_a W_1(p_{S_a}, p_{\bar S})` to the fitted (fixed) target."""
@@ -244,18 +352,18 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         if not isinstance(eval_set, (tuple, list)) or len(eval_set) != 3:
             raise ValueError(MSG_EVAL_SET.format(value=type(eval_set).__name__))
         ex, ey, esf = eval_set
-        ex = validate_data(self, ex, dtype=np.float64, reset=False)
-        ey = np.asarray(ey)
+        esf, _ = resolve_sensitive_features(ex, esf, name="eval_set sensitive_features")
+        ex = _validate_numeric(self, ex, reset=False)
+        ey = column_or_1d(ey, warn=False)
+        check_consistent_length(eval_X=ex, eval_y=ey, eval_sensitive_features=esf)
+        check_binary_target(ey, self.classes_, name="eval_set y")
         erows = self._group_rows(esf, ex.shape[0], "eval_set")
         return ex, (ey == self.classes_[1]).astype(int), erows
 
     def _group_rows(self, sensitive_features, n_samples: int, method: str) -> list[np.ndarray]:
         """Rows of each fitted group in new data (unseen group: error naming it)."""
         encoded = self._encoding.encode(sensitive_features)
-        if encoded.shape[0] != n_samples:
-            raise ValueError(
-                f"sensitive_features has {encoded.shape[0]} rows but X has {n_samples}."
-            )
+        check_consistent_length(X=np.empty(n_samples), sensitive_features=encoded)
         if encoded.ndim == 2:
             rows = [np.flatnonzero(encoded[:, g]) for g in range(encoded.shape[1])]
         else:
@@ -278,54 +386,56 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
             )
         )
 
-    def _partial_fit(self, X, y, sensitive_features, n_updates, eval_set, classes):
+    def _partial_fit(self, X, y, sensitive_features, n_updates, eval_set, classes, sample_weight):
         if classes is not None:
-            classes = check_binary_target(np.asarray(classes))
+            classes = check_binary_target(np.asarray(classes), name="classes")
             if hasattr(self, "classes_") and not np.array_equal(classes, self.classes_):
                 raise ValueError(
                     MSG_CLASSES.format(
                         what="classes", got=classes.tolist(), expected=self.classes_.tolist()
                     )
                 )
+        n_updates = self.n_updates if n_updates is None else n_updates
         if not hasattr(self, "coef_"):
             self._validate_params()
-            self._fit(
-                X,
-                y,
-                sensitive_features,
-                eval_set,
-                self.n_updates if n_updates is None else n_updates,
-            )
+            self._fit(X, y, sensitive_features, eval_set, n_updates, sample_weight)
             return self
-        X, y = validate_data(self, X, y, dtype=np.float64, reset=False)
+        X, y, sf, sample_weight = self._validate_inputs(
+            X, y, sensitive_features, sample_weight, reset=False
+        )
         check_binary_target(y, self.classes_)
-        rows = self._group_rows(sensitive_features, X.shape[0], "partial_fit")
-        encoding = _RowsOnly(rows, self._encoding.names)
-        self._run(X, y, encoding, eval_set, self.n_updates if n_updates is None else n_updates)
+        rows = self._group_rows(sf, X.shape[0], "partial_fit")
+        self._run_updates(X, y, rows, eval_set, n_updates, _drawing_weights(sample_weight))
         return self
 
     # ------------------------------------------------------------- predicting
-    def decision_function(self, X) -> np.ndarray:
+    def decision_function(self, X, *, sensitive_features=None) -> np.ndarray:
         r"""The logit :math:`\theta^\top (x, 1)` of the adjusted model.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        sensitive_features : ignored
+            Accepted so that every fairot classifier predicts with the same call; the adjusted
+            model does not use groups at prediction time.
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            Each row's logit depends on that row only (not on the other rows of ``X``).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return X @ self.coef_[0] + self.intercept_[0]
+        X = _validate_numeric(self, X, reset=False)
+        return logits(np.concatenate([self.coef_[0], self.intercept_]), X)
 
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X, *, sensitive_features=None) -> np.ndarray:
         r"""Scores :math:`s = \sigma(\theta^\top (x, 1))` as class probabilities.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        sensitive_features : ignored
+            As in :meth:`decision_function`.
 
         Returns
         -------
@@ -335,12 +445,14 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         s = sigmoid(self.decision_function(X))
         return np.column_stack([1.0 - s, s])
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X, *, sensitive_features=None) -> np.ndarray:
         """Predicted class: ``classes_[1]`` when the score exceeds 0.5 (the paper's Err-.5).
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        sensitive_features : ignored
+            As in :meth:`decision_function`.
 
         Returns
         -------
@@ -349,19 +461,84 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         s = sigmoid(self.decision_function(X))
         return self.classes_[(s > 0.5).astype(int)]
 
+    def score(self, X, y, sample_weight=None, *, sensitive_features=None) -> float:
+        """Accuracy of :meth:`predict` on ``(X, y)``, weighted by ``sample_weight``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+        sensitive_features : ignored
+            Accepted (and routable with ``set_score_request``) for a uniform API.
+
+        Returns
+        -------
+        float
+        """
+        y_pred = self.predict(X)
+        return float(
+            accuracy_score(y, y_pred, sample_weight=check_sample_weight(sample_weight, len(y_pred)))
+        )
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = True
         return tags
 
 
-class _RowsOnly:
-    """The slice of :class:`GroupEncoding` that ``_run`` reads, for data of a later partial_fit."""
+def check_group_weights(
+    sample_weight: np.ndarray, rows: list[np.ndarray], names: list[str]
+) -> list[np.ndarray]:
+    """Each group's weights; a group of zero total weight has no distribution: an error."""
+    group_weights = [sample_weight[r] for r in rows]
+    for name, w in zip(names, group_weights, strict=True):
+        if not w.sum() > 0:
+            raise ValueError(MSG_ZERO_WEIGHT_GROUP.format(group=name))
+    return group_weights
 
-    def __init__(self, rows: list[np.ndarray], names: list[str]):
-        self._rows = rows
-        self.names = names
 
-    def indices(self) -> list[np.ndarray]:
-        return self._rows
+def _validate_numeric(estimator, X, y="no_validation", **kwargs):
+    """scikit-learn's validation of a numeric X (dense or CSR/CSC), without its arithmetic noise.
+
+    Its finiteness test sums X, which warns (overflow, inf - inf) just before it raises the
+    clear error about NaN or infinity; the user needs only the error.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        return validate_data(
+            estimator, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, **kwargs
+        )
+
+
+def _drawing_weights(sample_weight: np.ndarray | None) -> np.ndarray | None:
+    """Weights for drawing batches and building the target; equal weights are no weights.
+
+    Drawing with equal weights gives the same draws (hence the same model) as without them.
+    """
+    if sample_weight is None or np.all(sample_weight == sample_weight[0]):
+        return None
+    return sample_weight
+
+
+def _cumulative(weights: np.ndarray) -> np.ndarray:
+    """Normalised cumulative weights, ending exactly at 1 (inverse-CDF sampling)."""
+    cum = np.cumsum(weights)
+    cum /= cum[-1]
+    cum[-1] = 1.0
+    return cum
+
+
+def _weighted_batches(rng: np.random.Generator, cumulative: list[np.ndarray], shape) -> np.ndarray:
+    """Positions within each group drawn with probability proportional to the row's weight.
+
+    Inverse-CDF sampling: a uniform ``u`` picks the first row whose cumulative weight exceeds
+    it, so a zero-weight row is never drawn and a row of weight ``w`` is drawn with probability
+    ``w / sum(w)`` (a row repeated ``k`` times would be drawn ``k`` times as often).
+    """
+    u = rng.random(size=shape)
+    batches = np.empty(shape, dtype=np.int64)
+    for g, cum in enumerate(cumulative):
+        batches[:, g, :] = np.searchsorted(cum, u[:, g, :], side="right")
+    return batches

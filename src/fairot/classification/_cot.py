@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from fairot.classification._base import (
     DivergenceError,
     OTInProcessingClassifier,
+    atomic,
 )
 from fairot.classification._features import (
     FourierFeatures,
@@ -200,7 +201,6 @@ class COTClassifier(OTInProcessingClassifier):
     }
 
     _display_name = "COT"
-    _state_attributes = (*OTInProcessingClassifier._state_attributes, "duals_", "target_duals_")
 
     def __init__(
         self,
@@ -240,29 +240,48 @@ class COTClassifier(OTInProcessingClassifier):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, *, sensitive_features, eval_set=None):
+    @atomic
+    def fit(self, X, y, *, sensitive_features, eval_set=None, sample_weight=None):
         r"""Fit :math:`\theta^*`, then run ``n_updates`` COT updates.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Inputs of the logistic model (the paper's include the sensitive attributes).
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Inputs of the logistic model (the paper's include the sensitive attributes); CSR
+            or CSC matrices stay sparse.
         y : array-like of shape (n_samples,)
             Binary labels.
-        sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
-            Group membership; several columns give intersectional (or, with
-            ``groups="marginal"``, overlapping) groups.
+        sensitive_features : array-like, DataFrame, dict of arrays, str or list of str
+            Group membership of shape (n_samples,) or (n_samples, n_columns); several columns
+            give intersectional (or, with ``groups="marginal"``, overlapping) groups. Column
+            name(s) of a DataFrame ``X`` are read from ``X``, and stay inputs of the model.
         eval_set : tuple (X, y, sensitive_features), optional
             Held-out data whose Wass1 and Err-.5 are recorded in :attr:`history_`.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative row weights: passed to ``estimator``'s ``fit``, used for the weighted
+            quantiles of the target, and each group's mini-batch rows are drawn with
+            probability proportional to their weight (so integer weights act as repeated rows,
+            in distribution; equal weights give the model fitted without weights).
 
         Returns
         -------
         self : COTClassifier
         """
-        self._fit(X, y, sensitive_features, eval_set, self.n_updates)
+        self._fit(X, y, sensitive_features, eval_set, self.n_updates, sample_weight)
         return self
 
-    def partial_fit(self, X, y, *, sensitive_features, n_updates=None, eval_set=None, classes=None):
+    @atomic
+    def partial_fit(
+        self,
+        X,
+        y,
+        *,
+        sensitive_features,
+        n_updates=None,
+        eval_set=None,
+        classes=None,
+        sample_weight=None,
+    ):
         r"""Continue the updates from the current :math:`\theta` and duals on new data.
 
         The paper's continual re-adjustment to a changed level of unfairness: the target stays
@@ -270,7 +289,7 @@ class COTClassifier(OTInProcessingClassifier):
 
         Parameters
         ----------
-        X, y, sensitive_features, eval_set
+        X, y, sensitive_features, eval_set, sample_weight
             As in :meth:`fit`; the groups must be those seen at fit time.
         n_updates : int, optional
             Number of updates to run (default: ``self.n_updates``).
@@ -281,7 +300,9 @@ class COTClassifier(OTInProcessingClassifier):
         -------
         self : COTClassifier
         """
-        return self._partial_fit(X, y, sensitive_features, n_updates, eval_set, classes)
+        return self._partial_fit(
+            X, y, sensitive_features, n_updates, eval_set, classes, sample_weight
+        )
 
     def _init_solver(self, rng: np.random.RandomState, n_groups: int) -> None:
         self.fourier_features_ = draw_fourier_features(

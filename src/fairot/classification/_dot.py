@@ -7,7 +7,7 @@ from typing import Literal
 import numpy as np
 from sklearn.base import _fit_context
 
-from fairot.classification._base import OTInProcessingClassifier
+from fairot.classification._base import OTInProcessingClassifier, atomic
 from fairot.classification._kernels import dot_kernel
 
 
@@ -104,31 +104,47 @@ class DOTClassifier(OTInProcessingClassifier):
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, *, sensitive_features, eval_set=None):
+    @atomic
+    def fit(self, X, y, *, sensitive_features, eval_set=None, sample_weight=None):
         r"""Fit :math:`\theta^*`, then run ``n_updates`` DOT updates.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
             Binary labels.
-        sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
+        sensitive_features : array-like, DataFrame, dict of arrays, str or list of str
+            As in :meth:`COTClassifier.fit`.
         eval_set : tuple (X, y, sensitive_features), optional
             Held-out data recorded in :attr:`history_`.
+        sample_weight : array-like of shape (n_samples,), optional
+            As in :meth:`COTClassifier.fit` (batches drawn with probability proportional to
+            weight).
 
         Returns
         -------
         self : DOTClassifier
         """
-        self._fit(X, y, sensitive_features, eval_set, self.n_updates)
+        self._fit(X, y, sensitive_features, eval_set, self.n_updates, sample_weight)
         return self
 
-    def partial_fit(self, X, y, *, sensitive_features, n_updates=None, eval_set=None, classes=None):
+    @atomic
+    def partial_fit(
+        self,
+        X,
+        y,
+        *,
+        sensitive_features,
+        n_updates=None,
+        eval_set=None,
+        classes=None,
+        sample_weight=None,
+    ):
         r"""Continue the updates from the current :math:`\theta` on new data.
 
         Parameters
         ----------
-        X, y, sensitive_features, eval_set
+        X, y, sensitive_features, eval_set, sample_weight
             As in :meth:`fit`; the groups must be those seen at fit time.
         n_updates : int, optional
             Number of updates to run (default: ``self.n_updates``).
@@ -139,7 +155,9 @@ class DOTClassifier(OTInProcessingClassifier):
         -------
         self : DOTClassifier
         """
-        return self._partial_fit(X, y, sensitive_features, n_updates, eval_set, classes)
+        return self._partial_fit(
+            X, y, sensitive_features, n_updates, eval_set, classes, sample_weight
+        )
 
     def _init_solver(self, rng: np.random.RandomState, n_groups: int) -> None:
         pass

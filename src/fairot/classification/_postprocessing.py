@@ -6,13 +6,34 @@ import warnings
 from typing import Literal
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import accuracy_score
+from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _num_features,
+    _num_samples,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 
-from fairot._validation import check_sensitive_features
-from fairot.classification._base import check_binary_target
+from fairot._validation import (
+    check_consistent_length,
+    check_sample_weight,
+    check_scores,
+    check_sensitive_features,
+    group_attributes,
+    resolve_sensitive_features,
+)
+from fairot.classification._base import (
+    atomic,
+    check_binary_target,
+    check_group_weights,
+    fit_base_estimator,
+    user_stacklevel,
+)
 from fairot.classification._targets import build_target
 from fairot.transport import ecdf_rank, quantile_function
 
@@ -103,89 +124,133 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         self.groups = groups
 
     @_fit_context(prefer_skip_nested_validation=False)
-    def fit(self, X, y, *, sensitive_features):
+    @atomic
+    def fit(self, X, y, *, sensitive_features, sample_weight=None):
         """Fit the base classifier and record each group's score distribution and the target.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            Passed to ``estimator`` exactly as given (strings, NaN, feature names: whatever
+            the estimator accepts); fairot reads only its number of rows.
         y : array-like of shape (n_samples,)
             Binary labels.
-        sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
+        sensitive_features : array-like, DataFrame, dict of arrays, str or list of str
+            Groups of shape (n_samples,) or (n_samples, n_columns), or column name(s) of a
+            DataFrame ``X`` (read from ``X``; ``X`` still reaches the estimator whole, so a
+            pipeline that should not use them drops them itself). Groups named by columns are
+            read from ``X`` again at prediction when ``sensitive_features`` is not given.
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative row weights: passed to ``estimator``'s ``fit``, and used for weighted
+            group ECDFs and target quantiles. Integer weights give the model fitted on rows
+            repeated that many times (exactly, when each group's lightest row has weight 1).
 
         Returns
         -------
         self : QuantileParityPostProcessor
         """
-        X_raw = X
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        sf, columns = resolve_sensitive_features(X, sensitive_features)
+        # Only what fairot reads is checked: numbers of rows and features, names, labels.
+        self._check_features(X, reset=True)
+        y = column_or_1d(y, warn=True)
+        n_samples = _num_samples(X)
+        check_consistent_length(X=X, y=y, sensitive_features=sf, sample_weight=sample_weight)
         self.classes_ = check_binary_target(y)
+        sample_weight = check_sample_weight(sample_weight, n_samples)
         base = LogisticRegression() if self.estimator is None else self.estimator
         if not hasattr(base, "predict_proba"):
             raise TypeError(MSG_NO_PROBA.format(name=type(base).__name__))
-        # The base model sees X as the user gave it (feature names kept for a DataFrame).
-        self.estimator_ = clone(base).fit(X_raw, y)
-        scores = self._base_scores(X_raw)
-        encoding = check_sensitive_features(sensitive_features, X.shape[0], groups=self.groups)
-        self.target_samples_ = build_target(self.target, scores, encoding)
+        encoding = check_sensitive_features(sf, n_samples, groups=self.groups)
+        if sample_weight is not None:
+            check_group_weights(sample_weight, encoding.indices(), encoding.names)
+        self.estimator_ = fit_base_estimator(base, X, y, sample_weight)
+        scores = self._base_scores(X)
+        self.target_samples_ = build_target(self.target, scores, encoding, sample_weight)
         if self.groups == "marginal":
-            cells = check_sensitive_features(
-                sensitive_features, X.shape[0], groups="intersection", min_groups=1
-            )
+            cells = check_sensitive_features(sf, n_samples, groups="intersection", min_groups=1)
             warnings.warn(
                 MSG_MARGINAL_CELLS.format(n_cells=cells.n_groups, n_groups=encoding.n_groups),
                 UserWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
             encoding = cells
         self._encoding = encoding
-        self.groups_ = list(encoding.labels)
-        self.group_names_ = list(encoding.names)
-        self.group_scores_ = [np.sort(scores[rows]) for rows in encoding.indices()]
+        self._sensitive_columns = columns
+        self.groups_, self.group_names_ = group_attributes(encoding)
+        self.group_scores_, self._group_weights = [], []
+        for rows in encoding.indices():
+            order = np.argsort(scores[rows], kind="stable")
+            self.group_scores_.append(scores[rows][order])
+            self._group_weights.append(
+                None if sample_weight is None else sample_weight[rows][order]
+            )
         return self
 
-    def _base_scores(self, X: np.ndarray) -> np.ndarray:
+    def _check_features(self, X, *, reset: bool) -> None:
+        """Record (at fit) or check the number and names of features, without converting X.
+
+        Inputs without a column count (a list of texts for a text pipeline, or a 1-D array
+        that the estimator will reject with its own advice) are left to the estimator.
+        """
+        try:
+            _num_features(X)
+        except TypeError:
+            if reset:
+                for name in ("n_features_in_", "feature_names_in_"):
+                    self.__dict__.pop(name, None)
+            return
+        validate_data(self, X, skip_check_array=True, reset=reset)
+
+    def _base_scores(self, X) -> np.ndarray:
         proba = self.estimator_.predict_proba(X)
         column = int(np.flatnonzero(np.asarray(self.estimator_.classes_) == self.classes_[1])[0])
-        return np.asarray(proba[:, column], dtype=np.float64)
+        return check_scores(
+            np.asarray(proba)[:, column], f"{type(self.estimator_).__name__}.predict_proba"
+        )
 
-    def predict_proba(self, X, *, sensitive_features) -> np.ndarray:
+    def predict_proba(self, X, *, sensitive_features=None) -> np.ndarray:
         r"""Post-processed scores :math:`Q_{\bar S}(F_a(s))` as class probabilities.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        sensitive_features : array-like
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+            Passed to the fitted estimator as given.
+        sensitive_features : array-like, DataFrame, dict, str or list of str, optional
             Groups of the rows of ``X``, as at fit time (unseen group: ``ValueError``).
+            Required unless the groups were named as columns of ``X`` at fit time (they are
+            then read from ``X`` again).
 
         Returns
         -------
         ndarray of shape (n_samples, 2)
+            A row's scores depend on that row only, not on the other rows of ``X``.
         """
         check_is_fitted(self)
-        X_raw = X
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        codes = self._encoding.encode(sensitive_features)
-        if codes.shape[0] != X.shape[0]:
-            raise ValueError(
-                f"sensitive_features has {codes.shape[0]} rows but X has {X.shape[0]}."
-            )
-        s = self._base_scores(X_raw)
+        if sensitive_features is None and self._sensitive_columns is not None:
+            sensitive_features = self._sensitive_columns
+        sf, _ = resolve_sensitive_features(X, sensitive_features)
+        self._check_features(X, reset=False)
+        codes = self._encoding.encode(sf)
+        check_consistent_length(X=X, sensitive_features=codes)
+        s = self._base_scores(X)
         out = np.empty_like(s)
-        for g, reference in enumerate(self.group_scores_):
+        for g, (reference, weights) in enumerate(
+            zip(self.group_scores_, self._group_weights, strict=True)
+        ):
             rows = np.flatnonzero(codes == g)
             if rows.size:
-                rank = ecdf_rank(reference, s[rows] + RANK_TOLERANCE, assume_sorted=True)
+                rank = ecdf_rank(reference, s[rows] + RANK_TOLERANCE, weights, assume_sorted=True)
                 out[rows] = quantile_function(self.target_samples_, rank, assume_sorted=True)
         return np.column_stack([1.0 - out, out])
 
-    def predict(self, X, *, sensitive_features) -> np.ndarray:
+    def predict(self, X, *, sensitive_features=None) -> np.ndarray:
         """Predicted class: ``classes_[1]`` when the post-processed score exceeds 0.5.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        sensitive_features : array-like
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+        sensitive_features : array-like, DataFrame, dict, str or list of str, optional
+            As in :meth:`predict_proba`.
 
         Returns
         -------
@@ -194,7 +259,36 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         s = self.predict_proba(X, sensitive_features=sensitive_features)[:, 1]
         return self.classes_[(s > 0.5).astype(int)]
 
+    def score(self, X, y, sample_weight=None, *, sensitive_features=None) -> float:
+        """Accuracy of :meth:`predict` on ``(X, y)``, weighted by ``sample_weight``.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+        sensitive_features : array-like, DataFrame, dict, str or list of str, optional
+            As in :meth:`predict_proba`. In ``cross_val_score``, ``GridSearchCV`` or a
+            ``Pipeline`` route it with ``set_score_request(sensitive_features=True)`` (and
+            ``sklearn.set_config(enable_metadata_routing=True)``); without it (and without
+            column names) this raises instead of returning NaN.
+
+        Returns
+        -------
+        float
+        """
+        y_pred = self.predict(X, sensitive_features=sensitive_features)
+        return float(
+            accuracy_score(y, y_pred, sample_weight=check_sample_weight(sample_weight, len(y_pred)))
+        )
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
+        # X goes to the estimator untouched: it accepts what the estimator accepts.
+        base = LogisticRegression() if self.estimator is None else self.estimator
+        base_tags = get_tags(base)
+        tags.input_tags.allow_nan = base_tags.input_tags.allow_nan
+        tags.input_tags.sparse = base_tags.input_tags.sparse
+        tags.input_tags.string = base_tags.input_tags.string
         return tags

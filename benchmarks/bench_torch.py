@@ -1,0 +1,129 @@
+"""Speed of the PyTorch fairness penalty: against the cross-entropy step, and the numba kernels.
+
+Run: ``python benchmarks/bench_torch.py``. Prints
+
+1. for a 2x64 MLP on Adult's features (CPU, one thread, batch 256 split over the 4 groups), the
+   time of one training step (forward, loss, backward, Adam) with cross-entropy alone and with
+   cross-entropy plus each penalty (COT, DOT, Sinkhorn), and the ratio (issue 13's target:
+   <= 1.5x for batch 256);
+2. for the paper's logistic model, the time per update of the penalty driven as Algorithm 1
+   (batches of 50 per group for COT, 100 for DOT; forward, backward, SGD step) against the fused
+   numba kernels of ``fairot.classification`` (per update, from a 20,000-update run).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import torch
+from _timing import best_time
+
+from fairot.classification import COTClassifier, DOTClassifier
+from fairot.datasets import load_adult
+from fairot.torch import WassersteinParityPenalty
+
+N_STEPS = 200
+BATCH = 256
+
+
+def _adult():
+    adult = load_adult()
+    train = (adult.split == "train").to_numpy()
+    X = adult.data[train].to_numpy(float)
+    X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
+    y = adult.target[train].to_numpy().astype(float)
+    from fairot._validation import check_sensitive_features
+
+    enc = check_sensitive_features(adult.sensitive[train], X.shape[0])
+    return X, y, enc.codes, enc.n_groups
+
+
+def _steps(model, penalty, X, y, g, batches, lam=1.0, lr=1e-3, sgd=False, ce=True):
+    opt = (torch.optim.SGD if sgd else torch.optim.Adam)(model.parameters(), lr=lr)
+    bce = torch.nn.BCEWithLogitsLoss()
+
+    def run():
+        for idx in batches:
+            logits = model(X[idx]).reshape(-1)
+            loss = bce(logits, y[idx]) if ce else 0.0
+            if penalty is not None:
+                loss = loss + lam * penalty(torch.sigmoid(logits), g[idx])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+
+    return best_time(run, repeats=3) / len(batches)
+
+
+def _balanced(codes, n_groups, per_group, n_steps, rng):
+    members = [np.flatnonzero(codes == a) for a in range(n_groups)]
+    return [
+        torch.as_tensor(
+            np.concatenate([m[rng.integers(0, m.shape[0], per_group)] for m in members])
+        )
+        for _ in range(n_steps)
+    ]
+
+
+def main() -> None:
+    torch.set_num_threads(1)
+    X_np, y_np, codes, n_groups = _adult()
+    X = torch.tensor(X_np, dtype=torch.float32)
+    y = torch.tensor(y_np, dtype=torch.float32)
+    g = torch.tensor(codes)
+    rng = np.random.default_rng(0)
+    batches = _balanced(codes, n_groups, BATCH // n_groups, N_STEPS, rng)
+
+    def mlp():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(
+            torch.nn.Linear(X.shape[1], 64), torch.nn.ReLU(),
+            torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1),
+        )  # fmt: skip
+
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.linear_model import LogisticRegression
+
+    lr = FrozenEstimator(LogisticRegression(max_iter=200).fit(X_np, y_np))
+    # A fixed target, as FairTrainer uses after its warm-up: the logistic model's scores.
+    target = np.sort(lr.predict_proba(X_np)[:, 1])
+    print(f"1. MLP 2x64 on Adult ({X.shape[1]} features), batch {BATCH}, CPU, 1 thread")
+    base = _steps(mlp(), None, X, y, g, batches)
+    print(f"   cross-entropy step alone: {base * 1e3:.3f} ms")
+    for method in ("cot", "dot", "sinkhorn"):
+        penalty = WassersteinParityPenalty(n_groups, method=method, target=target, random_state=0)
+        # Sinkhorn iterates to convergence at every step (hundreds of iterations at the default
+        # epsilon = .01): timed on fewer steps.
+        steps = batches[:20] if method == "sinkhorn" else batches
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # Sinkhorn's non-convergence notes
+            t = _steps(mlp(), penalty, X, y, g, steps)
+        print(f"   + {method:8s} penalty:      {t * 1e3:.3f} ms  ({t / base:.2f}x)")
+
+    print("2. Logistic model, per update: penalty (torch, exact features) vs numba kernel")
+    n_kernel = 20_000
+    for name, cls, batch, kwargs in (
+        ("COT", COTClassifier, 50, {"method": "cot", "pairing": "diagonal"}),
+        ("DOT", DOTClassifier, 100, {"method": "dot"}),
+    ):
+        est = cls(estimator=lr, n_updates=n_kernel, batch_size=batch, random_state=0)
+        est.fit(X_np[:2000], y_np[:2000], sensitive_features=codes[:2000])  # compile
+        kernel = (
+            best_time(lambda est=est: est.fit(X_np, y_np, sensitive_features=codes), repeats=2)
+            / n_kernel
+        )
+        logistic = torch.nn.Linear(X.shape[1], 1)
+        penalty = WassersteinParityPenalty(
+            n_groups, target=est.target_samples_, random_state=0, **kwargs
+        )
+        steps = _balanced(codes, n_groups, batch, N_STEPS, rng)
+        t = _steps(logistic, penalty, X, y, g, steps, lam=1.0, lr=1e-4, sgd=True, ce=False)
+        print(
+            f"   {name}: numba kernel {kernel * 1e6:.1f} us/update (fit incl. history), "
+            f"torch penalty step {t * 1e6:.1f} us/update ({t / kernel:.1f}x the kernel)"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,20 @@
+"""Strong demographic parity for any differentiable model, in PyTorch.
+
+The COT paper (Chiappa and Pacchiano, 2021) adjusts a logistic model; this package turns its
+objective into a loss term for any network:
+
+- :class:`WassersteinParityPenalty` — an ``nn.Module``: ``penalty(scores, groups)`` is the sum
+  over groups of the (COT dual, exact DOT, or Sinkhorn) :math:`W_1` to a target distribution;
+- :class:`FairTrainer` — the loop: group-balanced batches, a ``lam`` schedule, a fixed target
+  after a warm-up, early stopping on validation Wass1, history;
+- :class:`FairMLPClassifier` — a scikit-learn classifier (``fit(X, y, *, sensitive_features)``)
+  training an MLP with the penalty.
+
+Importing ``fairot`` does not import torch; only this package does.
+"""
+
+from fairot.torch._estimator import FairMLPClassifier
+from fairot.torch._penalty import WassersteinParityPenalty
+from fairot.torch._trainer import FairTrainer
+
+__all__ = ["FairMLPClassifier", "FairTrainer", "WassersteinParityPenalty"]

@@ -1,0 +1,303 @@
+"""A scikit-learn classifier: an MLP trained with the Wasserstein parity penalty."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Literal
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+from torch import nn
+
+from fairot._validation import check_sensitive_features
+from fairot.classification._base import check_binary_target
+from fairot.torch._penalty import WassersteinParityPenalty
+from fairot.torch._trainer import FairTrainer
+
+MSG_HIDDEN = "hidden_layer_sizes must be a tuple of positive integers; got {value!r}."
+
+
+def build_mlp(n_features: int, hidden_layer_sizes: tuple[int, ...]) -> nn.Sequential:
+    """Linear-ReLU layers ending in one logit."""
+    layers: list[nn.Module] = []
+    width = n_features
+    for h in hidden_layer_sizes:
+        layers += [nn.Linear(width, h), nn.ReLU()]
+        width = h
+    layers.append(nn.Linear(width, 1))
+    return nn.Sequential(*layers)
+
+
+class FairMLPClassifier(ClassifierMixin, BaseEstimator):
+    r"""Binary MLP classifier whose scores satisfy strong demographic parity.
+
+    The inputs are standardised, an MLP (``hidden_layer_sizes``, ReLU) is trained by
+    :class:`FairTrainer`: ``warmup_epochs`` of cross-entropy, then cross-entropy plus
+    ``lam`` times :class:`WassersteinParityPenalty` (:math:`\sum_a W_1(p_{S_a}, p_{\bar S})` to the
+    barycenter of the warm model's training scores, problem (6) of [1]_) on group-balanced
+    batches, with early stopping on the validation Wass1 of a held-out ``validation_fraction``.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : tuple of int, default=(64, 64)
+        Widths of the hidden layers.
+    method : {"dot", "cot", "sinkhorn"}, default="dot"
+        The penalty's estimator (see :class:`WassersteinParityPenalty`).
+    lam : float, default=3.0
+        Penalty weight after the warm-up: larger is fairer and less accurate.
+    groups : {"intersection", "marginal"}, default="intersection"
+        How several sensitive columns define groups (``"marginal"``: overlapping groups).
+    penalty_params : dict or None, default=None
+        Further arguments of :class:`WassersteinParityPenalty` (``reg_strength``,
+        ``n_fourier_features``, ...).
+    warmup_epochs : int, default=5
+        Epochs of cross-entropy alone.
+    n_epochs : int, default=40
+        Epochs in all.
+    batch_size : int, default=256
+        Rows per step, split equally between groups.
+    learning_rate : float, default=1e-3
+        Adam's step size.
+    lr_schedule : {"constant", "cosine"}, default="cosine"
+        ``"cosine"``: after the warm-up the step decays to 0 by the last epoch, which averages
+        the penalty's mini-batch noise (see :class:`FairTrainer`).
+    weight_decay : float, default=0.0
+        Adam's weight decay.
+    validation_fraction : float, default=0.1
+        Share of the training rows held out for early stopping (0: none).
+    patience : int or None, default=10
+        Epochs without improvement of the validation Wass1 before stopping.
+    device : str, default="cpu"
+        Torch device.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the weights, the validation split, the batches and the penalty.
+    verbose : bool, default=False
+        A progress bar over epochs.
+
+    Attributes
+    ----------
+    model_ : torch.nn.Sequential
+        The trained network (input: standardised features; output: the logit).
+    penalty_ : WassersteinParityPenalty
+    history_ : pandas.DataFrame
+        :attr:`FairTrainer.history_`.
+    target_samples_ : ndarray
+        The fixed target (sorted training scores of the barycenter).
+    classes_ : ndarray of shape (2,)
+    groups_, group_names_ : list
+        Group labels and names, in the penalty's code order.
+    mean_, scale_ : ndarray of shape (n_features,)
+        Standardisation of the inputs.
+    n_features_in_ : int
+    feature_names_in_ : ndarray
+
+    See Also
+    --------
+    fairot.classification.COTClassifier : the paper's logistic model.
+    fairot.classification.QuantileParityPostProcessor : DPP, for models without gradients.
+
+    References
+    ----------
+    .. [1] S. Chiappa and A. Pacchiano, "Fairness with Continuous Optimal Transport", 2021.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.torch import FairMLPClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 2, 400)
+    >>> X = np.column_stack([rng.normal(a, 1.0), a])
+    >>> y = (X[:, 0] + rng.normal(0, 1, 400) > 0.5).astype(int)
+    >>> clf = FairMLPClassifier(hidden_layer_sizes=(8,), n_epochs=10, random_state=0)
+    >>> clf.fit(X, y, sensitive_features=a).predict_proba(X).shape
+    (400, 2)
+    """
+
+    _parameter_constraints: dict = {
+        "hidden_layer_sizes": [tuple, list],
+        "method": [StrOptions({"dot", "cot", "sinkhorn"})],
+        "lam": [Interval(Real, 0, None, closed="left")],
+        "groups": [StrOptions({"intersection", "marginal"})],
+        "penalty_params": [dict, None],
+        "warmup_epochs": [Interval(Integral, 0, None, closed="left")],
+        "n_epochs": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "lr_schedule": [StrOptions({"constant", "cosine"})],
+        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "validation_fraction": [Interval(Real, 0, 1, closed="left")],
+        "patience": [Interval(Integral, 1, None, closed="left"), None],
+        "device": [str],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        hidden_layer_sizes: tuple[int, ...] = (64, 64),
+        *,
+        method: Literal["dot", "cot", "sinkhorn"] = "dot",
+        lam: float = 3.0,
+        groups: Literal["intersection", "marginal"] = "intersection",
+        penalty_params: dict | None = None,
+        warmup_epochs: int = 5,
+        n_epochs: int = 40,
+        batch_size: int = 256,
+        learning_rate: float = 1e-3,
+        lr_schedule: Literal["constant", "cosine"] = "cosine",
+        weight_decay: float = 0.0,
+        validation_fraction: float = 0.1,
+        patience: int | None = 10,
+        device: str = "cpu",
+        random_state=None,
+        verbose: bool = False,
+    ):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.method = method
+        self.lam = lam
+        self.groups = groups
+        self.penalty_params = penalty_params
+        self.warmup_epochs = warmup_epochs
+        self.n_epochs = n_epochs
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.lr_schedule = lr_schedule
+        self.weight_decay = weight_decay
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, *, sensitive_features) -> FairMLPClassifier:
+        """Standardise ``X`` and train the MLP with the penalty.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Binary labels.
+        sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
+            Group membership.
+
+        Returns
+        -------
+        self : FairMLPClassifier
+        """
+        sizes = tuple(self.hidden_layer_sizes)
+        if not all(isinstance(h, Integral) and not isinstance(h, bool) and h > 0 for h in sizes):
+            raise ValueError(MSG_HIDDEN.format(value=self.hidden_layer_sizes))
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        self.classes_ = check_binary_target(y)
+        encoding = check_sensitive_features(sensitive_features, X.shape[0], groups=self.groups)
+        self._encoding = encoding
+        self.groups_ = list(encoding.labels)
+        self.group_names_ = list(encoding.names)
+        y01 = (y == self.classes_[1]).astype(np.float32)
+        self.mean_ = X.mean(axis=0)
+        scale = X.std(axis=0)
+        self.scale_ = np.where(scale > 0, scale, 1.0)
+        Z = ((X - self.mean_) / self.scale_).astype(np.float32)
+        membership = encoding.membership
+
+        rng = check_random_state(self.random_state)
+        seed = int(rng.randint(np.iinfo(np.int32).max))
+        holdout = self._holdout(membership, rng)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            self.model_ = build_mlp(X.shape[1], sizes).to(self.device)
+        self.penalty_ = WassersteinParityPenalty(
+            encoding.n_groups, method=self.method, random_state=seed, **(self.penalty_params or {})
+        )
+        trainer = FairTrainer(
+            self.model_,
+            self.penalty_,
+            lam=float(self.lam),
+            warmup_epochs=self.warmup_epochs,
+            n_epochs=self.n_epochs,
+            batch_size=max(self.batch_size, encoding.n_groups),
+            learning_rate=self.learning_rate,
+            lr_schedule=self.lr_schedule,
+            weight_decay=self.weight_decay,
+            patience=self.patience,
+            device=self.device,
+            random_state=rng,
+            verbose=self.verbose,
+        )
+        keep = ~holdout
+        eval_set = None
+        if holdout.any():
+            eval_set = (Z[holdout], y01[holdout], membership[holdout])
+        trainer.fit(Z[keep], y01[keep], membership[keep], eval_set=eval_set)
+        self.history_ = trainer.history_
+        self.target_samples_ = trainer.target_samples_
+        self.model_.eval()
+        return self
+
+    def _holdout(self, membership: np.ndarray, rng: np.random.RandomState) -> np.ndarray:
+        """Held-out rows for early stopping, leaving every group rows on both sides when it can."""
+        holdout = rng.rand(membership.shape[0]) < self.validation_fraction
+        if not holdout.any():
+            return holdout
+        for a in range(membership.shape[1]):
+            if not (membership[:, a] & ~holdout).any() or not (membership[:, a] & holdout).any():
+                return np.zeros_like(holdout)  # too few rows of a group to hold any out
+        return holdout
+
+    def decision_function(self, X) -> np.ndarray:
+        """The MLP's logit.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        Z = torch.as_tensor(((X - self.mean_) / self.scale_).astype(np.float32), device=self.device)
+        with torch.no_grad():
+            return self.model_(Z).reshape(-1).double().cpu().numpy()
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Scores as class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, 2)
+            Columns in the order of ``classes_``.
+        """
+        s = 1.0 / (1.0 + np.exp(-np.clip(self.decision_function(X), -700, 700)))
+        return np.column_stack([1.0 - s, s])
+
+    def predict(self, X) -> np.ndarray:
+        """``classes_[1]`` where the score exceeds 0.5 (Err-.5's threshold).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        positive = self.predict_proba(X)[:, 1] > 0.5
+        return self.classes_[positive.astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.allow_nan = False
+        tags.non_deterministic = False
+        return tags

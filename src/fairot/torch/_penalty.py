@@ -1,0 +1,498 @@
+r"""Strong demographic parity as a differentiable penalty: COT, DOT or Sinkhorn on scores."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Literal
+
+import numpy as np
+import torch
+from torch import nn
+
+from fairot.classification import DivergenceError, draw_fourier_features, tabulate_features
+from fairot.torch._features import exact_features, tabulated_features
+from fairot.torch._transport import (
+    batch_barycenter,
+    exact_w1_to_target,
+    group_layout,
+    sinkhorn_to_target,
+    sorted_quantiles,
+)
+
+METHODS = ("cot", "dot", "sinkhorn")
+MSG_OPTION = "{name} must be one of {options}; got {value!r}."
+MSG_POSITIVE = "{name} must be a positive {kind}; got {value!r}."
+MSG_TARGET = (
+    "target must be 'barycenter' or a 1-D tensor or array of target scores in [0, 1]; got {value}."
+)
+MSG_SCORES = "scores must be a 1-D floating-point tensor; got {value}."
+MSG_SCORE_RANGE = (
+    "scores must be finite and in [0, 1] (pass probabilities, e.g. torch.sigmoid(logits)); "
+    "got values in [{low}, {high}]."
+)
+MSG_GROUPS = "groups must be a 1-D integer tensor of the same length as scores ({n}); got {value}."
+MSG_GROUP_RANGE = (
+    "groups must hold codes in [0, n_groups={n_groups}); got values in [{low}, {high}]."
+)
+MSG_DEVICE = (
+    "scores, groups and the penalty's buffers must be on one device; got scores on {scores}, "
+    "groups on {groups}, penalty on {penalty}. Move the penalty with penalty.to(scores.device)."
+)
+MSG_TARGET_BATCH = (
+    "target_samples must be a 1-D tensor of target scores in [0, 1]{extra}; got {value}."
+)
+MSG_DUAL_OVERFLOW = (
+    "the COT dual exponent (lambda_S(s) + lambda_target(t) - |s - t|) / lambda reached {z:.3g}: "
+    "the dual potentials diverged (the entropic exp() would overflow). Lower dual_step_size "
+    "(epsilon_lambda, now {dual:g}) or raise reg_strength (lambda, now {lam:g})."
+)
+
+# Same bound as the numba kernel (fairot.classification._kernels.MAX_ENTROPIC_EXPONENT): exp(40)
+# is far past any density ratio of a coupling on [0, 1].
+MAX_ENTROPIC_EXPONENT = 40.0
+DEFAULT_REG_STRENGTH = {"cot": 0.1, "dot": 0.0, "sinkhorn": 0.01}
+
+
+def _describe(value) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"tensor of shape {tuple(value.shape)} and dtype {value.dtype}"
+    return repr(value) if not hasattr(value, "shape") else f"array of shape {value.shape}"
+
+
+def _check_positive(name: str, value, kind: type, kind_name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, kind) or not value > 0:
+        raise ValueError(MSG_POSITIVE.format(name=name, kind=kind_name, value=value))
+
+
+class WassersteinParityPenalty(nn.Module):
+    r"""Strong demographic parity penalty :math:`\sum_a W_1(p_{S_a}, p_{\bar S})` for any model.
+
+    ``penalty(scores, groups)`` returns a differentiable estimate, on one mini-batch, of the sum
+    over groups of the Wasserstein-1 distance between each group's score distribution and a
+    target distribution :math:`p_{\bar S}` (problem (6) of [1]_). Its gradient in the scores is
+    the paper's update direction for :math:`\theta`; autograd chains it through any model, so
+    ``loss = bce(logits, y) + lam * penalty(torch.sigmoid(logits), groups)`` trains a fair
+    network. Three estimators:
+
+    - ``"cot"`` — continuous OT (Algorithm 1 of [1]_): the mini-batch value of the regularised
+      dual (7),
+
+      .. math::
+
+          J = \sum_a \big\langle \lambda_{S_a}(s) + \lambda_{\bar S,a}(\bar s)
+          - \lambda\,\phi^*\big((\lambda_{S_a}(s) + \lambda_{\bar S,a}(\bar s) - |s - \bar s|)
+          /\lambda\big)\big\rangle_{\hat p_{S_a} \hat p_{\bar S}},
+
+      with potentials :math:`\lambda(s) = \lambda^\top\psi(s)` in D random Fourier features held
+      in buffers. Each call in training mode also takes one ascent step (5) on the potentials
+      (:math:`\epsilon_\lambda`), after reading them: the gradient in :math:`s^i_a` is
+      :math:`(1 - \alpha_{ij})\lambda'_{S_a}(s^i_a) + \alpha_{ij}\,\mathrm{sign}(s^i_a - \bar
+      s^j)`, averaged over the pairs, the :math:`\theta`-update of Algorithm 1.
+    - ``"dot"`` — discrete OT (the DOT baseline): the exact 1-D :math:`W_1` of each group's batch
+      to the target sample, by the optimal monotone coupling :math:`T^*_a` (Eq. (8)).
+    - ``"sinkhorn"`` — the entropic :math:`W_1^\varepsilon` of each group's batch to the target
+      sample (log-domain Sinkhorn), smooth in the scores; exact :math:`W_1` as
+      :math:`\varepsilon \to 0`.
+
+    Parameters
+    ----------
+    n_groups : int
+        Number of groups; ``groups`` holds codes ``0 .. n_groups - 1``.
+    method : {"cot", "dot", "sinkhorn"}, default="cot"
+        The estimator (above).
+    target : "barycenter" or tensor or array-like, default="barycenter"
+        :math:`p_{\bar S}`. ``"barycenter"``: the :math:`W_1` barycenter of the batch's groups
+        (at each rank the median of the group quantiles, equal weights), recomputed at every
+        call and detached — a moving target for training from scratch. A 1-D tensor or array of
+        scores in [0, 1]: a fixed target (e.g. the barycenter of a pre-trained model's
+        training scores, as in the paper; :class:`FairTrainer` does this), stored sorted in the
+        buffer ``target_samples``. Either way a call uses the target's quantiles at the
+        midpoint levels :math:`(k + 1/2)/M`, :math:`M` the largest group count of the batch
+        (``pairing="diagonal"``: one target quantile at a random level per score).
+    reg : {"entropic", "l2"}, default="entropic"
+        COT's regulariser: :math:`\phi^*(x) = e^x` or :math:`\max(x, 0)^2/4`.
+    reg_strength : float, optional
+        COT's :math:`\lambda` (default 0.1) or Sinkhorn's :math:`\varepsilon` (default 0.01), in
+        units of score. Unused by DOT.
+    n_fourier_features : int, default=100
+        COT's :math:`D`.
+    kernel_variance : float, default=0.1
+        COT's :math:`\sigma^2`: :math:`\omega \sim \mathcal N(0, 2/\sigma^2)`.
+    dual_step_size : float, default=0.01
+        COT's :math:`\epsilon_\lambda`.
+    constrain_duals : bool, default=True
+        COT: impose :math:`\lambda_{S_a}(x) + \lambda_{\bar S,a}(x) = 0` (one dual vector per
+        group), which stabilises training, as in :class:`~fairot.classification.COTClassifier`.
+    pairing : {"all", "diagonal"}, default="all"
+        COT: all pairs of a group's scores with the target sample, or the paper's :math:`i = j`
+        pairs (then the target sample has one entry per score).
+    feature_grid_size : int or None, default=None
+        COT: ``None`` computes :math:`\psi` exactly; an int reads :math:`\psi` and
+        :math:`\psi'` from a table on that many intervals of [0, 1] as the numba kernel does
+        (its default is 4,096).
+    sinkhorn_max_iter : int, default=1000
+        Sinkhorn iterations at most.
+    sinkhorn_tol : float, default=1e-4
+        Sinkhorn stops when the plan's marginals are within this L1 error (a warning says when
+        it did not).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the Fourier features (drawn as by ``COTClassifier``: the same seed gives the same
+        features) and the diagonal pairing's target levels.
+
+    Attributes
+    ----------
+    duals : Tensor of shape (n_groups, D)
+        Buffer: :math:`\lambda_{S_a}` coefficients (COT).
+    target_duals : Tensor of shape (n_groups, D)
+        Buffer: :math:`\lambda_{\bar S,a}` coefficients (``-duals`` under the constraint).
+    frequencies, phases : Tensor of shape (D,)
+        Buffers: :math:`\omega, b`.
+    target_samples : Tensor
+        Buffer: the sorted fixed target (empty for ``"barycenter"``).
+    last_target : Tensor or None
+        The target sample used by the last call (for inspection).
+
+    See Also
+    --------
+    fairot.classification.COTClassifier : Algorithm 1 for a logistic model (numba).
+    fairot.classification.DOTClassifier : DOT for a logistic model.
+    FairTrainer : the training loop around this penalty.
+
+    Notes
+    -----
+    One call handles all groups without a loop over them. Cost per call: COT ``O(n (M + D))``
+    with all pairs, DOT ``O((n + G M) log)``, Sinkhorn ``O(iterations * G * max_count * M)``.
+    ``state_dict`` saves the potentials, so a checkpoint resumes COT exactly. In ``eval()``
+    mode COT reads the potentials without updating them. Validation is one host sync per call
+    (range checks of scores and groups); COT's entropic exponent check is another.
+
+    References
+    ----------
+    .. [1] S. Chiappa and A. Pacchiano, "Fairness with Continuous Optimal Transport", 2021.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from fairot.torch import WassersteinParityPenalty
+    >>> scores = torch.tensor([0.1, 0.2, 0.3, 0.6, 0.7, 0.8], dtype=torch.float64)
+    >>> groups = torch.tensor([0, 0, 0, 1, 1, 1])
+    >>> dot = WassersteinParityPenalty(2, method="dot")
+    >>> round(float(dot(scores, groups)), 6)  # each group is .25 from the barycenter
+    0.5
+    """
+
+    def __init__(
+        self,
+        n_groups: int,
+        *,
+        method: Literal["cot", "dot", "sinkhorn"] = "cot",
+        target="barycenter",
+        reg: Literal["entropic", "l2"] = "entropic",
+        reg_strength: float | None = None,
+        n_fourier_features: int = 100,
+        kernel_variance: float = 0.1,
+        dual_step_size: float = 0.01,
+        constrain_duals: bool = True,
+        pairing: Literal["all", "diagonal"] = "all",
+        feature_grid_size: int | None = None,
+        sinkhorn_max_iter: int = 1000,
+        sinkhorn_tol: float = 1e-4,
+        random_state: int | np.random.RandomState | None = None,
+    ):
+        super().__init__()
+        _check_positive("n_groups", n_groups, Integral, "integer")
+        for name, value, options in (
+            ("method", method, METHODS),
+            ("reg", reg, ("entropic", "l2")),
+            ("pairing", pairing, ("all", "diagonal")),
+        ):
+            if value not in options:
+                raise ValueError(MSG_OPTION.format(name=name, options=options, value=value))
+        if reg_strength is None:
+            reg_strength = DEFAULT_REG_STRENGTH[method]
+        elif method != "dot":
+            _check_positive("reg_strength", reg_strength, Real, "number")
+        _check_positive("n_fourier_features", n_fourier_features, Integral, "integer")
+        _check_positive("kernel_variance", kernel_variance, Real, "number")
+        _check_positive("dual_step_size", dual_step_size, Real, "number")
+        _check_positive("sinkhorn_max_iter", sinkhorn_max_iter, Integral, "integer")
+        _check_positive("sinkhorn_tol", sinkhorn_tol, Real, "number")
+        if feature_grid_size is not None:
+            _check_positive("feature_grid_size", feature_grid_size, Integral, "integer")
+        self.n_groups = int(n_groups)
+        self.method = method
+        self.reg = reg
+        self.reg_strength = float(reg_strength)
+        self.dual_step_size = float(dual_step_size)
+        self.constrain_duals = bool(constrain_duals)
+        self.pairing = pairing
+        self.sinkhorn_max_iter = int(sinkhorn_max_iter)
+        self.sinkhorn_tol = float(sinkhorn_tol)
+        self.last_target: torch.Tensor | None = None
+        self._cache: dict = {}
+
+        rng = (
+            np.random.RandomState(random_state)
+            if not isinstance(random_state, np.random.RandomState)
+            else random_state
+        )
+        # The state is kept in float64 whatever the scores' dtype (each call computes in the
+        # scores' dtype): the potentials accumulate many small steps.
+        dtype = torch.float64
+        # The same draw as COTClassifier._init_solver: the features come first from the seed.
+        features = draw_fourier_features(n_fourier_features, kernel_variance, rng)
+        self._generator = torch.Generator().manual_seed(int(rng.randint(np.iinfo(np.int32).max)))
+        self.register_buffer("frequencies", torch.tensor(features.frequencies, dtype=dtype))
+        self.register_buffer("phases", torch.tensor(features.phases, dtype=dtype))
+        shape = (self.n_groups, n_fourier_features)
+        self.register_buffer("duals", torch.zeros(shape, dtype=dtype))
+        self.register_buffer("target_duals", torch.zeros(shape, dtype=dtype))
+        if feature_grid_size is None:
+            self.register_buffer("feature_values", torch.empty(0, dtype=dtype))
+            self.register_buffer("feature_derivatives", torch.empty(0, dtype=dtype))
+        else:
+            table = tabulate_features(features, int(feature_grid_size))
+            self.register_buffer("feature_values", torch.tensor(table.values, dtype=dtype))
+            self.register_buffer(
+                "feature_derivatives", torch.tensor(table.derivatives, dtype=dtype)
+            )
+        self.register_buffer("target_samples", self._check_target(target, dtype))
+        self.target = "barycenter" if self.target_samples.numel() == 0 else "fixed"
+
+    @staticmethod
+    def _check_target(target, dtype: torch.dtype) -> torch.Tensor:
+        if isinstance(target, str):
+            if target != "barycenter":
+                raise ValueError(MSG_TARGET.format(value=repr(target)))
+            return torch.empty(0, dtype=dtype)
+        try:
+            t = torch.as_tensor(
+                np.asarray(target, dtype=np.float64)
+                if not isinstance(target, torch.Tensor)
+                else target.detach().cpu().double()
+            )
+        except (TypeError, ValueError):
+            raise ValueError(MSG_TARGET.format(value=_describe(target))) from None
+        if t.ndim != 1 or t.numel() == 0 or not bool(((t >= 0) & (t <= 1)).all()):
+            raise ValueError(MSG_TARGET.format(value=_describe(target)))
+        return torch.sort(t).values.to(dtype)
+
+    def set_target(self, target) -> None:
+        """Fix the target distribution (1-D scores in [0, 1]) or return to ``"barycenter"``."""
+        t = self._check_target(target, self.duals.dtype).to(self.duals.device)
+        self.target_samples = t
+        self._cache.clear()
+        self.target = "barycenter" if t.numel() == 0 else "fixed"
+
+    # ------------------------------------------------------------------ checks
+    def _check_inputs(self, scores, groups) -> None:
+        if (
+            not isinstance(scores, torch.Tensor)
+            or scores.ndim != 1
+            or not scores.is_floating_point()
+        ):
+            raise TypeError(MSG_SCORES.format(value=_describe(scores)))
+        if (
+            not isinstance(groups, torch.Tensor)
+            or groups.ndim != 1
+            or groups.shape[0] != scores.shape[0]
+            or groups.is_floating_point()
+            or groups.dtype == torch.bool
+        ):
+            raise TypeError(MSG_GROUPS.format(n=scores.shape[0], value=_describe(groups)))
+        if scores.shape[0] == 0:
+            raise ValueError(MSG_SCORES.format(value="an empty tensor"))
+        if scores.device != groups.device or scores.device != self.duals.device:
+            raise ValueError(
+                MSG_DEVICE.format(
+                    scores=scores.device, groups=groups.device, penalty=self.duals.device
+                )
+            )
+        # One host sync for every range check: this runs at every step. NaN fails both
+        # comparisons, so a non-finite score is caught too.
+        low, high = torch.aminmax(scores.detach())
+        g_low, g_high = torch.aminmax(groups)
+        bounds = torch.stack([low.double(), high.double(), g_low.double(), g_high.double()])
+        low, high, g_low, g_high = bounds.tolist()
+        if not (low >= 0.0 and high <= 1.0):
+            raise ValueError(MSG_SCORE_RANGE.format(low=low, high=high))
+        if not (g_low >= 0 and g_high < self.n_groups):
+            raise ValueError(
+                MSG_GROUP_RANGE.format(n_groups=self.n_groups, low=int(g_low), high=int(g_high))
+            )
+
+    def _check_target_batch(self, target_samples, n: int, dtype, device) -> torch.Tensor:
+        diagonal = self.method == "cot" and self.pairing == "diagonal"
+        extra = f" with one entry per score ({n}) under pairing='diagonal'" if diagonal else ""
+        if (
+            not isinstance(target_samples, torch.Tensor)
+            or target_samples.ndim != 1
+            or target_samples.numel() == 0
+            or (diagonal and target_samples.shape[0] != n)
+        ):
+            raise ValueError(MSG_TARGET_BATCH.format(extra=extra, value=_describe(target_samples)))
+        t = target_samples.detach().to(device=device, dtype=dtype)
+        if not bool(((t >= 0) & (t <= 1)).all()):
+            raise ValueError(MSG_TARGET_BATCH.format(extra=extra, value="values outside [0, 1]"))
+        return t
+
+    # ----------------------------------------------------------------- forward
+    def forward(
+        self,
+        scores: torch.Tensor,
+        groups: torch.Tensor,
+        target_samples: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        r"""The penalty on one batch.
+
+        Parameters
+        ----------
+        scores : Tensor of shape (n,)
+            Scores in [0, 1] (probabilities of the positive class), float32 or float64, on the
+            penalty's device.
+        groups : Tensor of int of shape (n,)
+            Group codes in ``0 .. n_groups - 1``.
+        target_samples : Tensor of shape (M,), optional
+            Samples of :math:`p_{\bar S}` for this call, overriding ``target`` (shape ``(n,)``,
+            paired element-wise, under COT's ``pairing="diagonal"``).
+
+        Returns
+        -------
+        Tensor of shape ()
+            Sum over the groups present in the batch of their estimate.
+        """
+        self._check_inputs(scores, groups)
+        groups = groups.long()
+        layout = group_layout(scores, groups, self.n_groups)
+        diagonal = self.method == "cot" and self.pairing == "diagonal"
+        if target_samples is not None:
+            t = self._check_target_batch(
+                target_samples, scores.shape[0], scores.dtype, scores.device
+            )
+        else:
+            t = self._target_batch(scores, groups, layout, diagonal)
+        self.last_target = t
+        if self.method == "dot":
+            # The module's own target quantiles are sorted already.
+            sorted_t = torch.sort(t).values if target_samples is not None else t
+            return exact_w1_to_target(scores, layout, sorted_t)
+        if self.method == "sinkhorn":
+            return sinkhorn_to_target(
+                scores, layout, t, self.reg_strength, self.sinkhorn_max_iter, self.sinkhorn_tol
+            )
+        return self._cot(scores, groups, layout.counts, t, diagonal)
+
+    def _target_batch(self, scores, groups, layout, diagonal: bool) -> torch.Tensor:
+        if diagonal:
+            # One target draw per score: the quantile at a uniform random level.
+            levels = torch.rand(scores.shape[0], generator=self._generator, dtype=torch.float64)
+            levels = levels.to(device=scores.device, dtype=scores.dtype)
+        else:
+            m = int(layout.counts.max())
+            key = self._cache_key(m, scores)
+            if self.target != "barycenter" and key in self._cache:
+                return self._cache[key][0]
+            levels = (torch.arange(m, device=scores.device, dtype=scores.dtype) + 0.5) / m
+        if self.target == "barycenter":
+            if diagonal:
+                # The barycenter's quantile at each level, read from a fine midpoint grid.
+                m = int(layout.counts.max())
+                grid = (torch.arange(m, device=scores.device, dtype=scores.dtype) + 0.5) / m
+                bary = batch_barycenter(scores, layout, grid)
+                return sorted_quantiles(torch.sort(bary).values, levels)
+            return batch_barycenter(scores, layout, levels)
+        t = sorted_quantiles(self.target_samples.to(scores.dtype), levels)
+        if not diagonal:
+            # A fixed target gives the same M quantiles (and features) at every balanced step.
+            self._cache.clear()
+            self._cache[key] = (t, {})
+        return t
+
+    def _cache_key(self, m: int, scores: torch.Tensor) -> tuple:
+        # Versions change on in-place writes (load_state_dict), data pointers on reassignment.
+        state = (self.target_samples, self.frequencies, self.phases, self.feature_values)
+        return (m, scores.dtype, scores.device, *((b.data_ptr(), b._version) for b in state))
+
+    def _features(self, s: torch.Tensor, dtype) -> torch.Tensor:
+        if self.feature_values.numel():
+            return tabulated_features(
+                s, self.feature_values.to(dtype), self.feature_derivatives.to(dtype)
+            )
+        return exact_features(s, self.frequencies.to(dtype), self.phases.to(dtype))
+
+    def _cot(self, scores, groups, counts, t, diagonal: bool) -> torch.Tensor:
+        dtype = scores.dtype
+        lam = self.reg_strength
+        duals = self.duals.to(dtype).clone()
+        mu = -duals if self.constrain_duals else self.target_duals.to(dtype).clone()
+        psi_s = self._features(scores, dtype)
+        cached = next((c[1] for c in self._cache.values() if c[0] is t), None)
+        psi_t = cached.get("psi") if cached is not None else None
+        if psi_t is None:
+            with torch.no_grad():
+                psi_t = self._features(t, dtype)
+            if cached is not None:
+                cached["psi"] = psi_t
+        lam_s = (psi_s * duals[groups]).sum(dim=1)
+        inv_count = 1.0 / counts.to(dtype)[groups]
+        if diagonal:
+            lam_t = (psi_t * mu[groups]).sum(dim=1)
+            diff = scores - t
+            z = (lam_s + lam_t - diff.abs()) / lam
+            weight = inv_count
+        else:
+            lam_t = (psi_t @ mu.T).T[groups]
+            diff = scores[:, None] - t[None, :]
+            z = (lam_s[:, None] + lam_t - diff.abs()) / lam
+            weight = (inv_count / t.shape[0])[:, None]
+        if self.reg == "entropic":
+            z_max = float(z.detach().max())
+            if not z_max <= MAX_ENTROPIC_EXPONENT:
+                raise DivergenceError(
+                    MSG_DUAL_OVERFLOW.format(z=z_max, dual=self.dual_step_size, lam=lam)
+                )
+            phi = torch.exp(z)
+        else:
+            phi = 0.25 * torch.clamp(z, min=0.0) ** 2
+        value = (weight * ((lam_s[:, None] if not diagonal else lam_s) + lam_t - lam * phi)).sum()
+        if self.training:
+            with torch.no_grad():
+                alpha = phi if self.reg == "entropic" else 0.5 * torch.clamp(z, min=0.0)
+                self._dual_step(groups, counts, psi_s.detach(), psi_t, alpha, inv_count, diagonal)
+        return value
+
+    def _dual_step(self, groups, counts, psi_s, psi_t, alpha, inv_count, diagonal: bool) -> None:
+        r"""Ascent step (5) on the potentials, from the gradients of :math:`J` at this call."""
+        dtype = psi_s.dtype
+        zeros = torch.zeros(self.n_groups, psi_s.shape[1], dtype=dtype, device=psi_s.device)
+        if diagonal:
+            coef = (1.0 - alpha) * inv_count
+            grad_s = zeros.index_add(0, groups, coef[:, None] * psi_s)
+            grad_t = zeros.index_add(0, groups, coef[:, None] * psi_t)
+        else:
+            grad_s = zeros.index_add(
+                0, groups, ((1.0 - alpha.mean(dim=1)) * inv_count)[:, None] * psi_s
+            )
+            alpha_t = torch.zeros(self.n_groups, alpha.shape[1], dtype=dtype, device=alpha.device)
+            alpha_t = alpha_t.index_add(0, groups, alpha)
+            present = counts > 0
+            coef_t = torch.where(
+                present[:, None],
+                1.0 - alpha_t / counts.clamp(min=1).to(dtype)[:, None],
+                torch.zeros_like(alpha_t),
+            )
+            grad_t = coef_t @ psi_t / psi_t.shape[0]
+        step = self.dual_step_size
+        if self.constrain_duals:
+            self.duals.add_((step * (grad_s - grad_t)).to(self.duals.dtype))
+            self.target_duals.copy_(-self.duals)
+        else:
+            self.duals.add_((step * grad_s).to(self.duals.dtype))
+            self.target_duals.add_((step * grad_t).to(self.duals.dtype))
+
+    def extra_repr(self) -> str:
+        """Shown by ``print(penalty)``."""
+        return (
+            f"n_groups={self.n_groups}, method={self.method!r}, target={self.target!r}, "
+            f"reg={self.reg!r}, reg_strength={self.reg_strength:g}, pairing={self.pairing!r}"
+        )

@@ -1,0 +1,22 @@
+"""``fairot reproduce torch-adult --quick``: structure and direction of the results."""
+
+import matplotlib
+
+from fairot.experiments import STUDIES, get_study
+from fairot.experiments.torch_adult import run_torch_adult
+
+matplotlib.use("Agg")
+
+
+def test_torch_adult_quick(tmp_path):
+    assert callable(get_study("torch-adult")) and "torch-adult" in STUDIES
+    result = run_torch_adult(quick=True, progress=False)
+    table = result.tables["table"].set_index(["dataset", "method"])
+    mlp, fair = (
+        table.loc[("German Credit", "MLP")],
+        table.loc[("German Credit", "MLP+penalty (lam=10)")],
+    )
+    assert fair["Wass1 to target"] < mlp["Wass1 to target"]
+    assert set(result.tables["frontier"]["lam"]) == {0.0, 10.0}
+    out = result.write(tmp_path)
+    assert (out / "results.json").exists() and (out / "frontier.png").exists()

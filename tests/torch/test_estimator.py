@@ -1,0 +1,68 @@
+"""FairMLPClassifier: inputs, reproducibility, and fairness measured by fairot.metrics."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fairot.metrics import error_rate, wass1
+from fairot.torch import FairMLPClassifier
+from fairot.torch._estimator import MSG_HIDDEN
+
+
+def _data(seed, n=800):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 2, n)
+    b = rng.integers(0, 2, n)
+    X = np.column_stack([rng.normal(a + 0.5 * b, 1.0), rng.normal(size=n), a, b])
+    y = (X[:, 0] + X[:, 1] + rng.normal(0, 1, n) > 0.8).astype(int)
+    return X, y, pd.DataFrame({"a": a, "b": b})
+
+
+def _clf(**kwargs):
+    params = {
+        "hidden_layer_sizes": (16,),
+        "n_epochs": 10,
+        "warmup_epochs": 2,
+        "batch_size": 64,
+        "random_state": 0,
+    }
+    return FairMLPClassifier(**{**params, **kwargs})
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fair_model_has_lower_wass1_on_held_out_data(dtype):
+    X, y, s = _data(0)
+    Xt, yt, st = _data(1)
+    fair = _clf(lam=5.0).fit(X.astype(dtype), y, sensitive_features=s)
+    plain = _clf(lam=0.0).fit(X.astype(dtype), y, sensitive_features=s)
+    assert len(fair.groups_) == 4  # intersections of two columns
+    p_fair, p_plain = fair.predict_proba(Xt)[:, 1], plain.predict_proba(Xt)[:, 1]
+    assert wass1(p_fair, st) < 0.5 * wass1(p_plain, st)
+    assert error_rate(yt, p_plain) < 0.3
+    np.testing.assert_allclose(fair.predict_proba(Xt).sum(axis=1), 1.0)
+    assert set(fair.predict(Xt)) <= {0, 1}
+
+
+def test_reproducible_and_sensitive_features_forms():
+    X, y, s = _data(2, n=300)
+    a = s["a"].to_numpy()
+    first = _clf(n_epochs=3).fit(X, y, sensitive_features=a).predict_proba(X)
+    for form in (a.tolist(), pd.Series(a), a):
+        again = _clf(n_epochs=3).fit(X, y, sensitive_features=form).predict_proba(X)
+        np.testing.assert_array_equal(again, first)
+
+
+def test_string_labels_and_history():
+    X, y, s = _data(3, n=300)
+    labels = np.where(y == 1, "yes", "no")
+    clf = _clf(n_epochs=4, method="cot").fit(X, labels, sensitive_features=s["a"])
+    assert list(clf.classes_) == ["no", "yes"]
+    assert {"val_wass1", "val_error", "lam"} <= set(clf.history_.columns)
+
+
+def test_bad_hidden_layer_sizes():
+    X, y, s = _data(4, n=100)
+    with pytest.raises(ValueError, match=re.escape(MSG_HIDDEN.format(value=(8, 0)))):
+        _clf(hidden_layer_sizes=(8, 0)).fit(X, y, sensitive_features=s["a"])

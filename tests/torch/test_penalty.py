@@ -1,0 +1,421 @@
+"""WassersteinParityPenalty against independent oracles.
+
+- COT and DOT: on a logistic model, the penalty's theta-gradient (autograd through the model)
+  reproduces the numba kernels' updates of fairot.classification (their own oracle is the NumPy
+  transcription of Algorithm 1), fed the same batch indices and dual state, over several updates.
+- DOT: POT's ``ot.emd2`` on each group's batch and the target sample.
+- Sinkhorn: POT's log-domain Sinkhorn plan, and the exact cost as the regularisation vanishes.
+- Gradients: ``torch.autograd.gradcheck``.
+"""
+
+import numpy as np
+import ot
+import pytest
+import torch
+
+from fairot.classification import DivergenceError
+from fairot.classification._features import draw_fourier_features, tabulate_features
+from fairot.classification._kernels import cot_kernel, dot_kernel, padded_rows
+from fairot.classification._reference import REG_ENTROPIC, REG_L2
+from fairot.torch import WassersteinParityPenalty
+from fairot.torch._penalty import (
+    MSG_DEVICE,
+    MSG_DUAL_OVERFLOW,
+    MSG_GROUP_RANGE,
+    MSG_GROUPS,
+    MSG_OPTION,
+    MSG_POSITIVE,
+    MSG_SCORE_RANGE,
+    MSG_SCORES,
+    MSG_TARGET,
+    MSG_TARGET_BATCH,
+)
+
+GRID = 4096
+
+
+def _logistic_problem(seed, n_groups=3, n=60, d=4, n_batch=8, n_updates=5):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X[rng.random((n, d)) < 0.3] = 0.0  # sparse rows, as the kernel stores them
+    groups = np.arange(n) % n_groups
+    members = np.concatenate([np.flatnonzero(groups == a) for a in range(n_groups)])
+    counts = np.bincount(groups)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    theta = rng.normal(scale=0.5, size=d + 1)
+    target = np.sort(rng.uniform(0.05, 0.95, 200))
+    batches = rng.integers(0, counts[None, :, None], size=(n_updates, n_groups, n_batch))
+    target_batches = rng.integers(0, target.shape[0], size=(n_updates, n_batch))
+    return X, members.astype(np.int64), offsets, theta, target, batches, target_batches
+
+
+def _torch_updates(
+    penalty, X, members, offsets, theta0, target, batches, target_batches, step, scale
+):
+    """Drive the penalty as the kernel would: same rows, same target batch, SGD on theta."""
+    Xt = torch.tensor(X)
+    theta = torch.tensor(theta0, requires_grad=True)
+    values = []
+    n_groups, n_batch = batches.shape[1], batches.shape[2]
+    for k in range(batches.shape[0]):
+        rows = np.concatenate([members[offsets[a] + batches[k, a]] for a in range(n_groups)])
+        groups = torch.arange(n_groups).repeat_interleave(n_batch)
+        scores = torch.sigmoid(Xt[rows] @ theta[:-1] + theta[-1])
+        tb = torch.tensor(target[target_batches[k]])
+        diagonal = penalty.method == "cot" and penalty.pairing == "diagonal"
+        value = penalty(scores, groups, target_samples=tb.repeat(n_groups) if diagonal else tb)
+        (grad,) = torch.autograd.grad(value, theta)
+        with torch.no_grad():
+            theta -= step * scale * grad
+        values.append(value.item())
+    return theta.detach().numpy(), np.array(values)
+
+
+@pytest.mark.parametrize("reg", ["entropic", "l2"])
+@pytest.mark.parametrize("constrain", [True, False])
+@pytest.mark.parametrize("pairing", ["diagonal", "all"])
+def test_cot_gradient_equals_numba_kernel_update(reg, constrain, pairing):
+    X, members, offsets, theta0, target, batches, target_batches = _logistic_problem(0)
+    n_groups, n_batch = batches.shape[1], batches.shape[2]
+    features = draw_fourier_features(20, 0.1, np.random.RandomState(3))
+    table = tabulate_features(features, GRID)
+    # Non-zero starting duals, so that the potentials' part of the gradient is exercised.
+    duals0 = np.random.default_rng(1).normal(scale=0.05, size=(n_groups, 20))
+    target_duals0 = np.random.default_rng(2).normal(scale=0.05, size=(n_groups, 20))
+    step, dual_step, lam = 0.5, 0.05, 0.1
+
+    theta, duals, target_duals = theta0.copy(), duals0.copy(), target_duals0.copy()
+    indices, values = padded_rows(X)
+    objectives, diagnostics = np.empty(batches.shape[0]), np.zeros(1)
+    done, status = cot_kernel(
+        theta, duals, target_duals, indices, values, members, offsets, target, batches,
+        target_batches, table.values, table.derivatives, REG_ENTROPIC if reg == "entropic" else
+        REG_L2, lam, dual_step, step, constrain, pairing == "all", objectives, diagnostics,
+    )  # fmt: skip
+    assert (done, status) == (batches.shape[0], 0)
+
+    penalty = WassersteinParityPenalty(
+        n_groups, method="cot", reg=reg, reg_strength=lam, n_fourier_features=20,
+        kernel_variance=0.1, dual_step_size=dual_step, constrain_duals=constrain,
+        pairing=pairing, feature_grid_size=GRID, random_state=3,
+    ).double()  # fmt: skip
+    with torch.no_grad():
+        penalty.duals.copy_(torch.tensor(duals0))
+        penalty.target_duals.copy_(torch.tensor(target_duals0))
+    # The kernel's theta step is the paper's sum over the batch (N times the gradient of the
+    # mean objective; for all pairs, of the mean over the target).
+    scale = n_batch
+    theta_t, values_t = _torch_updates(
+        penalty, X, members, offsets, theta0, target, batches, target_batches, step, scale
+    )
+    np.testing.assert_allclose(theta_t, theta, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(values_t, objectives, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(penalty.duals.numpy(), duals, rtol=0, atol=1e-10)
+    if not constrain:
+        np.testing.assert_allclose(penalty.target_duals.numpy(), target_duals, rtol=0, atol=1e-10)
+
+
+def test_dot_gradient_equals_numba_kernel_update():
+    X, members, offsets, theta0, target, batches, target_batches = _logistic_problem(5, n_batch=16)
+    theta = theta0.copy()
+    indices, values = padded_rows(X)
+    objectives, diagnostics = np.empty(batches.shape[0]), np.zeros(1)
+    step = 0.5
+    done, status = dot_kernel(
+        theta, indices, values, members, offsets, target, batches, target_batches, step,
+        objectives, diagnostics,
+    )  # fmt: skip
+    assert (done, status) == (batches.shape[0], 0)
+    penalty = WassersteinParityPenalty(3, method="dot").double()
+    theta_t, values_t = _torch_updates(
+        penalty, X, members, offsets, theta0, target, batches, target_batches, step, 1
+    )
+    np.testing.assert_allclose(theta_t, theta, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(values_t, objectives, rtol=0, atol=1e-10)
+
+
+def _uneven_batch(seed, sizes=(7, 12, 3), m=9):
+    rng = np.random.default_rng(seed)
+    groups = np.concatenate([np.full(k, a) for a, k in enumerate(sizes)])
+    perm = rng.permutation(groups.shape[0])
+    scores = rng.beta(2, 3, groups.shape[0])[perm]
+    groups = groups[perm]
+    target = rng.beta(3, 2, m)
+    return scores, groups, target
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dot_equals_pot_emd2_per_group(seed):
+    scores, groups, target = _uneven_batch(seed)
+    penalty = WassersteinParityPenalty(4, method="dot").double()  # group 3 absent
+    value = penalty(torch.tensor(scores), torch.tensor(groups), target_samples=torch.tensor(target))
+    expected = 0.0
+    for a in range(3):
+        s = scores[groups == a]
+        cost = np.abs(s[:, None] - target[None, :])
+        expected += ot.emd2(np.full(s.shape[0], 1 / s.shape[0]), np.full(9, 1 / 9), cost)
+    assert float(value) == pytest.approx(expected, abs=1e-12)
+
+
+def test_dot_ties_and_fixed_target_equal_pot():
+    scores = np.array([0.5, 0.5, 0.2, 0.2, 0.9, 0.5])
+    groups = np.array([0, 1, 0, 1, 1, 0])
+    target = np.array([0.5, 0.1, 0.9, 0.3])
+    penalty = WassersteinParityPenalty(2, method="dot", target=target).double()
+    value = penalty(torch.tensor(scores), torch.tensor(groups))
+    # A fixed target is read at M = 3 midpoint levels (1/6, 1/2, 5/6): quantiles .1, .3, .9 ...
+    levels = (np.arange(3) + 0.5) / 3
+    t = np.sort(target)[np.ceil(levels * 4).astype(int) - 1]
+    expected = sum(
+        ot.emd2(np.full(3, 1 / 3), np.full(3, 1 / 3), np.abs(scores[groups == a][:, None] - t))
+        for a in range(2)
+    )
+    assert float(value) == pytest.approx(expected, abs=1e-12)
+
+
+def test_barycenter_target_matches_fairot_transport():
+    from fairot.transport import barycenter_quantiles, midpoint_grid, quantile_function
+
+    scores, groups, _ = _uneven_batch(7, sizes=(7, 12, 3, 5))
+    penalty = WassersteinParityPenalty(4, method="dot").double()
+    penalty(torch.tensor(scores), torch.tensor(groups))
+    u = midpoint_grid(12)
+    curves = np.stack([quantile_function(scores[groups == a], u) for a in range(4)])
+    np.testing.assert_allclose(
+        penalty.last_target.numpy(), barycenter_quantiles(curves, p=1), atol=1e-15
+    )
+
+
+def _entropic_value_from_plan(plan, cost, a, b, reg):
+    mask = plan > 0
+    kl = np.sum(plan[mask] * np.log(plan[mask] / np.outer(a, b)[mask]))
+    return float(np.sum(plan * cost) + reg * kl)
+
+
+@pytest.mark.parametrize("reg", [0.2, 0.05, 0.01])
+def test_sinkhorn_equals_pot_sinkhorn(reg):
+    scores, groups, target = _uneven_batch(1)
+    penalty = WassersteinParityPenalty(
+        3, method="sinkhorn", reg_strength=reg, sinkhorn_tol=1e-13, sinkhorn_max_iter=100_000
+    ).double()
+    value = penalty(torch.tensor(scores), torch.tensor(groups), target_samples=torch.tensor(target))
+    expected = 0.0
+    for a in range(3):
+        s = scores[groups == a]
+        wa, wb = np.full(s.shape[0], 1 / s.shape[0]), np.full(9, 1 / 9)
+        cost = np.abs(s[:, None] - target[None, :])
+        plan = ot.sinkhorn(
+            wa, wb, cost, reg, method="sinkhorn_log", stopThr=1e-14, numItermax=10**6
+        )
+        expected += _entropic_value_from_plan(plan, cost, wa, wb, reg)
+    assert float(value) == pytest.approx(expected, abs=1e-9)
+
+
+def test_sinkhorn_tends_to_exact_cost():
+    scores, groups, target = _uneven_batch(2)
+    exact = sum(
+        ot.emd2(
+            np.full((groups == a).sum(), 1 / (groups == a).sum()),
+            np.full(9, 1 / 9),
+            np.abs(scores[groups == a][:, None] - target[None, :]),
+        )
+        for a in range(3)
+    )
+    gaps = []
+    for reg in (0.1, 0.03, 0.01, 0.003, 0.001):
+        penalty = WassersteinParityPenalty(
+            3, method="sinkhorn", reg_strength=reg, sinkhorn_tol=1e-11, sinkhorn_max_iter=200_000
+        ).double()
+        t = torch.tensor(target)
+        gaps.append(
+            float(penalty(torch.tensor(scores), torch.tensor(groups), target_samples=t)) - exact
+        )
+    assert all(g >= -1e-12 for g in gaps)  # the entropic cost is above the exact one ...
+    assert all(b < a for a, b in zip(gaps, gaps[1:], strict=False))  # ... and decreases to it
+    assert gaps[-1] < 1e-3 * 3 * np.log(12 * 9)  # within eps log(n m) per group
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"method": "dot"},
+        {
+            "method": "sinkhorn",
+            "reg_strength": 0.05,
+            "sinkhorn_tol": 1e-14,
+            "sinkhorn_max_iter": 10**5,
+        },
+        {"method": "cot", "reg": "entropic"},
+        {"method": "cot", "reg": "l2", "reg_strength": 0.5},
+        {"method": "cot", "constrain_duals": False},
+    ],
+)
+def test_gradcheck(kwargs):
+    scores, groups, target = _uneven_batch(3, sizes=(4, 5, 3), m=6)
+    penalty = WassersteinParityPenalty(3, target=target, random_state=0, **kwargs).double()
+    with torch.no_grad():
+        penalty.duals.normal_(0, 0.1, generator=torch.Generator().manual_seed(0))
+        penalty.target_duals.normal_(0, 0.1, generator=torch.Generator().manual_seed(1))
+    penalty.eval()  # COT: the potentials stay put between gradcheck's evaluations
+    g = torch.tensor(groups)
+    s = torch.tensor(scores, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda x: penalty(x, g), (s,), eps=1e-7, atol=1e-7)
+
+
+@pytest.mark.parametrize("method", ["cot", "dot", "sinkhorn"])
+def test_batched_call_equals_sum_of_group_calls(method):
+    scores, groups, target = _uneven_batch(4)
+    kwargs = {"target": target, "random_state": 0}
+    full = WassersteinParityPenalty(3, method=method, **kwargs).double().eval()
+    value = full(torch.tensor(scores), torch.tensor(groups))
+    m = np.bincount(groups).max()
+    t = full.last_target
+    total = 0.0
+    for a in range(3):
+        one = WassersteinParityPenalty(1, method=method, **kwargs).double().eval()
+        s = torch.tensor(scores[groups == a])
+        total += float(one(s, torch.zeros(s.shape[0], dtype=torch.long), target_samples=t))
+    assert t.shape[0] == m
+    assert float(value) == pytest.approx(total, abs=1e-10)
+
+
+def test_float32_close_to_float64():
+    scores, groups, target = _uneven_batch(5)
+    for method in ("cot", "dot", "sinkhorn"):
+        p64 = WassersteinParityPenalty(3, method=method, target=target, random_state=0).double()
+        p32 = WassersteinParityPenalty(3, method=method, target=target, random_state=0)
+        v64 = p64(torch.tensor(scores), torch.tensor(groups))
+        v32 = p32(torch.tensor(scores, dtype=torch.float32), torch.tensor(groups))
+        assert v32.dtype == torch.float32
+        assert float(v32) == pytest.approx(float(v64), abs=1e-5)
+        np.testing.assert_allclose(p32.duals.numpy(), p64.duals.numpy(), atol=1e-6)
+
+
+def test_cot_duals_in_state_dict_and_frozen_in_eval():
+    scores, groups, _ = _uneven_batch(6)
+    s, g = torch.tensor(scores), torch.tensor(groups)
+    penalty = WassersteinParityPenalty(3, random_state=0).double()
+    penalty(s, g)
+    assert penalty.duals.abs().sum() > 0
+    restored = WassersteinParityPenalty(3, random_state=1).double()
+    restored.load_state_dict(penalty.state_dict())
+    assert float(restored(s, g)) == float(penalty(s, g))
+    before = penalty.duals.clone()
+    penalty.eval()
+    penalty(s, g)
+    assert torch.equal(penalty.duals, before)
+
+
+def test_same_seed_same_features_as_cot_classifier():
+    from fairot.classification import COTClassifier
+
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 2, 200)
+    X = np.column_stack([rng.normal(a, 1.0), a])
+    cot = COTClassifier(n_fourier_features=30, n_updates=0, random_state=11)
+    cot.fit(X, (X[:, 0] > 0.5).astype(int), sensitive_features=a)
+    penalty = WassersteinParityPenalty(2, n_fourier_features=30, random_state=11)
+    np.testing.assert_array_equal(penalty.frequencies.numpy(), cot.fourier_features_.frequencies)
+    np.testing.assert_array_equal(penalty.phases.numpy(), cot.fourier_features_.phases)
+
+
+def test_diagonal_pairing_deterministic_with_seed():
+    scores, groups, _ = _uneven_batch(8)
+    values = []
+    for _ in range(2):
+        penalty = WassersteinParityPenalty(3, pairing="diagonal", random_state=4).double()
+        values.append(
+            [float(penalty(torch.tensor(scores), torch.tensor(groups))) for _ in range(3)]
+        )
+    assert values[0] == values[1]
+
+
+def test_entropic_overflow_raises_with_advice():
+    penalty = WassersteinParityPenalty(1, reg_strength=0.01).double()
+    with torch.no_grad():
+        penalty.duals.fill_(1.0)
+    s = torch.linspace(0.1, 0.9, 8, dtype=torch.float64)
+    with pytest.raises(DivergenceError, match="Lower dual_step_size"):
+        penalty(s, torch.zeros(8, dtype=torch.long))
+    assert "reg_strength" in MSG_DUAL_OVERFLOW
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n_groups": 0}, MSG_POSITIVE.format(name="n_groups", kind="integer", value=0)),
+        (
+            {"method": "emd"},
+            MSG_OPTION.format(name="method", options=("cot", "dot", "sinkhorn"), value="emd"),
+        ),
+        (
+            {"pairing": "diag"},
+            MSG_OPTION.format(name="pairing", options=("all", "diagonal"), value="diag"),
+        ),
+        (
+            {"reg_strength": -1.0},
+            MSG_POSITIVE.format(name="reg_strength", kind="number", value=-1.0),
+        ),
+        ({"dual_step_size": 0}, MSG_POSITIVE.format(name="dual_step_size", kind="number", value=0)),
+        ({"target": "median"}, MSG_TARGET.format(value="'median'")),
+        ({"target": [0.5, 1.5]}, MSG_TARGET.format(value="[0.5, 1.5]")),
+    ],
+)
+def test_constructor_validation(kwargs, message):
+    args = {"n_groups": 2, **kwargs}
+    with pytest.raises(ValueError, match=__import__("re").escape(message)):
+        WassersteinParityPenalty(args.pop("n_groups"), **args)
+
+
+def test_forward_validation():
+    import re
+
+    penalty = WassersteinParityPenalty(2)
+    s = torch.tensor([0.2, 0.4, 0.6])
+    g = torch.tensor([0, 1, 1])
+    with pytest.raises(TypeError, match=re.escape(MSG_SCORES.format(value="[0.2, 0.4]"))):
+        penalty([0.2, 0.4], g)
+    with pytest.raises(
+        TypeError,
+        match=re.escape(MSG_GROUPS.format(n=3, value="tensor of shape (2,) and dtype torch.int64")),
+    ):
+        penalty(s, torch.tensor([0, 1]))
+    with pytest.raises(ValueError, match=re.escape(MSG_SCORE_RANGE.format(low=0.2, high=1.5))):
+        penalty(torch.tensor([0.2, 1.5, 0.6], dtype=torch.float64), g)
+    with pytest.raises(ValueError, match=re.escape(MSG_SCORE_RANGE.split("(")[0])):
+        penalty(torch.tensor([0.2, float("nan"), 0.6]), g)
+    with pytest.raises(
+        ValueError, match=re.escape(MSG_GROUP_RANGE.format(n_groups=2, low=0, high=2))
+    ):
+        penalty(s, torch.tensor([0, 1, 2]))
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            MSG_TARGET_BATCH.format(extra="", value="tensor of shape (0,) and dtype torch.float32")
+        ),
+    ):
+        penalty(s, g, target_samples=torch.tensor([]))
+    diagonal = WassersteinParityPenalty(2, pairing="diagonal")
+    with pytest.raises(ValueError, match="one entry per score"):
+        diagonal(s, g, target_samples=torch.tensor([0.5, 0.5]))
+    assert "penalty.to(scores.device)" in MSG_DEVICE
+
+
+def test_inputs_not_mutated():
+    s = torch.tensor([0.3, 0.1, 0.8, 0.5], dtype=torch.float64)
+    g = torch.tensor([1, 0, 1, 0])
+    s0, g0 = s.clone(), g.clone()
+    for method in ("cot", "dot", "sinkhorn"):
+        WassersteinParityPenalty(2, method=method).double()(s, g)
+    assert torch.equal(s, s0) and torch.equal(g, g0)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("method", ["cot", "dot", "sinkhorn"])
+def test_cuda_matches_cpu(method):
+    scores, groups, target = _uneven_batch(9)
+    cpu = WassersteinParityPenalty(3, method=method, target=target, random_state=0).double()
+    gpu = WassersteinParityPenalty(3, method=method, target=target, random_state=0).double().cuda()
+    v_cpu = cpu(torch.tensor(scores), torch.tensor(groups))
+    v_gpu = gpu(torch.tensor(scores).cuda(), torch.tensor(groups).cuda())
+    assert float(v_gpu) == pytest.approx(float(v_cpu), abs=1e-10)
