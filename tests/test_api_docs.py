@@ -20,13 +20,14 @@ PUBLIC_PACKAGES = [
     "fairot.face.losses",
     "fairot.face.miners",
     "fairot.face.evaluation",
+    "fairot.torch",
 ]
 
 
 def public_objects():
     for package in PUBLIC_PACKAGES:
-        # fairot.face is the only torch code; a fresh clone without the torch extra skips it.
-        if package.startswith("fairot.face") and importlib.util.find_spec("torch") is None:
+        # fairot.face and fairot.torch need torch; a fresh clone without the torch extra skips it.
+        if package.startswith(("fairot.face", "fairot.torch")) and importlib.util.find_spec("torch") is None:
             continue
         module = importlib.import_module(package)
         for name in module.__all__:
