@@ -1,9 +1,12 @@
 import itertools
+import re
+import warnings
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.exceptions import ConvergenceWarning
 
 from fairot.regression import (
     AbsoluteGaussianCost,
@@ -16,10 +19,13 @@ from fairot.regression._adjust import (
     MSG_BOUNDS_EXCLUDE,
     MSG_CURVES,
     MSG_EPSILON,
+    MSG_MAX_WORK,
     MSG_NOT_MONOTONE,
     MSG_P,
+    MSG_STOPPED_EARLY,
     MSG_WEIGHTS,
 )
+from fairot.regression._dual_newton import project_pairs_w2
 from fairot.regression._projections import pairwise_grid_distances
 
 from ._oracle import solve_generic
@@ -296,3 +302,211 @@ def test_dykstra_does_not_stop_while_stalled():
     np.testing.assert_allclose(a[perm], b, atol=1e-7)
     # and both are (near) the strict-parity barycenter, as a tiny tolerance must give
     np.testing.assert_allclose(a, np.repeat((w @ latent)[None], 3, axis=0), atol=1e-3)
+
+
+# ------------------------------------------------------------------ tiny tolerances, many groups
+
+
+@pytest.mark.parametrize("p", [1, 2])
+@pytest.mark.parametrize("k", [3, 5])
+@pytest.mark.parametrize("tiny", [1e-300, 1e-308, 5e-324])
+@pytest.mark.parametrize("cost", ["squared", "logistic"])
+def test_tiny_epsilon_behaves_like_zero(p, k, tiny, cost):
+    # issue 14: p = 1, K = 3 and 5, epsilon = 1e-300 raised ZeroDivisionError in the kernel
+    latent = _latent(11, k=k, m=8)
+    w = np.linspace(1.0, 2.0, k)
+    zero = adjust_quantiles(latent, w, p=p, epsilon=0.0, bounds=BOUNDS, cost=cost)
+    out = adjust_quantiles(latent, w, p=p, epsilon=tiny, bounds=BOUNDS, cost=cost)
+    np.testing.assert_allclose(out.curves, zero.curves, rtol=0, atol=1e-12)
+    assert out.grid_gap <= tiny and out.violation == 0.0
+    assert out.epsilon == tiny and not out.stopped_early
+
+
+def test_compiled_l1_gap_projection_survives_a_radius_below_rounding():
+    from fairot.regression._dykstra import _project_gap
+
+    delta_star = np.array([3.0, -1.0, 0.5, 2.0])
+    out = np.empty(4)
+    _project_gap(delta_star, out, 1, 1e-300)  # ZeroDivisionError before the fix
+    assert np.all(np.abs(out) <= 1e-300 * 4)
+
+
+def _reference_dykstra(target, w, p, eps, bounds, n_cycles):
+    """The paper's group-weighted Dykstra over *every* pair, in plain NumPy (the oracle).
+
+    Written from Section 3.3.2 of the seed paper with the public closed-form pair projection
+    and PAV; shares no code with the compiled working-set kernel.
+    """
+    from fairot.regression import project_monotone_box
+    from fairot.regression._projections import project_pair
+
+    k = target.shape[0]
+    pairs = list(itertools.combinations(range(k), 2))
+    x = target.copy()
+    increments = {pair: np.zeros((2, target.shape[1])) for pair in pairs}
+    box = np.zeros_like(target)
+    for _ in range(n_cycles):
+        before = np.concatenate([x.ravel(), box.ravel(), *[v.ravel() for v in increments.values()]])
+        for i, j in pairs:
+            inc = increments[(i, j)]
+            y_i, y_j = x[i] + inc[0], x[j] + inc[1]
+            x[i], x[j] = project_pair(y_i, y_j, w[i], w[j], p, eps)
+            increments[(i, j)] = np.stack([y_i - x[i], y_j - x[j]])
+        y = x + box
+        x = project_monotone_box(y, bounds)
+        box = y - x
+        after = np.concatenate([x.ravel(), box.ravel(), *[v.ravel() for v in increments.values()]])
+        if np.abs(after - before).max() <= 1e-13:
+            break
+    return x
+
+
+@pytest.mark.parametrize("p", [1, 2])
+@pytest.mark.parametrize("seed", range(2))
+def test_working_set_solvers_match_all_pairs_dykstra(p, seed):
+    # K = 7: 21 pairs, of which the working set cycles over a few; same answer as the paper's
+    # all-pairs Dykstra run to convergence
+    latent = _latent(seed, k=7, m=6, spread=0.7)
+    w = np.random.default_rng(seed).uniform(0.2, 1.0, 7)
+    w = w / w.sum()
+    eps = 0.45 * pairwise_grid_distances(latent, p).max()
+    out = adjust_quantiles(latent, w, p=p, epsilon=eps, bounds=BOUNDS)
+    reference = _reference_dykstra(latent, w, p, eps, BOUNDS, n_cycles=5000)
+    assert pairwise_grid_distances(reference, p).max() <= eps + 1e-9  # the oracle converged
+    assert not out.stopped_early and out.violation <= 1e-12
+    np.testing.assert_allclose(out.curves, reference, atol=1e-7)
+    ours, theirs = (
+        _squared_objective(out.curves, latent, w),
+        _squared_objective(reference, latent, w),
+    )
+    assert ours <= theirs + 1e-10
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_dual_newton_w2_matches_generic_solver_k4(seed):
+    latent = _latent(seed + 20, k=4, m=5, spread=1.0)
+    w = np.array([0.1, 0.2, 0.3, 0.4])
+    eps = 0.35 * pairwise_grid_distances(latent, 2).max()
+    out = adjust_quantiles(latent, w, p=2, epsilon=eps, bounds=BOUNDS)
+    # with few groups adjust_quantiles tries Dykstra first; the dual Newton is checked directly
+    newton = project_pairs_w2(latent, w / w.sum(), epsilon=eps)
+    cost = SquaredCost()
+    oracle, oracle_value = solve_generic(latent, w, 2, eps, BOUNDS, cost.value, cost.gradient)
+    assert out.method == "projection" and out.violation <= 1e-12
+    assert newton.converged
+    for curves in (out.curves, newton.curves):
+        assert pairwise_grid_distances(curves, 2).max() <= eps + 1e-12
+        assert _squared_objective(curves, latent, w) <= oracle_value + 1e-9
+        np.testing.assert_allclose(curves, oracle, atol=1e-4)
+    np.testing.assert_allclose(newton.curves, out.curves, atol=1e-8)
+
+
+def _groups(k, m, seed):
+    """K groups' quantile curves of normal samples of random location, scale and size."""
+    rng = np.random.default_rng(seed)
+    u = (np.arange(m) + 0.5) / m
+    latent = np.stack(
+        [
+            np.quantile(rng.normal(rng.normal(), rng.uniform(0.5, 2.0), rng.integers(20, 200)), u)
+            for _ in range(k)
+        ]
+    )
+    return latent, rng.uniform(0.2, 1.0, k)
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_many_groups_dual_newton_agrees_with_dykstra(p):
+    # K = 60: the dual Newton (p = 2) against the working-set Dykstra run to a tight tolerance
+    from fairot.regression._dykstra import dykstra_projection
+
+    latent, w = _groups(60, 20, seed=3)
+    w = w / w.sum()
+    eps = 0.5 * pairwise_grid_distances(latent, p).max()
+    out = adjust_quantiles(latent, w, p=p, epsilon=eps, bounds=BOUNDS)
+    dykstra = dykstra_projection(latent, w, p=p, epsilon=eps, bounds=BOUNDS, tol=1e-12)
+    assert dykstra.converged and not out.stopped_early
+    assert out.violation <= 1e-12 and np.all(np.diff(out.curves, axis=1) >= 0)
+    ours = _squared_objective(out.curves, latent, w)
+    theirs = _squared_objective(dykstra.curves, latent, w)
+    assert abs(ours - theirs) <= 1e-9 * theirs
+    np.testing.assert_allclose(out.curves, dykstra.curves, atol=1e-6)
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_three_hundred_groups_solve_without_stopping_early(p):
+    latent, w = _groups(300, 20, seed=4)
+    eps = 0.5 * pairwise_grid_distances(latent, p).max()
+    out = adjust_quantiles(latent, w, p=p, epsilon=eps)
+    assert not out.stopped_early
+    assert pairwise_grid_distances(out.curves, p).max() <= eps + 1e-12
+    assert np.all(np.diff(out.curves, axis=1) >= 0)
+    assert len(out.active_pairs) > 0
+    # only the groups of binding pairs move (the last shrink step moves the rest by rounding)
+    moved = np.abs(out.curves - latent).max(axis=1) > 1e-8
+    assert moved.sum() < latent.shape[0]
+    assert set(np.flatnonzero(moved)) <= set(itertools.chain(*out.active_pairs))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("p", [1, 2])
+def test_a_thousand_groups_solve_without_stopping_early(p):
+    latent, w = _groups(1000, 50, seed=0)
+    eps = 0.5 * pairwise_grid_distances(latent, p).max()
+    out = adjust_quantiles(latent, w, p=p, epsilon=eps)
+    assert not out.stopped_early
+    assert pairwise_grid_distances(out.curves, p).max() <= eps + 1e-12
+    assert np.all(np.diff(out.curves, axis=1) >= 0)
+
+
+# ------------------------------------------------------------------ bounded work, warned once
+
+
+def test_work_bound_warns_once_and_returns_a_feasible_answer():
+    latent, w = _groups(40, 10, seed=5)
+    eps = 0.05 * pairwise_grid_distances(latent, 1).max()
+    bounds = (latent.min() - 1.0, latent.max() + 1.0)
+    with pytest.warns(
+        ConvergenceWarning, match=re.escape(MSG_STOPPED_EARLY.split("{")[0])
+    ) as record:
+        out = adjust_quantiles(latent, w, p=1, epsilon=eps, bounds=bounds, max_work=1e5)
+    assert len(record) == 1
+    assert record[0].filename == __file__  # stacklevel points at the caller
+    assert out.stopped_early
+    assert pairwise_grid_distances(out.curves, 1).max() <= eps + 1e-12
+    assert np.all(np.diff(out.curves, axis=1) >= 0)
+    assert out.curves.min() >= bounds[0] and out.curves.max() <= bounds[1]
+
+
+def test_projected_gradient_bound_returns_best_feasible_iterate():
+    latent = _latent(3, k=3, m=4, spread=6.0)
+    w = np.array([1e-6, 1.0, 1.0])
+    cost = LogisticCost()
+    eps = 0.3 * pairwise_grid_distances(latent, 2).max()
+    with pytest.warns(ConvergenceWarning, match="max_iter=5 iterations ran out") as record:
+        out = adjust_quantiles(latent, w, p=2, epsilon=eps, cost=cost, max_iter=5)
+    assert len(record) == 1 and out.stopped_early and out.n_iter == 5
+    assert pairwise_grid_distances(out.curves, 2).max() <= eps + 1e-12
+    # the best of the feasible iterates: no worse than the first projected start
+    start = adjust_quantiles(latent, w, p=2, epsilon=eps, method="projection")
+    assert cost.objective(latent, out.curves, w) <= cost.objective(latent, start.curves, w)
+
+
+def test_logistic_tiny_weight_single_rank_is_bounded():
+    # issue 14: K = 3, M = 1, logistic cost, weights (1e-6, 1, 1) ran 615 s with 19,868 warnings
+    # (one per inner projection); this one needs more than 20,000 fixed steps on the flat tails
+    latent = np.array([[-28.60798260353541], [37.35568392452904], [4.331892408527941]])
+    eps = 0.3 * pairwise_grid_distances(latent, 2).max()
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        out = adjust_quantiles(
+            latent, [1e-6, 1.0, 1.0], p=2, epsilon=eps, cost="logistic", max_iter=2000
+        )
+    assert len(record) == 1 and issubclass(record[0].category, ConvergenceWarning)
+    assert out.stopped_early and out.n_iter == 2000
+    assert pairwise_grid_distances(out.curves, 2).max() <= eps + 1e-12
+
+
+@pytest.mark.parametrize("value", [0, -1.0, float("nan"), True, "many"])
+def test_max_work_must_be_positive(value):
+    with pytest.raises(ValueError, match=MSG_MAX_WORK.split("{")[0]):
+        adjust_quantiles(_latent(0, k=2), epsilon=0.1, max_work=value)

@@ -129,7 +129,7 @@ def test_bad_inputs():
         wasserstein_1d([0.0, np.nan], [1.0])
     with pytest.raises(ValueError, match="empty"):
         wasserstein_1d([], [1.0])
-    with pytest.raises(ValueError, match="u_weights has 1 entries"):
+    with pytest.raises(ValueError, match="u_weights=1, samples=2"):
         wasserstein_1d([0.0, 1.0], [1.0], u_weights=[1.0])
     with pytest.raises(ValueError, match="non-negative"):
         wasserstein_1d([0.0, 1.0], [1.0], u_weights=[1.0, -1.0])

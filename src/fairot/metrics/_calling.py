@@ -20,7 +20,6 @@ import numpy as np
 import pandas as pd
 
 from fairot._validation import check_consistent_length
-from fairot.transport._quantiles import check_weights
 
 MSG_N_POSITIONAL = (
     "{name} takes (scores, sensitive_features) or (y_true, y_pred, *, sensitive_features=...); "
@@ -77,11 +76,6 @@ def _refuse_scores_as_groups(name: str, groups: Any) -> None:
         raise ValueError(
             MSG_GROUPS_LOOK_LIKE_SCORES.format(name=name, example=float(fractional[0]))
         )
-
-
-def check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
-    """Validate ``sample_weight`` of length ``n`` (non-negative, finite, positive sum)."""
-    return check_weights(sample_weight, n, "sample_weight")
 
 
 def sorted_group_samples(

@@ -14,10 +14,10 @@ from fairot._validation import (
     GroupsMode,
     check_array_1d,
     check_consistent_length,
+    check_sample_weight,
     check_sensitive_features,
 )
 from fairot.metrics._calling import (
-    check_sample_weight,
     sorted_group_samples,
     sorted_sample,
     split_metric_args,

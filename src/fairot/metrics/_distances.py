@@ -9,8 +9,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairot._validation import GroupsMode, check_array_1d, check_sensitive_features
-from fairot.metrics._calling import check_sample_weight, sorted_group_samples, split_metric_args
+from fairot._validation import (
+    GroupsMode,
+    check_array_1d,
+    check_sample_weight,
+    check_sensitive_features,
+)
+from fairot.metrics._calling import sorted_group_samples, split_metric_args
 from fairot.transport import check_p, wasserstein_1d
 from fairot.transport._coupling import _wasserstein_sorted_orders
 

@@ -33,6 +33,8 @@ from typing import Literal
 import numpy as np
 from scipy.special import expit, ndtr, ndtri
 
+from fairot.transport._quantiles import MASS_TOLERANCE
+
 __all__ = [
     "AbsoluteGaussianCost",
     "InducedCost",
@@ -303,7 +305,7 @@ class ObservedLossCost(InducedCost):
                 np.concatenate([[0.0], np.bincount(cell, weights=length)[:-1].cumsum()]),
                 np.bincount(cell, minlength=self.n_grid),
             )
-            first = np.flatnonzero(cumulative >= 0.5 - 1e-12)
+            first = np.flatnonzero(cumulative >= 0.5 - MASS_TOLERANCE)
             pick = first[np.unique(cell[first], return_index=True)[1]]
             out[s] = resp[pick]
         return out

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from fairot._validation import check_array_1d
+from fairot._validation import check_array_1d, check_sample_weight
 from fairot.transport._coupling import joint_quantile_cells
-from fairot.transport._quantiles import MASS_TOLERANCE, check_weights
+from fairot.transport._quantiles import MASS_TOLERANCE
 
 MSG_CURVES = "curves must be a 2-D array of shape (n_groups, n_levels); got shape {shape}."
 MSG_BARY_P = "p must be 1 (weighted median) or 2 (weighted mean); got {value!r}."
@@ -179,7 +179,7 @@ def barycenter_distribution(
         xs, sorted_ws = [], []
         for i, (s, w) in enumerate(zip(samples, ws, strict=True)):
             x = check_array_1d(s, f"samples[{i}]")
-            w = check_weights(w, x.shape[0], f"sample_weights[{i}]")
+            w = check_sample_weight(w, x.shape[0], f"sample_weights[{i}]")
             order = np.argsort(x, kind="stable")
             xs.append(x[order])
             sorted_ws.append(None if w is None else w[order])

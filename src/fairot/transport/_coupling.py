@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from fairot._validation import check_array_1d
-from fairot.transport._quantiles import MASS_TOLERANCE, check_weights, cumulative_levels
+from fairot._validation import check_array_1d, check_sample_weight
+from fairot.transport._quantiles import MASS_TOLERANCE, cumulative_levels
 
 MSG_P = "p must be a number >= 1 or numpy.inf; got {value!r}."
 
@@ -125,8 +125,8 @@ def _sorted_inputs(
 ) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray | None]]:
     xs = [check_array_1d(u, "u_values"), check_array_1d(v, "v_values")]
     ws = [
-        check_weights(u_weights, xs[0].shape[0], "u_weights"),
-        check_weights(v_weights, xs[1].shape[0], "v_weights"),
+        check_sample_weight(u_weights, xs[0].shape[0], "u_weights"),
+        check_sample_weight(v_weights, xs[1].shape[0], "v_weights"),
     ]
     orders = [np.argsort(x, kind="stable") for x in xs]
     return (

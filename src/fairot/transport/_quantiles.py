@@ -6,7 +6,7 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
-from fairot._validation import check_array_1d
+from fairot._validation import check_array_1d, check_sample_weight
 
 # One tolerance, in probability mass, for every comparison of ranks: quantile levels against
 # cumulative weights here, breakpoints of different samples in the couplings, the half-mass of a
@@ -15,25 +15,12 @@ from fairot._validation import check_array_1d
 # error above a breakpoint must not select the next order statistic.
 MASS_TOLERANCE = 1e-12
 
-MSG_WEIGHTS_NEGATIVE = "{name} must be non-negative and finite, with a positive sum."
 MSG_LEVELS = (
     "levels must lie in [0, 1] (up to a rounding tolerance of 1e-12); got values in "
     "[{vmin}, {vmax}]."
 )
 MSG_N_LEVELS = "n_levels must be a positive integer; got {value!r}."
 MSG_EMPTY_GROUP = "group {group} has no samples; every group needs at least one."
-
-
-def check_weights(weights: ArrayLike | None, n: int, name: str) -> np.ndarray | None:
-    """Validate sample weights of length ``n``; ``None`` means equal weights."""
-    if weights is None:
-        return None
-    w = check_array_1d(weights, name)
-    if w.shape[0] != n:
-        raise ValueError(f"{name} has {w.shape[0]} entries but the samples have {n}.")
-    if np.any(w < 0) or not w.sum() > 0:
-        raise ValueError(MSG_WEIGHTS_NEGATIVE.format(name=name))
-    return w
 
 
 def midpoint_grid(n_levels: int) -> np.ndarray:
@@ -124,7 +111,7 @@ def quantile_function(
     array([0., 1., 2., 3.])
     """
     x = check_array_1d(samples, "samples")
-    w = check_weights(weights, x.shape[0], "weights")
+    w = check_sample_weight(weights, x.shape[0], "weights")
     u = check_array_1d(levels, "levels", allow_empty=True)
     if u.size and (u.min() < -MASS_TOLERANCE or u.max() > 1 + MASS_TOLERANCE):
         raise ValueError(MSG_LEVELS.format(vmin=u.min(), vmax=u.max()))
@@ -170,7 +157,7 @@ def ecdf_rank(
     [0.0, 0.5, 1.0]
     """
     x = check_array_1d(reference, "reference")
-    w = check_weights(weights, x.shape[0], "weights")
+    w = check_sample_weight(weights, x.shape[0], "weights")
     q = check_array_1d(points, "points", allow_empty=True)
     if not assume_sorted:
         order = np.argsort(x, kind="stable")
