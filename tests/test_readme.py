@@ -3,6 +3,7 @@
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -22,3 +23,9 @@ def test_readme_examples_run():
     sensitive = namespace["adult"].sensitive[namespace["test"]]
     assert wass1(namespace["fair_scores"], sensitive) < summary["wass1"] / 4
     assert wass1(namespace["post_scores"], sensitive) < summary["wass1"] / 4
+    # The budgeted search: the chosen candidate is the most accurate of those within the budget.
+    results = namespace["search"].cv_results_
+    within = -results["mean_test_wass1"] <= 0.02
+    assert within.any() and not within.all()
+    best = max(np.flatnonzero(within), key=lambda i: results["mean_test_accuracy"][i])
+    assert namespace["search"].best_index_ == best

@@ -1,27 +1,265 @@
-import pandas as pd
-from matplotlib.figure import Figure
+"""The MBN synthetic study: seed aggregation against scipy, independent seeds, the quick path."""
 
+import json
+
+import numpy as np
+import pandas as pd
+import torch
+from scipy import stats
+
+import fairot.experiments.mbn as mbn
+from fairot.cli import main
 from fairot.experiments import get_study
 from fairot.experiments.mbn import METHOD_LABELS, run_mbn_synthetic
+from fairot.face import SyntheticRun, make_synthetic_faces, run_synthetic_method
+from fairot.face._evaluation import GroupVerification
+from fairot.metrics import group_accuracy_std, skewed_error_ratio
 
 
-def test_quick_study_has_every_scenario_and_writes(tmp_path):
-    assert get_study("mbn-synthetic") is run_mbn_synthetic
-    result = run_mbn_synthetic(quick=True, progress=False)
-    table = result.tables["accuracy"]
-    assert set(table["scenario"]) == {"representation", "noise", "mixed"}
-    assert set(table["method"]) == set(result.config["methods"]) <= set(METHOD_LABELS)
+def _scipy_interval(values):
+    values = np.asarray(values, dtype=float)
+    return stats.t.interval(
+        mbn.CONFIDENCE, len(values) - 1, loc=values.mean(), scale=stats.sem(values)
+    )
+
+
+def test_seed_intervals_match_scipy_t_interval():
+    rng = np.random.default_rng(0)
+    sizes = {"a": 2, "b": 5, "c": 12}
+    runs = pd.DataFrame(
+        [
+            {"key": key, "x": rng.normal(3, 2), "y": rng.exponential()}
+            for key, n in sizes.items()
+            for _ in range(n)
+        ]
+    )
+    table = mbn._seed_intervals(runs, ["key"], ["x", "y"]).set_index("key")
+    for key, part in runs.groupby("key"):
+        assert table.loc[key, "n_seeds"] == sizes[key]
+        for col in ("x", "y"):
+            lo, hi = _scipy_interval(part[col])
+            np.testing.assert_allclose(table.loc[key, col], part[col].mean(), rtol=1e-12)
+            np.testing.assert_allclose(
+                table.loc[key, [f"{col}_lo", f"{col}_hi"]].to_numpy(float), [lo, hi], rtol=1e-12
+            )
+
+
+def test_one_seed_has_no_interval():
+    table = mbn._seed_intervals(pd.DataFrame({"key": ["a"], "x": [1.5]}), ["key"], ["x"])
+    assert table.loc[0, "x"] == 1.5 and table.loc[0, "n_seeds"] == 1
+    assert np.isnan(table.loc[0, "x_lo"]) and np.isnan(table.loc[0, "x_hi"])
+
+
+def test_paired_differences_match_ttest_rel():
+    rng = np.random.default_rng(1)
+    rows = []
+    for scenario, effect in (("s1", 0.5), ("s2", 0.0)):
+        for seed in range(8):
+            common = rng.normal(0, 3)  # the seed's draw, shared by both methods
+            for method, shift in (("treated", effect), ("control", 0.0)):
+                rows.append(
+                    {
+                        "scenario": scenario,
+                        "seed": seed,
+                        "method": method,
+                        "ser": common + shift + rng.normal(0, 0.2),
+                    }
+                )
+    # pairing must follow the seed, not the row order
+    runs = pd.DataFrame(rows).sample(frac=1.0, random_state=2)
+    paired = mbn._paired_differences(
+        runs, ["scenario"], "method", [("treated", "control")], ["ser"]
+    )
+    assert len(paired) == 2
+    for _, row in paired.iterrows():
+        part = runs[runs["scenario"] == row["scenario"]]
+        a = part[part["method"] == "treated"].sort_values("seed")["ser"].to_numpy()
+        b = part[part["method"] == "control"].sort_values("seed")["ser"].to_numpy()
+        lo, hi = _scipy_interval(a - b)
+        np.testing.assert_allclose(row["difference"], (a - b).mean(), rtol=1e-12)
+        np.testing.assert_allclose([row["ci_lo"], row["ci_hi"]], [lo, hi], rtol=1e-12)
+        np.testing.assert_allclose(row["p_value"], stats.ttest_rel(a, b).pvalue, rtol=1e-10)
+        assert row["n_seeds"] == 8
+    # the shared seed effect (sd 3) would swamp an unpaired interval; paired, 0.5 is detected
+    s1 = paired.set_index("scenario").loc["s1"]
+    assert s1["ci_lo"] > 0
+
+
+def test_paired_constant_difference():
+    runs = pd.DataFrame(
+        {
+            "scenario": "s",
+            "seed": [0, 1, 2, 0, 1, 2],
+            "method": ["t"] * 3 + ["c"] * 3,
+            "ser": [2.0, 3.0, 4.0, 1.5, 2.5, 3.5],
+        }
+    )
+    row = mbn._paired_differences(runs, ["scenario"], "method", [("t", "c")], ["ser"]).iloc[0]
+    assert (row["difference"], row["ci_lo"], row["ci_hi"], row["p_value"]) == (0.5, 0.5, 0.5, 0.0)
+
+
+def test_seed_streams_are_distinct_and_stable():
+    streams = [mbn._seed_streams(0, s, 10) for s in range(3)]
+    values = [v for per in streams for seeds in per for v in seeds.values()]
+    assert len(values) == 90 and len(set(values)) == 90
+    # asking for more seeds keeps the first ones; another random_state shares none
+    assert mbn._seed_streams(0, 1, 3) == streams[1][:3]
+    other = {v for seeds in mbn._seed_streams(1, 0, 10) for v in seeds.values()}
+    assert not other & set(values)
+
+
+SMALL = dict(
+    n_train_identities=40,
+    images_per_identity=4,
+    n_meta_identities=4,
+    n_test_identities=10,
+    images_per_test_identity=3,
+    n_pairs=40,
+)
+
+
+def _fingerprint(run: SyntheticRun) -> np.ndarray:
+    return np.concatenate(
+        [run.report.by_group["accuracy"].to_numpy(), run.history["loss"].to_numpy()]
+    )
+
+
+def test_each_seed_stream_changes_the_run_and_nothing_else_does():
+    data = make_synthetic_faces("mixed", random_state=3, **SMALL)
+    other = make_synthetic_faces("mixed", random_state=4, **SMALL)
+    assert not torch.equal(data.train[0][:5], other.train[0][:5])
+    kwargs = dict(n_steps=4, batch_size=32, hidden_sizes=(16,), embedding_size=8)
+    base = run_synthetic_method(data, "mbn-arc", seed=1, sampling_seed=2, **kwargs)
+    # the process's torch state before a run must not leak into it (the loss's class weights
+    # used to be drawn from it)
+    torch.manual_seed(12345)
+    torch.randn(1000)
+    again = run_synthetic_method(data, "mbn-arc", seed=1, sampling_seed=2, **kwargs)
+    np.testing.assert_array_equal(_fingerprint(base), _fingerprint(again))
+    # float32 parameters: 0.3 to float32 precision
+    np.testing.assert_allclose(base.initial_margins, [0.3, 0.3, 0.3, 0.3], rtol=1e-7)
+    for changed in (dict(seed=5, sampling_seed=2), dict(seed=1, sampling_seed=6)):
+        run = run_synthetic_method(data, "mbn-arc", **changed, **kwargs)
+        assert not np.array_equal(_fingerprint(run), _fingerprint(base)), changed
+
+
+def _fake_run(data, method="arcface", *, fixed_margins=None, seed, sampling_seed, **kwargs):
+    """Accuracies with a designed effect: MBN(arc) costs the minority groups 4 points."""
+    key = 99 if fixed_margins is not None else list(METHOD_LABELS).index(method)
+    rng = np.random.default_rng([seed, sampling_seed, key])
+    acc = np.array([0.94, 0.91, 0.90, 0.89]) + rng.normal(0, 0.002, 4)
+    if method == "mbn-arc" and fixed_margins is None:
+        acc[1:] -= 0.04
+    by_group = pd.DataFrame({"accuracy": acc}, index=pd.RangeIndex(4, name="group"))
+    report = GroupVerification(
+        by_group, float(acc.mean()), group_accuracy_std(acc), skewed_error_ratio(acc)
+    )
+    # learned margins: g1 at the 0.8 bound, g2 around the anchor, g3 below it
+    final = [0.3, 0.8, 0.3 + rng.normal(0, 0.05), 0.1 + rng.normal(0, 0.02)]
+    history = pd.DataFrame(
+        {
+            "step": [0, 1],
+            "loss": [1.0, 0.5],
+            **{f"margin_{g}": [0.3, m] for g, m in enumerate(final)},
+            **{f"bias_{g}": [0.1, np.nan] for g in range(4)},
+        }
+    )
+    initial = np.full(4, 0.3) if method.startswith("mbn") else None
+    return SyntheticRun(report, history, initial)
+
+
+class _FakeData:
+    n_groups = 4
+
+
+def test_full_study_aggregates_and_states_only_supported_claims(monkeypatch):
+    monkeypatch.setattr(mbn, "run_synthetic_method", _fake_run)
+    monkeypatch.setattr(mbn, "make_synthetic_faces", lambda *a, **k: _FakeData())
+    result = run_mbn_synthetic(
+        n_seeds=6, progress=False, methods=list(METHOD_LABELS), sweep_margins=mbn.SWEEP_MARGINS
+    )
     runs = result.tables["runs"]
-    # the summary is the mean of the runs (one seed here)
+    assert len(runs) == 3 * 6 * len(METHOD_LABELS) and result.config["n_seeds"] == 6
+    paired = result.tables["paired"]
+    notes = result.notes
+    for _, row in paired.iterrows():
+        part = runs[runs["scenario"] == row["scenario"]]
+        a = part[part["method"] == row["treatment"]].sort_values("seed")[row["metric"]]
+        b = part[part["method"] == row["control"]].sort_values("seed")[row["metric"]]
+        lo, hi = _scipy_interval(a.to_numpy() - b.to_numpy())
+        np.testing.assert_allclose([row["ci_lo"], row["ci_hi"]], [lo, hi], atol=1e-3)
+    arc = paired[(paired["treatment"] == "mbn-arc") & (paired["metric"] == "ser")]
+    assert (arc["ci_lo"] > 0).all()  # the designed effect is found in every scenario
+    for scenario in ("representation", "noise", "mixed"):
+        line = next(x for x in notes.splitlines() if x.startswith(f"- **{scenario}**"))
+        for treatment, control in mbn.COMPARISONS:
+            row = paired[
+                (paired["scenario"] == scenario)
+                & (paired["treatment"] == treatment)
+                & (paired["metric"] == "ser")
+            ].iloc[0]
+            claim = line.split(f"{METHOD_LABELS[treatment]} - {METHOD_LABELS[control]}: SER")[1]
+            verdict = claim.split("(", 1)[1].split(")", 1)[0]
+            expected = (
+                "SER higher"
+                if row["ci_lo"] > 0
+                else "SER lower"
+                if row["ci_hi"] < 0
+                else "no detectable difference"
+            )
+            assert verdict == expected
+    margins = result.tables["margins"].set_index(["scenario", "method", "group"])
+    row = margins.loc[("noise", "mbn-arc", 3)]
+    finals = [
+        _fake_run(None, "mbn-arc", seed=s["init_seed"], sampling_seed=s["sampling_seed"])
+        .history["margin_3"]
+        .iloc[-1]
+        for s in mbn._seed_streams(0, 1, 6)
+    ]
+    np.testing.assert_allclose(
+        [row["final_lo"], row["final_hi"]], _scipy_interval(finals), atol=1e-3
+    )
+    assert margins.loc[("noise", "mbn-arc", 1), "at_upper_pct"] == 100.0
+    margin_line = next(x for x in notes.splitlines() if x.startswith("- noise/MBN(arc)"))
+    assert "g1 0.80 [0.80, 0.80] (above, at the 0.8 bound in 100% of seeds)" in margin_line
+    assert "g3" in margin_line and "(below)" in margin_line
+    assert {"accuracy", "paired", "margins", "margin_sweep", "sweep_paired"} <= set(result.tables)
+    assert {"differences", "margin_sweep", "margins", "skewness"} <= set(result.figures)
+    assert "SMOKE TEST" not in notes and "notice" not in result.config
+
+
+def test_quick_cli_says_smoke_test_and_writes(tmp_path, capsys):
+    assert get_study("mbn-synthetic") is run_mbn_synthetic
+    out = tmp_path / "mbn"
+    assert main(["reproduce", "mbn-synthetic", "--quick", "--no-progress", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    notice = mbn.QUICK_NOTICE.format(n_steps=60, n_seeds=1)
+    assert captured.err.rstrip().endswith(notice) and notice in captured.out
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["config"]["notice"] == notice and notice in saved["notes"]
+    assert notice in (out / "results.md").read_text()
+    # a smoke test draws no conclusion
+    assert "higher" not in saved["notes"] and "lower" not in saved["notes"]
+    table = pd.DataFrame(saved["tables"]["accuracy"])
+    assert set(table["scenario"]) == {"representation", "noise", "mixed"}
+    assert set(table["method"]) == set(saved["config"]["methods"]) <= set(METHOD_LABELS)
+    runs = pd.DataFrame(saved["tables"]["runs"])
     merged = table.merge(runs, on=["scenario", "method"], suffixes=("", "_run"))
-    pd.testing.assert_series_equal(merged["ser"], merged["ser_run"], check_names=False, atol=1e-3)
+    np.testing.assert_allclose(merged["ser"], merged["ser_run"], atol=1e-3)
     assert ((table["ser"] >= 1.0) & (table["mean"] > 25.0)).all()
-    margins = result.tables["margins"]
-    assert (margins["method"] == "mbn-soft").all() and (margins["final_margin_g0"] == 0.0).all()
-    traj = result.curves["trajectories"]
-    assert {"step", "margin_1", "bias_1", "scenario", "method"} <= set(traj.columns)
-    assert all(isinstance(f, Figure) for f in result.figures.values())
-    assert {"margins", "skewness"} <= set(result.figures)
-    assert "representation" in result.notes
-    out = result.write(tmp_path / "mbn")
-    assert (out / "results.json").exists() and (out / "margins.png").exists()
+    margins = pd.DataFrame(saved["tables"]["margins"])
+    assert set(margins["method"]) == {"mbn-arc"}
+    assert (margins.loc[margins["group"] == 0, "final"] == 0.3).all()
+    assert (out / "margins.png").exists() and (out / "skewness.png").exists()
+
+
+def test_study_without_an_mbn_pair_reports_the_sweep(monkeypatch):
+    monkeypatch.setattr(mbn, "run_synthetic_method", _fake_run)
+    monkeypatch.setattr(mbn, "make_synthetic_faces", lambda *a, **k: _FakeData())
+    result = run_mbn_synthetic(
+        n_seeds=3, progress=False, methods=["softmax", "arcface"], sweep_margins=(0.1, 0.7)
+    )
+    assert result.tables["paired"].empty and "differences" not in result.figures
+    sweep = result.tables["sweep_paired"]
+    assert set(sweep["metric"]) == {"minority", "std", "ser"} and len(sweep) == 9
+    assert "- **noise**: minority-group accuracy" in result.notes

@@ -1,27 +1,27 @@
 """scikit-learn's estimator checks on FairMLPClassifier.
 
 The checks call ``fit(X, y)`` without ``sensitive_features``; as in
-``tests/classification/test_common.py`` a thin subclass derives the group from the first column
-(thresholded at its fit-time median) and changes nothing else.
+``tests/classification/test_common.py`` a thin subclass derives each row's group from its own first
+value (unrelated to the label) and changes nothing else.
 """
 
 import numpy as np
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from fairot.torch import FairMLPClassifier
-from tests.classification.test_common import _cut, _groups
+from tests.classification.test_common import _groups
 
 
 class _FairMLP(FairMLPClassifier):
     def fit(self, X, y):
-        self.cut_ = _cut(X)
-        return super().fit(X, y, sensitive_features=_groups(X, self.cut_))
+        return super().fit(X, y, sensitive_features=_groups(X))
 
 
 EXPECTED_FAILED = {
-    # Equalising the score distributions of groups defined by the most predictive column (the
-    # checks' data) costs accuracy by design: the 0.83 bar is out of reach, as for DPP.
-    "check_classifiers_train": "demographic parity on the first column costs accuracy",
+    # The check's 300-row blobs give one Adam step per epoch at the default batch of 256: even
+    # without the penalty (lam=0) and with 100 epochs the MLP reaches 0.74 training accuracy, below
+    # the check's 0.83 bar. Undertraining of a tiny data set, not a fault of the penalty.
+    "check_classifiers_train": "one optimiser step per epoch on the check's 300 rows",
 }
 
 
@@ -34,6 +34,6 @@ def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-def test_groups_follow_first_column():
+def test_groups_follow_each_rows_first_value():
     X = np.arange(20, dtype=float).reshape(10, 2)
-    assert _groups(X, _cut(X)).tolist() == [0] * 5 + [1] * 5
+    assert np.array_equal(_groups(X), _groups(X[::-1])[::-1])

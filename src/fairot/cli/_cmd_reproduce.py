@@ -49,4 +49,8 @@ def run(args: argparse.Namespace) -> int:
     out = result.write(args.out or Path("fairot-out") / args.study)
     print(result.to_markdown())
     print(f"\nResults written to {out}/", file=sys.stderr)
+    # A study whose reduced run cannot support its conclusions says so last, where it is seen.
+    notice = result.config.get("notice")
+    if notice:
+        print(f"\n{notice}", file=sys.stderr)
     return 0

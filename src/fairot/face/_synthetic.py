@@ -272,10 +272,14 @@ class SyntheticRun:
         Per-group verification accuracy on the test pairs, mean, STD, SER.
     history : pandas.DataFrame
         :meth:`History.to_frame` of the training run (margins, skewness, training accuracy).
+    initial_margins : ndarray of shape (n_groups,) or None
+        Effective margin of each group before training (the anchors' fixed margin, 0 for a
+        Norm-Softmax anchor), for losses with per-group margins; ``None`` otherwise.
     """
 
     report: GroupVerification
     history: pd.DataFrame
+    initial_margins: np.ndarray | None = None
 
 
 def run_synthetic_method(
@@ -291,6 +295,7 @@ def run_synthetic_method(
     embedding_size: int = 64,
     hidden_sizes: Sequence[int] = (256, 256),
     seed: int = 0,
+    sampling_seed: int | None = None,
     n_threads: int | None = 1,
 ) -> SyntheticRun:
     r"""Train one method of :data:`~fairot.face.METHODS` on the benchmark and evaluate it.
@@ -313,7 +318,11 @@ def run_synthetic_method(
     embedding_size : int, default=64
     hidden_sizes : sequence of int, default=(256, 256)
     seed : int, default=0
-        Seeds the initialisation and the batch samplers.
+        Seeds the initialisation of the model and of the loss's class weights, and the batch
+        samplers unless ``sampling_seed`` is given.
+    sampling_seed : int, optional
+        Seeds the training and meta batch samplers (and torch's generator during training);
+        defaults to ``seed``.
     n_threads : int or None, default=1
         Torch threads during the run (restored afterwards); small MLPs gain nothing from more.
 
@@ -327,34 +336,41 @@ def run_synthetic_method(
     from ._models import MLP
     from ._trainer import MetaBalancedTrainer, logger
 
-    if fixed_margins is not None:
-        loss = GroupMarginLoss(
-            data.n_classes,
-            embedding_size,
-            data.n_groups,
-            anchor_groups=(),
-            init_margin=list(fixed_margins),
-            scale=scale,
-            margin_bounds=(0.0, max(0.8, float(np.max(fixed_margins)))),
-        )
-        loss.margins.requires_grad_(False)
-        meta_loss, group_weights = None, None
-    else:
-        spec = make_method(
-            method,
-            n_classes=data.n_classes,
-            embedding_size=embedding_size,
-            n_groups=data.n_groups,
-            group_counts=data.group_counts,
-            scale=scale,
-        )
-        loss, meta_loss, group_weights = spec.loss, spec.meta_loss, spec.group_weights
     threads = torch.get_num_threads()
     if n_threads is not None:
         torch.set_num_threads(n_threads)
     level = logger.level
     try:
+        # The loss's class weights are drawn here too: seeding before building it keeps a run
+        # independent of whatever ran before it in the process.
         torch.manual_seed(seed)
+        if fixed_margins is not None:
+            loss = GroupMarginLoss(
+                data.n_classes,
+                embedding_size,
+                data.n_groups,
+                anchor_groups=(),
+                init_margin=list(fixed_margins),
+                scale=scale,
+                margin_bounds=(0.0, max(0.8, float(np.max(fixed_margins)))),
+            )
+            loss.margins.requires_grad_(False)
+            meta_loss, group_weights = None, None
+        else:
+            spec = make_method(
+                method,
+                n_classes=data.n_classes,
+                embedding_size=embedding_size,
+                n_groups=data.n_groups,
+                group_counts=data.group_counts,
+                scale=scale,
+            )
+            loss, meta_loss, group_weights = spec.loss, spec.meta_loss, spec.group_weights
+        initial_margins = (
+            loss.group_margins().detach().numpy().copy()
+            if isinstance(loss, GroupMarginLoss)
+            else None
+        )
         model = MLP(data.n_features, embedding_size=embedding_size, hidden_sizes=hidden_sizes)
         history = History()
         milestones = (int(0.6 * n_steps), int(0.85 * n_steps))
@@ -368,7 +384,7 @@ def run_synthetic_method(
             margin_learning_rate=margin_learning_rate,
             margin_milestones=milestones,
             callbacks=[history],
-            random_state=seed,
+            random_state=seed if sampling_seed is None else sampling_seed,
             progress=False,
         )
         # Margins at a bound show in the history; a skipped meta step shows as NaN skewness.
@@ -387,4 +403,4 @@ def run_synthetic_method(
         pairs["is_same"].to_numpy(),
         pairs["group"].to_numpy(),
     )
-    return SyntheticRun(report, history.to_frame())
+    return SyntheticRun(report, history.to_frame(), initial_margins)
