@@ -21,16 +21,24 @@ PUBLIC_PACKAGES = [
     "fairot.face.miners",
     "fairot.face.evaluation",
     "fairot.torch",
+    "fairot.dask",
 ]
 
-# fairot.face and fairot.torch need torch; a clone installed without the torch extra skips them.
-TORCH_PACKAGES = ("fairot.face", "fairot.torch")
-HAS_TORCH = importlib.util.find_spec("torch") is not None
+# Packages that need an optional extra: a clone installed without it skips them (and
+# fairot.dask until its branch is merged).
+EXTRAS = {"fairot.face": "torch", "fairot.torch": "torch", "fairot.dask": "dask"}
+
+
+def _installed(package):
+    top = ".".join(package.split(".")[:2])
+    if top not in EXTRAS:
+        return True
+    return all(importlib.util.find_spec(name) is not None for name in (EXTRAS[top], top))
 
 
 def public_objects():
     for package in PUBLIC_PACKAGES:
-        if package.startswith(TORCH_PACKAGES) and not HAS_TORCH:
+        if not _installed(package):
             continue
         module = importlib.import_module(package)
         for name in module.__all__:
