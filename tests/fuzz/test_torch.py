@@ -5,6 +5,8 @@ to POT's exact cost and invariant to the order of the batch, with finite gradien
 method; anything else is a ValueError or TypeError from our validation, never another exception.
 """
 
+import warnings
+
 import numpy as np
 import ot
 import pytest
@@ -55,12 +57,16 @@ def test_dot_equals_pot_and_ignores_order(batch, random):
 @given(batches(), st.sampled_from(["cot", "dot", "sinkhorn"]))
 def test_gradients_are_finite(batch, method):
     scores, groups, target = batch
-    extra = {"reg_strength": 0.1, "sinkhorn_max_iter": 10_000} if method == "sinkhorn" else {}
+    extra = {"reg_strength": 0.1, "sinkhorn_max_iter": 200} if method == "sinkhorn" else {}
     penalty = WassersteinParityPenalty(
         3, method=method, target=target, random_state=0, **extra
     ).double()
     s = torch.tensor(scores, requires_grad=True)
-    value = penalty(s, torch.tensor(groups))
+    with warnings.catch_warnings():
+        # Finiteness is the property here, converged or not (convergence is tested against POT
+        # in tests/torch); a short iteration cap keeps each example cheap.
+        warnings.filterwarnings("ignore", message="Sinkhorn did not converge")
+        value = penalty(s, torch.tensor(groups))
     (grad,) = torch.autograd.grad(value, s)
     assert torch.isfinite(value) and torch.isfinite(grad).all()
 

@@ -35,6 +35,7 @@ from fairot.classification._base import (
     user_stacklevel,
 )
 from fairot.classification._targets import build_target
+from fairot.dask._collections import is_dask_collection
 from fairot.transport import ecdf_rank, quantile_function
 
 MSG_MARGINAL_CELLS = (
@@ -149,6 +150,10 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         -------
         self : QuantileParityPostProcessor
         """
+        if is_dask_collection(X):
+            from fairot.dask._postprocessing import fit_quantile_parity
+
+            return fit_quantile_parity(self, X, y, sensitive_features, sample_weight)
         sf, columns = resolve_sensitive_features(X, sensitive_features)
         # Only what fairot reads is checked: numbers of rows and features, names, labels.
         self._check_features(X, reset=True)
@@ -226,6 +231,10 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
             A row's scores depend on that row only, not on the other rows of ``X``.
         """
         check_is_fitted(self)
+        if is_dask_collection(X):
+            from fairot.dask._postprocessing import predict_proba_quantile_parity
+
+            return predict_proba_quantile_parity(self, X, sensitive_features)
         if sensitive_features is None and self._sensitive_columns is not None:
             sensitive_features = self._sensitive_columns
         sf, _ = resolve_sensitive_features(X, sensitive_features)
@@ -256,6 +265,10 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
+        if is_dask_collection(X):
+            from fairot.dask._postprocessing import predict_quantile_parity
+
+            return predict_quantile_parity(self, X, sensitive_features)
         s = self.predict_proba(X, sensitive_features=sensitive_features)[:, 1]
         return self.classes_[(s > 0.5).astype(int)]
 

@@ -114,7 +114,7 @@ def _fit(args: argparse.Namespace, scores: np.ndarray, labels, sensitive: pd.Dat
     from fairot.regression import WassersteinFairRegressor
 
     model = WassersteinFairRegressor(
-        FrozenEstimator(ScoreColumn().fit(X)),
+        estimator=FrozenEstimator(ScoreColumn().fit(X)),
         p=np.inf if args.p == "inf" else int(args.p),
         tau=args.tau,
         epsilon=args.epsilon,

@@ -17,6 +17,7 @@ from fairot._validation import (
     check_sample_weight,
     check_sensitive_features,
 )
+from fairot.dask._dispatch import any_dask, dispatch_metric
 from fairot.metrics._calling import (
     sorted_group_samples,
     sorted_sample,
@@ -182,6 +183,16 @@ def wass1(
     >>> round(wass1(scores, groups, reference=[0.0, 0.0]), 6)
     0.9
     """
+    if any_dask(*args, sensitive_features):
+        return dispatch_metric(
+            "wass1",
+            args,
+            sensitive_features,
+            reference=reference,
+            sample_weight=sample_weight,
+            group_weights=group_weights,
+            groups=groups,
+        )
     if group_weights not in ("uniform", "proportional"):
         raise ValueError(MSG_GROUP_WEIGHTS.format(value=group_weights))
     _, w, enc, xs, ws = _group_samples("wass1", args, sensitive_features, sample_weight, groups)
@@ -277,6 +288,14 @@ def strong_demographic_disparity(
     >>> round(strong_demographic_disparity([0.1, 0.3, 0.6, 0.8], ["a", "a", "b", "b"]), 6)
     0.5
     """
+    if any_dask(*args, sensitive_features):
+        return dispatch_metric(
+            "strong_demographic_disparity",
+            args,
+            sensitive_features,
+            sample_weight=sample_weight,
+            groups=groups,
+        )
     s, w, _, xs, ws = _group_samples(
         "strong_demographic_disparity", args, sensitive_features, sample_weight, groups
     )
@@ -325,6 +344,14 @@ def strong_pairwise_demographic_disparity(
     >>> round(spdd([0.1, 0.3, 0.6, 0.8, 0.5], ["a", "a", "b", "b", "c"]), 6)
     1.0
     """
+    if any_dask(*args, sensitive_features):
+        return dispatch_metric(
+            "strong_pairwise_demographic_disparity",
+            args,
+            sensitive_features,
+            sample_weight=sample_weight,
+            groups=groups,
+        )
     _, _, _, xs, ws = _group_samples(
         "strong_pairwise_demographic_disparity", args, sensitive_features, sample_weight, groups
     )

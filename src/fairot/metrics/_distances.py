@@ -15,6 +15,7 @@ from fairot._validation import (
     check_sample_weight,
     check_sensitive_features,
 )
+from fairot.dask._dispatch import any_dask, dispatch_metric
 from fairot.metrics._calling import sorted_group_samples, split_metric_args
 from fairot.transport import check_p, wasserstein_1d
 from fairot.transport._coupling import _wasserstein_sorted_orders
@@ -42,6 +43,10 @@ def wasserstein_distance(
     >>> wasserstein_distance([0.0, 1.0], [0.5, 1.5], p=2)
     0.5
     """
+    if any_dask(u, v):
+        return dispatch_metric(
+            "wasserstein_distance", (u, v), None, p=p, u_weights=u_weights, v_weights=v_weights
+        )
     return wasserstein_1d(u, v, p, u_weights, v_weights)
 
 
@@ -116,6 +121,15 @@ def max_pairwise_wasserstein(
     >>> gap.distance, gap.pair
     (3.0, ('a', 'b'))
     """
+    if any_dask(*args, sensitive_features):
+        return dispatch_metric(
+            "max_pairwise_wasserstein",
+            args,
+            sensitive_features,
+            p=p,
+            sample_weight=sample_weight,
+            groups=groups,
+        )
     p = check_p(p)
     _, pred, sensitive_features = split_metric_args(
         "max_pairwise_wasserstein", args, sensitive_features

@@ -17,6 +17,7 @@ from fairot._validation import (
     check_sample_weight,
     check_sensitive_features,
 )
+from fairot.dask._dispatch import any_dask, dispatch_metric
 from fairot.metrics._calling import sorted_group_samples, sorted_sample
 from fairot.metrics._classification import (
     UNIT_INTERVAL,
@@ -108,6 +109,17 @@ def fairness_report(
     >>> report.loc["b", "accuracy"]
     np.float64(1.0)
     """
+    if any_dask(y_true, y_pred, sensitive_features):
+        return dispatch_metric(
+            "fairness_report",
+            (y_true, y_pred),
+            sensitive_features,
+            task=task,
+            groups=groups,
+            threshold=threshold,
+            sample_weight=sample_weight,
+            group_index=group_index,
+        )
     if task not in ("classification", "regression"):
         raise ValueError(MSG_TASK.format(value=task))
     if group_index not in ("names", "multi"):

@@ -56,6 +56,7 @@ from fairot._validation import (
     group_attributes,
     resolve_sensitive_features,
 )
+from fairot.dask._collections import is_dask_collection
 from fairot.metrics import max_pairwise_wasserstein
 from fairot.transport import midpoint_grid
 
@@ -466,6 +467,10 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         -------
         self : WassersteinFairRegressor
         """
+        if is_dask_collection(X):
+            from fairot.dask._regression import fit_wasserstein_regressor
+
+            return fit_wasserstein_regressor(self, X, y, sensitive_features, calibration)
         self._validate_params()
         p_value = check_p(self.p)
         if self.groups == "marginal":
@@ -766,6 +771,10 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "adjusted_curves_")
+        if is_dask_collection(X):
+            from fairot.dask._regression import predict_wasserstein_regressor
+
+            return predict_wasserstein_regressor(self, X, sensitive_features)
         X, codes = self._encode(X, sensitive_features)
         scores = self._scores(X, codes)
         if self._identity:

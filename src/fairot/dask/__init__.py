@@ -1,0 +1,36 @@
+"""fairot on Dask: fairness metrics and quantile post-processing beyond one machine's memory.
+
+Every function takes Dask arrays, Series or DataFrames (partitioned alike) and computes on the
+active scheduler, a ``distributed.Client`` when one is running (``Client("tcp://host:8786")``
+points fairot at an existing cluster). ``quantiles="exact"`` sorts each group across the
+cluster and returns the in-memory numbers; ``quantiles="sketch"`` merges KLL sketches, with the
+error bound of :func:`fairot.dask.w1_error_bound`. ``import fairot`` does not import dask; this
+package does.
+"""
+
+from importlib import import_module
+from typing import Any
+
+# Loaded on first use, so that the estimators' and metrics' dispatch hooks can import
+# ``fairot.dask._collections.is_dask_collection`` without a circular import.
+_PUBLIC = {
+    "fairness_report": "_metrics",
+    "max_pairwise_wasserstein": "_metrics",
+    "rank_error": "_sketch",
+    "strong_demographic_disparity": "_metrics",
+    "strong_pairwise_demographic_disparity": "_metrics",
+    "w1_error_bound": "_sketch",
+    "wass1": "_metrics",
+    "wasserstein_distance": "_metrics",
+}
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _PUBLIC:
+        return getattr(import_module(f"fairot.dask.{_PUBLIC[name]}"), name)
+    raise AttributeError(f"module 'fairot.dask' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,168 @@
+"""fairot.dask metrics against the in-memory fairot.metrics, SciPy and POT."""
+
+import math
+
+import numpy as np
+import ot
+import pandas as pd
+import pytest
+import scipy.stats
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+
+import fairot.dask as fd  # noqa: E402
+from fairot import metrics  # noqa: E402
+from fairot.dask._collections import MSG_PARTITIONS  # noqa: E402
+from fairot.dask._metrics import MSG_QUANTILES  # noqa: E402
+
+CHUNK = 5_000  # 4 partitions of the 2·10^4 rows
+TOL = 1e-12
+
+
+def arr(x, chunk=CHUNK):
+    return da.from_array(np.asarray(x), chunks=chunk)
+
+
+def assert_reports_equal(got, expected):
+    pd.testing.assert_index_equal(got.index, expected.index)
+    assert list(got.columns) == list(expected.columns)
+    np.testing.assert_allclose(got.to_numpy(float), expected.to_numpy(float), rtol=0, atol=TOL)
+    s_got, s_exp = got.attrs["summary"], expected.attrs["summary"]
+    assert s_got.keys() == s_exp.keys()
+    for key, value in s_exp.items():
+        if isinstance(value, str):
+            assert s_got[key] == value, key
+        elif math.isinf(value) or math.isnan(value):
+            assert s_got[key] == value or (math.isnan(value) and math.isnan(s_got[key])), key
+        else:
+            assert abs(s_got[key] - value) <= TOL, (key, s_got[key], value)
+
+
+def test_classification_report_equals_in_memory(client, data):
+    expected = metrics.fairness_report(data["y"], data["scores"], data["race"])
+    got = fd.fairness_report(arr(data["y"]), arr(data["scores"]), arr(data["race"]))
+    assert_reports_equal(got, expected)
+    # An oracle we did not write: SciPy's W1 of each group to the pooled scores.
+    for name in ["b", "o", "w"]:
+        w1 = scipy.stats.wasserstein_distance(data["scores"][data["race"] == name], data["scores"])
+        assert abs(got.loc[name, "w1_to_pooled"] - w1) <= TOL
+
+
+def test_regression_report_from_dataframe_columns(client, data):
+    frame = pd.DataFrame(
+        {"r": data["r"], "pred": data["scores"] * 3, "race": data["race"], "sex": data["sex"]}
+    )
+    ddf = dd.from_pandas(frame, npartitions=4)
+    expected = metrics.fairness_report(
+        frame["r"], frame["pred"], frame[["race", "sex"]], task="regression"
+    )
+    got = fd.fairness_report(ddf["r"], ddf["pred"], ddf[["race", "sex"]], task="regression")
+    assert_reports_equal(got, expected)
+
+
+@pytest.mark.parametrize("p", [1, 3, np.inf])
+def test_wasserstein_distance_any_sizes_and_partitions(client, data, p):
+    u = data["scores"][:13_001]
+    v = data["r"][:7_777]
+    got = fd.wasserstein_distance(arr(u, 3_000), arr(v, 2_000), p=p)
+    if p == np.inf:
+        # W-infinity: the largest gap between the sorted samples' quantile functions.
+        assert abs(got - metrics.wasserstein_distance(u, v, p="inf")) <= TOL
+    else:
+        # POT's exact 1-D solver is the oracle for every finite order.
+        expected = ot.wasserstein_1d(u, v, p=p) ** (1.0 / p)
+        assert abs(got - expected) <= 1e-10
+
+
+def test_score_metrics_marginal_and_proportional(client, data):
+    s, sf = data["scores"], pd.DataFrame({"race": data["race"], "sex": data["sex"]})
+    ds, dsf = arr(s), dd.from_pandas(sf, npartitions=4)
+    # Overlapping groups: each row is sorted once per group it belongs to.
+    assert (
+        abs(
+            fd.strong_demographic_disparity(ds, dsf, groups="marginal")
+            - metrics.strong_demographic_disparity(s, sf, groups="marginal")
+        )
+        <= TOL
+    )
+    assert (
+        abs(
+            fd.strong_pairwise_demographic_disparity(ds, dsf, groups="marginal")
+            - metrics.strong_pairwise_demographic_disparity(s, sf, groups="marginal")
+        )
+        <= TOL
+    )
+    assert (
+        abs(
+            fd.wass1(ds, dsf, group_weights="proportional")
+            - metrics.wass1(s, sf, group_weights="proportional")
+        )
+        <= TOL
+    )
+    gap = fd.max_pairwise_wasserstein(ds, dsf, p="inf")
+    expected = metrics.max_pairwise_wasserstein(s, sf, p="inf")
+    assert gap.pair == expected.pair
+    np.testing.assert_allclose(gap.matrix, expected.matrix, rtol=0, atol=TOL)
+
+
+def test_sketch_within_its_bound(client, data):
+    s, race = data["scores"], data["race"]
+    ds, dr = arr(s), arr(race)
+    names = ["b", "o", "w"]
+    groups = [s[race == name] for name in names]
+    ranges = [g.max() - g.min() for g in groups]
+    k = 200  # a small sketch, so that it really compacts (2·10^4 >> k)
+    gap = fd.max_pairwise_wasserstein(ds, dr, p=1, quantiles="sketch", sketch_k=k)
+    for i in range(3):
+        for j in range(i + 1, 3):
+            exact = scipy.stats.wasserstein_distance(groups[i], groups[j])
+            bound = fd.w1_error_bound(k, ranges[i], ranges[j])
+            assert abs(gap.matrix.iloc[i, j] - exact) <= bound
+    sdd = fd.strong_demographic_disparity(ds, dr, quantiles="sketch", sketch_k=k)
+    bound = sum(fd.w1_error_bound(k, r, s.max() - s.min()) for r in ranges)
+    assert abs(sdd - metrics.strong_demographic_disparity(s, race)) <= bound
+
+
+def test_errors(client, data):
+    s, race = arr(data["scores"]), arr(data["race"])
+    with pytest.raises(ValueError, match=MSG_QUANTILES.format(value="approx")[:30]):
+        fd.wass1(s, race, quantiles="approx")
+    with pytest.raises(ValueError, match="sensitive_features has 2 partitions"):
+        fd.strong_demographic_disparity(s, arr(data["race"], 10_000))
+    assert MSG_PARTITIONS.startswith("{name} has")
+    bad = data["scores"].copy()
+    bad[17_000] = 1.5
+    with pytest.raises(ValueError, match="scores"):
+        fd.strong_demographic_disparity(arr(bad), race)
+    with pytest.raises(ValueError, match="sketch_k"):
+        fd.wass1(s, race, quantiles="sketch", sketch_k=3)
+
+
+def test_import_fairot_does_not_import_dask():
+    import subprocess
+    import sys
+
+    code = "import sys, fairot, fairot.metrics, fairot.classification; print('dask' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_fairot_metrics_dispatch_dask_inputs(client, data):
+    from fairot.dask._dispatch import MSG_DASK_OPTION
+
+    s, race = data["scores"][:8_000], data["race"][:8_000]
+    ds, dr = arr(s, 2_000), arr(race, 2_000)
+    # The public in-memory names hand Dask collections to fairot.dask (fairlearn's call form too).
+    assert abs(metrics.wass1(None, ds, sensitive_features=dr) - metrics.wass1(s, race)) <= TOL
+    assert (
+        abs(
+            metrics.wasserstein_distance(ds, ds[:3_000] + 0.1, p=2)
+            - metrics.wasserstein_distance(s, s[:3_000] + 0.1, p=2)
+        )
+        <= TOL
+    )
+    with pytest.raises(
+        ValueError, match=MSG_DASK_OPTION.format(option="sample_weight", value=1)[:30]
+    ):
+        metrics.strong_demographic_disparity(ds, dr, sample_weight=np.ones(8_000))
