@@ -168,7 +168,26 @@ def atomic(method):
 
 
 class DivergenceError(RuntimeError):
-    """The optimisation diverged or collapsed; the message says which step size to lower."""
+    """The optimisation diverged or collapsed; the message says which step size to lower.
+
+    Examples
+    --------
+    A dual step far too large for a weak entropic regularisation makes COT's potentials blow up;
+    the error says which setting to change:
+
+    >>> import numpy as np
+    >>> from fairot.classification import COTClassifier, DivergenceError
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 2, 400)
+    >>> X = np.column_stack([rng.normal(a, 1.0), a])
+    >>> y = (X[:, 0] + rng.normal(0, 1, 400) > 0.5).astype(int)
+    >>> model = COTClassifier(reg_strength=0.01, dual_step_size=1.0, random_state=0)
+    >>> try:
+    ...     model.fit(X, y, sensitive_features=a)
+    ... except DivergenceError as error:
+    ...     print(str(error).split(". ")[-1])
+    Lower dual_step_size (epsilon_lambda, now 1) or raise reg_strength (lambda, now 0.01).
+    """
 
 
 class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):

@@ -42,6 +42,23 @@ class DualPotentials(NamedTuple):
         :math:`\lambda_{S_a}(s) = \lambda_a^\top \psi(s)`.
     target : callable
         :math:`\lambda_{\bar S, a}(s)` (equal to :math:`-\lambda_{S_a}(s)` under the constraint).
+
+    Examples
+    --------
+    :meth:`COTClassifier.dual_potentials_` returns one; with the default ``constrain_duals=True``
+    the target potential is minus the group's:
+
+    >>> import numpy as np
+    >>> from fairot.classification import COTClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 2, 400)
+    >>> X = np.column_stack([rng.normal(a, 1.0), a])
+    >>> y = (X[:, 0] + rng.normal(0, 1, 400) > 0.5).astype(int)
+    >>> cot = COTClassifier(n_updates=200, random_state=0).fit(X, y, sensitive_features=a)
+    >>> potentials = cot.dual_potentials_(1)
+    >>> s = np.linspace(0, 1, 5)
+    >>> bool(np.allclose(potentials.target(s), -potentials.group(s)))
+    True
     """
 
     group: Callable[[Any], np.ndarray]

@@ -16,7 +16,31 @@ EVERY_ERROR = "every must be an int >= 1; got {value!r}."
 
 
 class Callback:
-    """Base class: override any of the hooks; each receives the trainer."""
+    """Base class: override any of the hooks; each receives the trainer.
+
+    Examples
+    --------
+    A callback that stops nothing and counts the steps:
+
+    >>> import torch
+    >>> from fairot.face import MLP, Callback, GroupMarginLoss, MetaBalancedTrainer
+    >>> from fairot.face import MetaSkewnessLoss
+    >>> class CountSteps(Callback):
+    ...     def __init__(self):
+    ...         self.steps = 0
+    ...     def on_step_end(self, trainer, record):
+    ...         self.steps += 1
+    >>> _ = torch.manual_seed(0)
+    >>> x = torch.randn(64, 8); y = torch.arange(16).repeat(4); g = y % 4
+    >>> counter = CountSteps()
+    >>> trainer = MetaBalancedTrainer(
+    ...     MLP(8, embedding_size=4, hidden_sizes=(16,)),
+    ...     GroupMarginLoss(16, 4, 4, anchor_loss="softmax"),
+    ...     meta_loss=MetaSkewnessLoss(), callbacks=[counter], progress=False)
+    >>> _ = trainer.fit((x, y, g), (x, y, g), n_steps=3, batch_size=16, meta_batch_size=16)
+    >>> counter.steps
+    3
+    """
 
     def on_fit_start(self, trainer: MetaBalancedTrainer) -> None:
         """Called when :meth:`~fairot.face.MetaBalancedTrainer.fit` starts."""
@@ -49,6 +73,22 @@ class History(Callback):
     ----------
     records : list of dict
         One dict per kept step (see :meth:`~fairot.face.MetaBalancedTrainer.train_step`).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from fairot.face import MLP, GroupMarginLoss, History, MetaBalancedTrainer, MetaSkewnessLoss
+    >>> _ = torch.manual_seed(0)
+    >>> x = torch.randn(64, 8); y = torch.arange(16).repeat(4); g = y % 4
+    >>> history = History(every=2)
+    >>> trainer = MetaBalancedTrainer(
+    ...     MLP(8, embedding_size=4, hidden_sizes=(16,)),
+    ...     GroupMarginLoss(16, 4, 4, anchor_loss="softmax"),
+    ...     meta_loss=MetaSkewnessLoss(), callbacks=[history], progress=False)
+    >>> _ = trainer.fit((x, y, g), (x, y, g), n_steps=4, batch_size=16, meta_batch_size=16)
+    >>> frame = history.to_frame()
+    >>> frame["step"].tolist(), [c for c in frame.columns if c.startswith("margin_")]
+    ([0, 2], ['margin_0', 'margin_1', 'margin_2', 'margin_3'])
     """
 
     def __init__(self, every: int = 1) -> None:

@@ -99,6 +99,23 @@ def arc_margin_cosine(cos_theta: torch.Tensor, margin: torch.Tensor | float) -> 
     Returns
     -------
     Tensor of shape (n,)
+
+    References
+    ----------
+    .. [1] Wang, M., Zhang, Y. and Deng, W. "Meta Balanced Network for Fair Face Recognition",
+       IEEE TPAMI (2021).
+
+    Examples
+    --------
+    :math:`\cos(0 + \pi/3) = 1/2` and :math:`\cos(\pi/2 + \pi/3) = -\sqrt3/2`; at
+    :math:`\theta = \pi` the fallback gives :math:`-1 - (\pi/3)\sin(\pi/3)`:
+
+    >>> import math
+    >>> import torch
+    >>> from fairot.face.losses import arc_margin_cosine
+    >>> out = arc_margin_cosine(torch.tensor([1.0, 0.0, -1.0]), math.pi / 3)
+    >>> [round(v, 4) for v in out.tolist()]
+    [0.5, -0.866, -1.9069]
     """
     margin = torch.as_tensor(margin, dtype=cos_theta.dtype, device=cos_theta.device)
     # 1 - 1e-7 rounds to 1.0 in float16/bfloat16, where acos' derivative is infinite: keep the
@@ -242,6 +259,30 @@ class MarginSoftmaxLoss(nn.Module):
         Class weights :math:`W_i` (rows; normalised on the fly). Part of the model parameters
         :math:`w` that MBN's look-ahead updates. Cast to the embeddings' dtype in the forward
         (float16, bfloat16, float64), as pytorch-metric-learning does.
+
+    Examples
+    --------
+    With no hook overridden the loss is cross-entropy over the scaled cosines:
+
+    >>> import torch
+    >>> import torch.nn.functional as F
+    >>> from fairot.face import MarginSoftmaxLoss
+    >>> _ = torch.manual_seed(0)
+    >>> loss = MarginSoftmaxLoss(3, 2, scale=10.0)
+    >>> emb, labels = torch.randn(4, 2), torch.tensor([0, 1, 2, 0])
+    >>> cosines = F.normalize(emb) @ F.normalize(loss.weight).T
+    >>> torch.allclose(loss(emb, labels), F.cross_entropy(10.0 * cosines, labels))
+    True
+
+    A subclass edits the target cosine, here a CosFace-like margin of 0.2:
+
+    >>> class Shifted(MarginSoftmaxLoss):
+    ...     def target_cosine(self, cos_target, margins, groups):
+    ...         return cos_target - 0.2
+    >>> shifted = Shifted(3, 2, scale=10.0)
+    >>> _ = shifted.load_state_dict(loss.state_dict())
+    >>> bool(shifted(emb, labels) > loss(emb, labels))
+    True
     """
 
     n_groups: int | None = None
@@ -379,7 +420,22 @@ class MarginSoftmaxLoss(nn.Module):
 
 
 class NormSoftmaxLoss(MarginSoftmaxLoss):
-    """Norm-Softmax: normalised features and weights, no margin (MBN(soft)'s anchor loss)."""
+    r"""Norm-Softmax: normalised features and weights, no margin (MBN(soft)'s anchor loss).
+
+    Examples
+    --------
+    Cross-entropy over :math:`s \cos\theta_i`, the cosines of normalised features and weights:
+
+    >>> import torch
+    >>> import torch.nn.functional as F
+    >>> from fairot.face import NormSoftmaxLoss
+    >>> _ = torch.manual_seed(0)
+    >>> loss = NormSoftmaxLoss(3, 2, scale=10.0)
+    >>> emb, labels = torch.randn(4, 2), torch.tensor([0, 1, 2, 0])
+    >>> cosines = F.normalize(emb) @ F.normalize(loss.weight).T
+    >>> torch.allclose(loss(emb, labels), F.cross_entropy(10.0 * cosines, labels))
+    True
+    """
 
 
 class _FixedMarginLoss(MarginSoftmaxLoss):
@@ -418,6 +474,21 @@ class ArcFaceLoss(_FixedMarginLoss):
     margin : float, default=0.5
         Additive angular margin :math:`m` in **radians** (0.5 rad ≈ 28.6°, pytorch-metric-learning's
         default in degrees). The paper's ArcFace baseline uses 0.3 with ``scale=60``.
+
+    Examples
+    --------
+    An embedding on its class weight (:math:`\theta_y = 0`) and orthogonal to the other class:
+    with :math:`m = \pi/3` and :math:`s = 1` the logits are :math:`\cos(\pi/3) = 1/2` and 0, so
+    the loss is :math:`\log(1 + e^{-1/2}) \approx 0.4741`.
+
+    >>> import math
+    >>> import torch
+    >>> from fairot.face import ArcFaceLoss
+    >>> loss = ArcFaceLoss(2, 2, margin=math.pi / 3, scale=1.0)
+    >>> with torch.no_grad():
+    ...     _ = loss.weight.copy_(torch.eye(2))
+    >>> round(loss(torch.eye(2), torch.tensor([0, 1])).item(), 4)
+    0.4741
     """
 
     def __init__(
@@ -444,6 +515,20 @@ class CosFaceLoss(_FixedMarginLoss):
         As :class:`MarginSoftmaxLoss`.
     margin : float, default=0.35
         Additive cosine margin :math:`m`. The paper's CosFace baseline uses 0.2 with ``scale=60``.
+
+    Examples
+    --------
+    An embedding on its class weight (:math:`\cos\theta_y = 1`) and orthogonal to the other class:
+    with :math:`m = 1/2` and :math:`s = 1` the logits are :math:`1 - 1/2` and 0, so the loss is
+    :math:`\log(1 + e^{-1/2}) \approx 0.4741`.
+
+    >>> import torch
+    >>> from fairot.face import CosFaceLoss
+    >>> loss = CosFaceLoss(2, 2, margin=0.5, scale=1.0)
+    >>> with torch.no_grad():
+    ...     _ = loss.weight.copy_(torch.eye(2))
+    >>> round(loss(torch.eye(2), torch.tensor([0, 1])).item(), 4)
+    0.4741
     """
 
     def __init__(
@@ -477,6 +562,18 @@ class SoftmaxLoss(nn.Module):
     ----------
     weight : Parameter of shape (n_classes, embedding_size)
     bias : Parameter of shape (n_classes,)
+
+    Examples
+    --------
+    >>> import torch
+    >>> import torch.nn.functional as F
+    >>> from fairot.face import SoftmaxLoss
+    >>> _ = torch.manual_seed(0)
+    >>> loss = SoftmaxLoss(3, 2)
+    >>> emb, labels = torch.randn(4, 2), torch.tensor([0, 1, 2, 0])
+    >>> logits = F.linear(emb, loss.weight, loss.bias)
+    >>> torch.allclose(loss(emb, labels), F.cross_entropy(logits, labels))
+    True
     """
 
     n_groups: int | None = None
@@ -581,6 +678,11 @@ class GroupMarginLoss(MarginSoftmaxLoss):
         Class weights.
     learnable_mask : bool Tensor of shape (n_groups,)
         ``True`` for the groups whose margin is learned.
+
+    References
+    ----------
+    .. [1] Wang, M., Zhang, Y. and Deng, W. "Meta Balanced Network for Fair Face Recognition",
+       IEEE TPAMI (2021).
 
     Examples
     --------

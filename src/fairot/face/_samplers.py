@@ -52,6 +52,23 @@ class BalancedGroupSampler:
     -----
     Identities are drawn without replacement within a batch, with replacement across batches; images
     of an identity are drawn without replacement when it has enough.
+
+    Examples
+    --------
+    Three groups, batches of 12: four samples of each group, two per identity:
+
+    >>> import numpy as np
+    >>> from fairot.face import BalancedGroupSampler
+    >>> labels = np.repeat(np.arange(30), 3)
+    >>> groups = labels % 3
+    >>> sampler = BalancedGroupSampler(labels, groups, 12, n_batches=5, random_state=0)
+    >>> batch = next(iter(sampler))
+    >>> np.bincount(groups[batch]).tolist()
+    [4, 4, 4]
+    >>> np.unique(labels[batch], return_counts=True)[1].tolist()
+    [2, 2, 2, 2, 2, 2]
+    >>> len(sampler)
+    5
     """
 
     def __init__(
@@ -131,6 +148,15 @@ class RandomBatchSampler:
     n_batches : int, optional
         Batches per iteration; defaults to one epoch, ``n_samples // batch_size``.
     random_state : int, numpy Generator or None
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.face import RandomBatchSampler
+    >>> sampler = RandomBatchSampler(10, 4, random_state=0)
+    >>> batches = list(sampler)
+    >>> len(batches), [len(np.unique(b)) for b in batches]
+    (2, [4, 4])
     """
 
     def __init__(

@@ -56,7 +56,24 @@ NO_ANCHOR_WARNING = (
 
 
 class MetaBatchWarning(UserWarning):
-    """A meta batch from which part of the meta skewness loss could not be computed."""
+    """A meta batch from which part of the meta skewness loss could not be computed.
+
+    Examples
+    --------
+    Group 1 below has four identities of one sample each, hence no positive pair:
+
+    >>> import warnings
+    >>> import torch
+    >>> from fairot.face import MetaBatchWarning, MetaSkewnessLoss
+    >>> emb = torch.eye(8)
+    >>> labels = torch.tensor([0, 0, 1, 1, 2, 3, 4, 5])
+    >>> groups = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = MetaSkewnessLoss(selection_margin=None)(emb, labels, groups)
+    >>> [w.category is MetaBatchWarning for w in caught]
+    [True]
+    """
 
 
 @dataclass(frozen=True)
@@ -73,6 +90,20 @@ class SkewnessResult:
         Mean :math:`l_i` of each group over its selected triplets; NaN where none was selected.
     n_triplets : Tensor of shape (n_groups,)
         Number of selected triplets of each group.
+
+    Examples
+    --------
+    :meth:`MetaSkewnessLoss.compute` returns one; the anchors' bias is NaN by definition:
+
+    >>> import torch
+    >>> from fairot.face import MetaSkewnessLoss
+    >>> e1, e2 = torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0])
+    >>> emb = torch.stack([e1, e1, e2, e2, e1, e1, -e1, -e1])
+    >>> labels = torch.tensor([0, 0, 1, 1, 2, 2, 3, 3])
+    >>> groups = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1])
+    >>> result = MetaSkewnessLoss(selection_margin=None).compute(emb, labels, groups)
+    >>> result.group_bias.tolist(), result.group_loss.tolist(), result.n_triplets.tolist()
+    ([nan, -1.0], [-1.0, -2.0], [4, 4])
     """
 
     loss: torch.Tensor
@@ -108,6 +139,28 @@ class MetaSkewnessLoss(nn.Module):
     :class:`MetaBatchWarning` shown once per group. A group whose triplets are all easier than the
     selection margin is skipped silently (nothing to balance). When the anchors have no triplet the
     loss is a zero attached to the graph, so that the meta step is a no-op.
+
+    References
+    ----------
+    .. [1] Wang, M., Zhang, Y. and Deng, W. "Meta Balanced Network for Fair Face Recognition",
+       IEEE TPAMI (2021).
+
+    Examples
+    --------
+    Unit embeddings, ``gamma=0.5``. The anchor group 0 holds two identities on orthogonal axes:
+    :math:`d_p = 0`, :math:`d_n = 2`, so :math:`l = -1`. Group 1 holds two opposite identities:
+    :math:`d_n = 4`, :math:`l = -2`. Hence :math:`B^1 = -2 - (-1) = -1` (group 1 is better
+    separated than the anchors).
+
+    >>> import torch
+    >>> from fairot.face import MetaSkewnessLoss
+    >>> e1, e2 = torch.tensor([1.0, 0.0]), torch.tensor([0.0, 1.0])
+    >>> emb = torch.stack([e1, e1, e2, e2, e1, e1, -e1, -e1])
+    >>> labels = torch.tensor([0, 0, 1, 1, 2, 2, 3, 3])
+    >>> groups = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1])
+    >>> loss = MetaSkewnessLoss(gamma=0.5, selection_margin=None)
+    >>> loss(emb, labels, groups).item()
+    -1.0
     """
 
     def __init__(

@@ -61,6 +61,16 @@ class PairwiseGap(NamedTuple):
         Names of the two groups that attain it.
     matrix : pandas.DataFrame
         Every pairwise distance, indexed by group name on both axes.
+
+    Examples
+    --------
+    :func:`max_pairwise_wasserstein` returns one; with ``p=1`` the distance from {1, 2} to {3}
+    is the mean move, 1.5:
+
+    >>> from fairot.metrics import max_pairwise_wasserstein
+    >>> gap = max_pairwise_wasserstein([1.0, 2.0, 4.0, 5.0, 3.0], ["a", "a", "b", "b", "c"], p=1)
+    >>> gap.distance, gap.pair, float(gap.matrix.loc["a", "c"])
+    (3.0, ('a', 'b'), 1.5)
     """
 
     distance: float

@@ -58,6 +58,12 @@ def group_accuracy_std(accuracies: Any, *, ddof: int = 0) -> float:
     -------
     float
         In the units of the accuracies (multiply by 100 for percentage points).
+
+    Examples
+    --------
+    >>> from fairot.metrics import group_accuracy_std
+    >>> group_accuracy_std({"light": 0.75, "dark": 0.25})
+    0.25
     """
     acc, _ = _check_accuracies(accuracies)
     return float(np.std(acc, ddof=ddof))
@@ -82,6 +88,14 @@ def skewed_error_ratio(accuracies: Any) -> float:
     ------
     ValueError
         When some group has zero error (the ratio is infinite).
+
+    Examples
+    --------
+    Group errors 0.25 and 0.5: the worst group errs twice as often as the best.
+
+    >>> from fairot.metrics import skewed_error_ratio
+    >>> skewed_error_ratio({"light": 0.75, "dark": 0.5})
+    2.0
     """
     acc, names = _check_accuracies(accuracies)
     errors = 1.0 - acc

@@ -320,6 +320,18 @@ class BootstrapIntervals(NamedTuple):
         The summary metrics of every replicate (one row each).
     confidence : float
         Coverage of the intervals.
+
+    Examples
+    --------
+    :func:`bootstrap_intervals` returns one; every interval is a ``low``/``high`` row.
+
+    >>> import numpy as np
+    >>> from fairot.metrics import bootstrap_intervals
+    >>> g = np.repeat(["a", "b"], 50)
+    >>> s = np.r_[np.linspace(0.2, 0.6, 50), np.linspace(0.4, 0.8, 50)]
+    >>> ci = bootstrap_intervals(None, s, g, n_bootstrap=20, random_state=0)
+    >>> ci.confidence, list(ci.summary.columns), len(ci.replicates)
+    (0.95, ['low', 'high'], 20)
     """
 
     summary: pd.DataFrame

@@ -92,6 +92,25 @@ class FairnessScorer:
         Estimator methods to try, in order.
     kwargs : dict
         Extra keyword arguments of the metric.
+
+    Examples
+    --------
+    The scorer of :math:`W_1` between groups returns minus the metric on the model's scores:
+
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from fairot.metrics import make_fairness_scorer, wass1
+    >>> X = [[0.0], [1.0], [2.0], [3.0]]
+    >>> y = [0, 0, 1, 1]
+    >>> groups = ["a", "b", "a", "b"]
+    >>> model = LogisticRegression().fit(X, y)
+    >>> scorer = make_fairness_scorer(
+    ...     wass1, greater_is_better=False, response_method="predict_proba"
+    ... )
+    >>> scores = model.predict_proba(X)[:, 1]
+    >>> scorer(model, X, y, sensitive_features=groups) == -wass1(
+    ...     y, scores, sensitive_features=groups
+    ... )
+    True
     """
 
     def __init__(

@@ -66,6 +66,18 @@ class WindowResult(NamedTuple):
         Whether the band lies entirely above the threshold.
     readjusted : bool
         Whether the estimator's ``partial_fit`` ran on this window.
+
+    Examples
+    --------
+    :meth:`FairnessMonitor.update` returns one per full window:
+
+    >>> import numpy as np
+    >>> from fairot.monitoring import FairnessMonitor
+    >>> g = np.tile(["a", "b"], 100)
+    >>> scores = np.linspace(0, 1, 200)
+    >>> monitor = FairnessMonitor(scores, g, window=100, threshold=0.1, n_bootstrap=20)
+    >>> [(r.index, r.start, r.stop, r.readjusted) for r in monitor.update(scores, g)]
+    [(0, 0, 100, False), (1, 100, 200, False)]
     """
 
     index: int

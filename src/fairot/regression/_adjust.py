@@ -13,8 +13,7 @@ of :mod:`._projections`.
 
 References
 ----------
-.. [1] "Fair Regression under Approximate Demographic Parity" (regression seed paper,
-   ``../shared/seeds/001_d002fcbe13476bd7.txt``).
+.. [1] "Fair Regression under Approximate Demographic Parity" (regression seed paper).
 """
 
 from __future__ import annotations
@@ -96,6 +95,20 @@ class QuantileAdjustment:
     stopped_early : bool
         True when the work bound (``max_iter`` or ``max_work``) ran out before the tolerances
         were met: ``curves`` are then the best feasible answer found (a warning says so).
+
+    Examples
+    --------
+    :func:`adjust_quantiles` returns one. Two groups one unit apart on every rank, within
+    :math:`\epsilon = 1/2` in :math:`W_2`: each moves by 1/4 towards the other (closed form):
+
+    >>> import numpy as np
+    >>> from fairot.regression import adjust_quantiles
+    >>> u = (np.arange(1, 5) - 0.5) / 4
+    >>> result = adjust_quantiles(np.stack([u, u + 1.0]), [0.5, 0.5], p=2, epsilon=0.5)
+    >>> result.curves[0] - u
+    array([0.25, 0.25, 0.25, 0.25])
+    >>> result.grid_gap, result.violation, result.active_pairs, result.method
+    (0.5, 0.0, ((0, 1),), 'closed_form')
     """
 
     curves: np.ndarray
@@ -303,16 +316,16 @@ def adjust_quantiles(
     cost : {"squared", "absolute", "pinball", "logistic"} or InducedCost, default="squared"
         Induced cost :math:`c_s(u, q)`; names use default parameters (noise scale 1, level 1/2).
         An :class:`ObservedLossCost` gives the observed-loss variant.
-    method : {"auto", "closed_form", "projection", "pointwise", "projected_gradient", \
-"barycenter_ball"}, default="auto"
-        ``"closed_form"``: two groups with a squared cost (Table 1 of [1]_). ``"projection"``: the
-        exact answer for a squared cost and any number of groups, one group-weighted Dykstra
-        projection of the target curves (Proposition 1 of [1]_). ``"pointwise"``: ``p = inf``, any
-        convex cost, by rank then sorted (Section 2.6). ``"projected_gradient"``: any convex cost
-        (Section 3.3.2). ``"barycenter_ball"``: the sufficient rule, each group within
-        :math:`\epsilon/2` of the latent barycenter (squared cost; not optimal, always feasible).
-        ``"auto"`` picks closed form, pointwise, projection, then projected gradient, in that
-        order of preference.
+    method : str, default="auto"
+        One of ``"auto"``, ``"closed_form"``, ``"projection"``, ``"pointwise"``,
+        ``"projected_gradient"``, ``"barycenter_ball"``. ``"closed_form"``: two groups with a
+        squared cost (Table 1 of [1]_). ``"projection"``: the exact answer for a squared cost and
+        any number of groups, one group-weighted Dykstra projection of the target curves
+        (Proposition 1 of [1]_). ``"pointwise"``: ``p = inf``, any convex cost, by rank then sorted
+        (Section 2.6). ``"projected_gradient"``: any convex cost (Section 3.3.2).
+        ``"barycenter_ball"``: the sufficient rule, each group within :math:`\epsilon/2` of the
+        latent barycenter (squared cost; not optimal, always feasible). ``"auto"`` picks closed
+        form, pointwise, projection, then projected gradient, in that order of preference.
     step_size : float, default=0.1
         Projected-gradient step :math:`\eta`.
     tol : float, default=1e-8
@@ -341,6 +354,10 @@ def adjust_quantiles(
     ``p = 1``: soft-thresholding with the exact threshold; ``p = inf``: clipping), and
     :math:`Q_1 = \bar Q^* + r_2\Delta`, :math:`Q_2 = \bar Q^* - r_1\Delta`. When the constraint is
     inactive the curves are returned unchanged, bit for bit.
+
+    References
+    ----------
+    .. [1] "Fair Regression under Approximate Demographic Parity" (regression seed paper).
 
     Examples
     --------

@@ -837,6 +837,24 @@ class FairnessAccuracyPath:
         A fitted regressor per tolerance; they share the fitted score models.
     unadjusted : dict
         Test ``mse``, ``r2`` and ``test_gap`` of the raw scores (empty without test data).
+
+    Examples
+    --------
+    :func:`fairness_accuracy_path` returns one, a row and a fitted regressor per tolerance:
+
+    >>> import numpy as np
+    >>> from fairot.regression import WassersteinFairRegressor, fairness_accuracy_path
+    >>> rng = np.random.default_rng(0)
+    >>> s = rng.integers(0, 2, 300)
+    >>> X = rng.normal(size=(300, 1)) + s[:, None]
+    >>> y = X[:, 0] + rng.normal(size=300)
+    >>> path = fairness_accuracy_path(
+    ...     WassersteinFairRegressor(random_state=0, n_grid=50),
+    ...     X[:200], y[:200], sensitive_features=s[:200], taus=[0.0, 1.0],
+    ...     X_test=X[200:], y_test=y[200:], sensitive_features_test=s[200:],
+    ... )
+    >>> path.table["tau"].tolist(), len(path.estimators), sorted(path.unadjusted)
+    ([0.0, 1.0], 2, ['mse', 'r2', 'test_gap'])
     """
 
     table: pd.DataFrame

@@ -52,6 +52,19 @@ def plot_path(
     Returns
     -------
     matplotlib.figure.Figure
+
+    Examples
+    --------
+    A path's table (or the path itself) gives one line of accuracy against the gap:
+
+    >>> import pandas as pd
+    >>> from fairot.regression import plot_path
+    >>> table = pd.DataFrame(
+    ...     {"tau": [0.0, 0.5, 1.0], "test_gap": [0.05, 0.4, 0.9], "mse": [1.6, 1.2, 1.0]}
+    ... )
+    >>> fig = plot_path(table, label="ridge")
+    >>> fig.axes[0].get_xlabel(), fig.axes[0].lines[0].get_ydata().tolist()
+    ('test gap', [1.6, 1.2, 1.0])
     """
     table = path if isinstance(path, pd.DataFrame) else path.table
     if unadjusted is None and not isinstance(path, pd.DataFrame):
@@ -115,6 +128,18 @@ def plot_quantile_curves(
     Returns
     -------
     matplotlib.figure.Figure
+
+    Examples
+    --------
+    Two groups' latent curves and their common adjusted curve (full fairness):
+
+    >>> import numpy as np
+    >>> from fairot.regression import plot_quantile_curves
+    >>> latent = np.array([[0.0, 1.0, 2.0], [2.0, 3.0, 4.0]])
+    >>> adjusted = np.tile(latent.mean(axis=0), (2, 1))
+    >>> fig = plot_quantile_curves(latent, adjusted, group_names=["a", "b"])
+    >>> len(fig.axes[0].lines)  # a dashed and a solid curve per group
+    4
     """
     if hasattr(latent_curves, "adjusted_curves_"):
         model = latent_curves

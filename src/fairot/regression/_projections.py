@@ -11,8 +11,7 @@ the discretisation of the quantile form of :math:`W_p` (Section 2.4 of [1]_). Th
 
 References
 ----------
-.. [1] "Fair Regression under Approximate Demographic Parity" (the regression seed paper,
-   ``../shared/seeds/001_d002fcbe13476bd7.txt``).
+.. [1] "Fair Regression under Approximate Demographic Parity" (the regression seed paper).
 .. [2] J. Duchi, S. Shalev-Shwartz, Y. Singer, T. Chandra, "Efficient projections onto the
    l1-ball for learning in high dimensions", ICML 2008.
 """
@@ -118,6 +117,24 @@ def project_lp_ball(v: np.ndarray, p: float, epsilon: float) -> np.ndarray:
     ``p = 2``: scale by :math:`\min(1, \epsilon/\|v\|_2)`; ``p = 1``: soft-threshold with the exact
     threshold; ``p = inf``: clip to :math:`[-\epsilon, \epsilon]` (Table 1 of [1]_). ``epsilon = 0``
     gives the zero curve. An inactive constraint returns an exact copy of ``v``.
+
+    References
+    ----------
+    .. [1] "Fair Regression under Approximate Demographic Parity" (regression seed paper).
+
+    Examples
+    --------
+    Grid norm 1 scaled to 1/2 (``p = 2``); clipping (``p = inf``); soft-thresholding by 1 so that
+    the mean absolute value is 1 (``p = 1``):
+
+    >>> import numpy as np
+    >>> from fairot.regression import project_lp_ball
+    >>> project_lp_ball(np.array([1.0, -1.0, 1.0, -1.0]), 2, 0.5)
+    array([ 0.5, -0.5,  0.5, -0.5])
+    >>> project_lp_ball(np.array([2.0, -0.2]), np.inf, 1.0)
+    array([ 1. , -0.2])
+    >>> project_lp_ball(np.array([3.0, 1.0]), 1, 1.0)
+    array([2., 0.])
     """
     if epsilon <= 0.0:
         return np.zeros_like(v)
@@ -200,6 +217,25 @@ def project_monotone_box(curves: np.ndarray, bounds: tuple[float, float]) -> np.
     Pool-adjacent-violators followed by clipping: clipping the isotonic fit to the box is the
     projection onto the intersection (the bounded isotonic regression), so one set of Dykstra's
     splitting covers both the ordering and the range constraints of problem (6) of [1]_.
+
+    References
+    ----------
+    .. [1] "Fair Regression under Approximate Demographic Parity" (regression seed paper).
+
+    Examples
+    --------
+    The same as scikit-learn's bounded isotonic regression of each row:
+
+    >>> import numpy as np
+    >>> from sklearn.isotonic import isotonic_regression
+    >>> from fairot.regression import project_monotone_box
+    >>> curves = np.array([[3.0, 1.0, 2.0], [-1.0, 0.5, 4.0]])
+    >>> project_monotone_box(curves, (0.0, 2.5))
+    array([[2. , 2. , 2. ],
+           [0. , 0.5, 2.5]])
+    >>> np.vstack([isotonic_regression(row, y_min=0.0, y_max=2.5) for row in curves])
+    array([[2. , 2. , 2. ],
+           [0. , 0.5, 2.5]])
     """
     curves = np.ascontiguousarray(curves, dtype=np.float64)
     if np.all(np.diff(curves, axis=1) >= 0.0):

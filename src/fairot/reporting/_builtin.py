@@ -48,6 +48,17 @@ def load_baseline_split(
     Returns
     -------
     BaselineSplit
+
+    Examples
+    --------
+    German Credit has no official split: a stratified 70/30 split of its 1000 rows.
+
+    >>> from fairot.reporting import load_baseline_split
+    >>> split = load_baseline_split("german-credit", random_state=0)
+    >>> len(split.X_train), len(split.X_test)
+    (700, 300)
+    >>> bool(round(split.y_train.mean(), 2) == round(split.y_test.mean(), 2))
+    True
     """
     from sklearn.model_selection import train_test_split
 
@@ -117,6 +128,13 @@ def audit_logistic_regression(
     Returns
     -------
     fairot.reporting.Audit
+
+    Examples
+    --------
+    >>> from fairot.reporting import audit_logistic_regression
+    >>> result = audit_logistic_regression("german-credit", plots=False, n_bootstrap=20)
+    >>> 0 <= result.summary["wass1"] <= 1
+    True
     """
     from sklearn.linear_model import LogisticRegression
 

@@ -87,6 +87,13 @@ def plot_group_histograms(
     Returns
     -------
     matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> from fairot.reporting import plot_group_histograms
+    >>> fig = plot_group_histograms([0.1, 0.2, 0.7, 0.9], ["a", "a", "b", "b"], bins=4)
+    >>> fig.axes[0].get_title()
+    'Score distribution per group'
     """
     values, enc, ax = _grouped_axes(scores, sensitive_features, groups, ax)
     edges = np.histogram_bin_edges(values, bins=bins, range=value_range)
@@ -159,6 +166,13 @@ def plot_group_quantile_functions(
     Returns
     -------
     matplotlib.figure.Figure
+
+    Examples
+    --------
+    >>> from fairot.reporting import plot_group_quantile_functions
+    >>> fig = plot_group_quantile_functions([0.1, 0.2, 0.7, 0.9], ["a", "a", "b", "b"], n_levels=4)
+    >>> [line.get_ydata().tolist() for line in fig.axes[0].lines]
+    [[0.1, 0.1, 0.2, 0.2], [0.7, 0.7, 0.9, 0.9]]
     """
     values, enc, ax = _grouped_axes(scores, sensitive_features, groups, ax)
     u = midpoint_grid(n_levels)

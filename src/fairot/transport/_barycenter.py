@@ -49,6 +49,18 @@ def weighted_median(values: np.ndarray, weights: np.ndarray | None = None) -> np
     Returns
     -------
     numpy.ndarray of shape values.shape[1:]
+
+    Examples
+    --------
+    An exact tie (weights 1/2, 1/2 between 1 and 3) gives the midpoint:
+
+    >>> import numpy as np
+    >>> from fairot.transport import weighted_median
+    >>> values = np.array([[1.0, 2.0], [3.0, 4.0], [10.0, 0.0]])
+    >>> weighted_median(values).tolist()
+    [3.0, 2.0]
+    >>> weighted_median(values, np.array([0.5, 0.5, 0.0])).tolist()
+    [2.0, 3.0]
     """
     if weights is None or np.allclose(weights, weights[0]):
         return np.median(values, axis=0)
@@ -84,6 +96,14 @@ def barycenter_quantiles(
     -------
     numpy.ndarray of shape (n_levels,)
         The barycenter's quantile curve (nondecreasing when the inputs are).
+
+    Examples
+    --------
+    >>> from fairot.transport import barycenter_quantiles
+    >>> barycenter_quantiles([[0.0, 1.0, 2.0], [2.0, 3.0, 4.0]], p=2).tolist()
+    [1.0, 2.0, 3.0]
+    >>> barycenter_quantiles([[0.0, 1.0, 2.0], [2.0, 3.0, 4.0]], weights=[3, 1], p=2).tolist()
+    [0.5, 1.5, 2.5]
     """
     q = np.array(curves, dtype=float, copy=True)
     if q.ndim != 2:
@@ -137,6 +157,18 @@ def barycenter_distribution(
         ``(mass @ abs(group_quantiles[a] - values) ** p) ** (1/p)``).
     cell_ends : numpy.ndarray of shape (n_cells,)
         Right end of each cell on the rank axis.
+
+    Examples
+    --------
+    The :math:`W_2` barycenter of {0, 2} and {1, 3} puts mass 1/2 on each mean of matched
+    quantiles:
+
+    >>> from fairot.transport import barycenter_distribution
+    >>> values, mass, group_quantiles, cell_ends = barycenter_distribution(
+    ...     [[0.0, 2.0], [1.0, 3.0]], p=2
+    ... )
+    >>> values.tolist(), mass.tolist(), cell_ends.tolist()
+    ([0.5, 2.5], [0.5, 0.5], [0.5, 1.0])
     """
     ws = [None] * len(samples) if sample_weights is None else list(sample_weights)
     if len(ws) != len(samples):

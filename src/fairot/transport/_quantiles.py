@@ -36,6 +36,12 @@ def midpoint_grid(n_levels: int) -> np.ndarray:
     numpy.ndarray of shape (n_levels,)
         Ranks in the open interval (0, 1); each is the centre of a cell of width :math:`1/M`, so
         grid averages are midpoint-rule integrals over ranks.
+
+    Examples
+    --------
+    >>> from fairot.transport import midpoint_grid
+    >>> midpoint_grid(4).tolist()
+    [0.125, 0.375, 0.625, 0.875]
     """
     if isinstance(n_levels, bool) or not isinstance(n_levels, (int, np.integer)) or n_levels < 1:
         raise ValueError(MSG_N_LEVELS.format(value=n_levels))
@@ -143,6 +149,12 @@ def ecdf_rank(
     -------
     numpy.ndarray of shape (n_points,)
         Values in [0, 1].
+
+    Examples
+    --------
+    >>> from fairot.transport import ecdf_rank
+    >>> ecdf_rank([1.0, 2.0, 3.0, 4.0], [0.0, 2.5, 4.0]).tolist()
+    [0.0, 0.5, 1.0]
     """
     x = check_array_1d(reference, "reference")
     w = check_sample_weight(weights, x.shape[0], "weights")
@@ -209,6 +221,13 @@ def quantile_curves(
     -------
     numpy.ndarray of shape (n_groups, n_levels)
         Row ``g`` is :math:`Q_g(u_k)` for :math:`u_k = (k - 1/2)/M`.
+
+    Examples
+    --------
+    >>> from fairot.transport import quantile_curves
+    >>> values = [1.0, 2.0, 3.0, 30.0, 10.0, 20.0]
+    >>> quantile_curves(values, [0, 0, 0, 1, 1, 1], n_groups=2, n_levels=3).tolist()
+    [[1.0, 2.0, 3.0], [10.0, 20.0, 30.0]]
     """
     x = check_array_1d(values, "values")
     c = check_array_1d(codes, "codes", dtype=np.intp)
