@@ -27,7 +27,7 @@ demo: $(VENV)/.runtime-installed
 # tests/reporting renders report.html in headless Chromium. On a fresh Debian machine as root (CI)
 # install it once; elsewhere this does nothing and that test skips, saying why.
 $(VENV)/.chromium: | $(BIN)/python
-	command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; } || true
+	command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; } || true
 	touch $@
 
 test: $(VENV)/.test-installed $(VENV)/.chromium
