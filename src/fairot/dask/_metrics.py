@@ -28,8 +28,7 @@ from fairot.metrics._classification import (
     check_binary_labels,
 )
 from fairot.metrics._distances import PairwiseGap
-from fairot.metrics._groups import group_accuracy_std, skewed_error_ratio
-from fairot.metrics._report import MSG_TASK, OVERALL, Task
+from fairot.metrics._report import MSG_TASK, OVERALL, Task, finish_report
 from fairot.transport import check_p
 
 Quantiles = Literal["exact", "sketch"]
@@ -550,20 +549,4 @@ def _report_frame(d: GroupDistances, stats: np.ndarray, task: str, labelled: boo
             summary.update(overall)
     summary["wass1"] = float(d.sums.to_barycenter.sum())
     gaps = {p: d.gap(p) for p in d.sums.power}
-    if task == "classification":
-        summary["sdd"] = float(report["w1_to_pooled"].iloc[:-1].sum())
-        summary["spdd"] = float(np.triu(gaps[1.0].matrix.to_numpy(), 1).sum())
-    else:
-        summary["max_pairwise_w1"] = gaps[1.0].distance
-    summary["max_pairwise_w2"] = gaps[2.0].distance
-    summary["max_pairwise_w2_pair"] = " vs ".join(gaps[2.0].pair)
-    if task == "regression":
-        summary["max_pairwise_winf"] = gaps[math.inf].distance
-    if labelled and task == "classification":
-        accuracies = report["accuracy"].iloc[:-1]
-        summary["accuracy_std"] = group_accuracy_std(accuracies)
-        summary["skewed_error_ratio"] = (
-            skewed_error_ratio(accuracies) if accuracies.max() < 1 else float("inf")
-        )
-    report.attrs["summary"] = summary
-    return report
+    return finish_report(report, summary, gaps, task, labelled=labelled)

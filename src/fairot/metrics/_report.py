@@ -167,6 +167,17 @@ def fairness_report(
     orders = (1.0, 2.0) if task == "classification" else (1.0, 2.0, np.inf)
     gaps = pairwise_gaps(sorted_groups, enc.names, orders, sorted_weights)
     summary["wass1"] = sum_w1_to_barycenter(sorted_groups, None, sorted_weights)
+    return finish_report(report, summary, gaps, task, labelled=y is not None)
+
+
+def finish_report(
+    report: pd.DataFrame, summary: dict, gaps: dict, task: Task, *, labelled: bool
+) -> pd.DataFrame:
+    """Add the distance summaries (SDD, SPDD, pairwise gaps, STD, SER) and attach the summary.
+
+    Shared by this module and :mod:`fairot.dask`, which compute the per-group table, ``wass1``
+    and the pairwise ``gaps`` (``{p: PairwiseGap}``) their own ways.
+    """
     if task == "classification":
         summary["sdd"] = float(report["w1_to_pooled"].iloc[:-1].sum())
         summary["spdd"] = float(np.triu(gaps[1.0].matrix.to_numpy(), 1).sum())
@@ -176,7 +187,7 @@ def fairness_report(
     summary["max_pairwise_w2_pair"] = " vs ".join(gaps[2.0].pair)
     if task == "regression":
         summary["max_pairwise_winf"] = gaps[np.inf].distance
-    if y is not None and task == "classification":
+    if labelled and task == "classification":
         accuracies = report["accuracy"].iloc[:-1]
         summary["accuracy_std"] = group_accuracy_std(accuracies.to_numpy())
         summary["skewed_error_ratio"] = (

@@ -26,6 +26,7 @@ import numpy as np
 
 from ._projections import (
     P_CODE,
+    curve_grid_norm,
     grid_distance,
     pairwise_grid_distances,
     pav_row,
@@ -158,26 +159,6 @@ def _project_gap(delta_star, out, p_code, epsilon):  # pragma: no cover - jit
 
 
 @numba.njit(cache=True)
-def _gap_norm(delta, p_code):  # pragma: no cover - jit
-    """Grid norm of one gap curve (``p_code`` of :data:`P_CODE`)."""
-    m = delta.size
-    acc = 0.0
-    for k in range(m):
-        d = abs(delta[k])
-        if p_code == 0:
-            acc = max(acc, d)
-        elif p_code == 1:
-            acc += d
-        else:
-            acc += d * d
-    if p_code == 1:
-        return acc / m
-    if p_code == 2:
-        return np.sqrt(acc / m)
-    return acc
-
-
-@numba.njit(cache=True)
 def _screen_pairs(x, p_code, epsilon, tol, in_set, moved):  # pragma: no cover - jit
     """Each group's most violated partner among the pairs outside the working set.
 
@@ -255,7 +236,7 @@ def _dykstra_cycles(
                 y_i[k] = x[i, k] + pair_increments[t, 0, k]
                 y_j[k] = x[j, k] + pair_increments[t, 1, k]
                 delta_star[k] = y_i[k] - y_j[k]
-            if _gap_norm(delta_star, p_code) <= epsilon:
+            if curve_grid_norm(delta_star, p_code) <= epsilon:
                 # the point is in the ball: the projection is the identity, the correction 0
                 for k in range(m):
                     change = max(change, abs(pair_increments[t, 0, k]))

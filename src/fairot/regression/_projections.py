@@ -46,24 +46,43 @@ def grid_norm(h: np.ndarray, p: float, axis: int = -1) -> np.ndarray:
 P_CODE = {1.0: 1, 2.0: 2}  # the compiled kernels' code for p (anything else, inf, is 0)
 
 
+@numba.njit(inline="always")
+def _norm_accumulate(acc, d, p_code):  # pragma: no cover - jit
+    """One |difference| ``d`` into the running max (W∞), sum (W1) or sum of squares (W2)."""
+    if p_code == 0:
+        return max(acc, d)
+    if p_code == 1:
+        return acc + d
+    return acc + d * d
+
+
+@numba.njit(inline="always")
+def _norm_finish(acc, m, p_code):  # pragma: no cover - jit
+    """The grid norm from the accumulated value over ``m`` grid points."""
+    if p_code == 1:
+        return acc / m
+    if p_code == 2:
+        return np.sqrt(acc / m)
+    return acc
+
+
+@numba.njit(cache=True)
+def curve_grid_norm(delta, p_code):  # pragma: no cover - jit
+    """:func:`grid_norm` of one gap curve, compiled (``p_code`` of :data:`P_CODE`)."""
+    acc = 0.0
+    for k in range(delta.size):
+        acc = _norm_accumulate(acc, abs(delta[k]), p_code)
+    return _norm_finish(acc, delta.size, p_code)
+
+
 @numba.njit(cache=True)
 def grid_distance(x, i, j, p_code):  # pragma: no cover - jit
     """Grid distance between rows ``i`` and ``j`` of ``x`` (``p_code`` of :data:`P_CODE`)."""
     m = x.shape[1]
     acc = 0.0
     for k in range(m):
-        d = abs(x[i, k] - x[j, k])
-        if p_code == 0:
-            acc = max(acc, d)
-        elif p_code == 1:
-            acc += d
-        else:
-            acc += d * d
-    if p_code == 1:
-        return acc / m
-    if p_code == 2:
-        return np.sqrt(acc / m)
-    return acc
+        acc = _norm_accumulate(acc, abs(x[i, k] - x[j, k]), p_code)
+    return _norm_finish(acc, m, p_code)
 
 
 @numba.njit(cache=True)
