@@ -410,6 +410,41 @@ def test_inputs_not_mutated():
     assert torch.equal(s, s0) and torch.equal(g, g0)
 
 
+@pytest.mark.parametrize("method", ["cot", "dot", "sinkhorn"])
+def test_group_codes_rewritten_in_place_are_read_again(method):
+    # The penalty reuses a batch's group matrices while the codes repeat; a caller that writes
+    # new codes into the same tensor must get the new groups (and their validation).
+    scores, groups, target = _uneven_batch(10)
+    s = torch.tensor(scores)
+    g = torch.tensor(groups)
+    reused = WassersteinParityPenalty(3, method=method, target=target, random_state=0).double()
+    reused(s, g)
+    g.copy_(torch.tensor(np.random.default_rng(1).permutation(groups)))
+    fresh = WassersteinParityPenalty(3, method=method, target=target, random_state=0).double()
+    with torch.no_grad():
+        fresh.duals.copy_(reused.duals)
+        fresh.target_duals.copy_(reused.target_duals)
+    assert float(reused(s, g)) == pytest.approx(float(fresh(s, g.clone())), abs=1e-12)
+    g[0] = 3
+    with pytest.raises(ValueError, match=r"codes in \[0, n_groups=3\); got values in \[0, 3\]"):
+        reused(s, g)
+
+
+def test_repeated_group_codes_give_the_same_steps_as_fresh_ones():
+    # Balanced batches in group order repeat their codes: the reused group matrices must give
+    # the same values and dual steps as codes seen for the first time.
+    scores, groups, target = _uneven_batch(11)
+    g = torch.tensor(groups)
+    repeated = WassersteinParityPenalty(3, target=target, random_state=0).double()
+    fresh = WassersteinParityPenalty(3, target=target, random_state=0).double()
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        s = torch.tensor(rng.permutation(scores))
+        assert float(repeated(s, g)) == float(fresh(s, g.clone()))
+        fresh._groups_cache = None
+    assert torch.equal(repeated.duals, fresh.duals)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 @pytest.mark.parametrize("method", ["cot", "dot", "sinkhorn"])
 def test_cuda_matches_cpu(method):

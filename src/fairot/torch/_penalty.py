@@ -2,6 +2,7 @@ r"""Strong demographic parity as a differentiable penalty: COT, DOT or Sinkhorn 
 
 from __future__ import annotations
 
+import math
 from numbers import Integral, Real
 from typing import Literal
 
@@ -10,7 +11,7 @@ import torch
 from torch import nn
 
 from fairot.classification import DivergenceError, draw_fourier_features, tabulate_features
-from fairot.torch._features import exact_features, tabulated_features
+from fairot.torch._cot import cot_batch_terms, feature_matrix, group_terms
 from fairot.torch._transport import (
     batch_barycenter,
     exact_w1_to_target,
@@ -62,23 +63,6 @@ def _describe(value) -> str:
 def _check_positive(name: str, value, kind: type, kind_name: str) -> None:
     if isinstance(value, bool) or not isinstance(value, kind) or not value > 0:
         raise ValueError(MSG_POSITIVE.format(name=name, kind=kind_name, value=value))
-
-
-class _ValueWithScoreGradient(torch.autograd.Function):
-    """A scalar computed without autograd, whose gradient in the scores is given."""
-
-    @staticmethod
-    def forward(scores, value, gradient):
-        return value.clone()
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(inputs[2])
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        (gradient,) = ctx.saved_tensors
-        return grad_output * gradient, None, None
 
 
 class WassersteinParityPenalty(nn.Module):
@@ -246,7 +230,13 @@ class WassersteinParityPenalty(nn.Module):
         self.sinkhorn_max_iter = int(sinkhorn_max_iter)
         self.sinkhorn_tol = float(sinkhorn_tol)
         self.last_target: torch.Tensor | None = None
-        self._cache: dict = {}
+        # The fixed target's quantiles (and their features) for the last batch layout, and the
+        # feature constants for the last dtype and device: both are reused at every step.
+        self._target_cache_key: tuple | None = None
+        self._target_cache: dict = {}
+        self._constants_key: tuple | None = None
+        self._groups_cache: dict | None = None
+        self._constants: dict = {}
 
         rng = (
             np.random.RandomState(random_state)
@@ -298,7 +288,7 @@ class WassersteinParityPenalty(nn.Module):
         """Fix the target distribution (1-D scores in [0, 1]) or return to ``"barycenter"``."""
         t = self._check_target(target, self.duals.dtype).to(self.duals.device)
         self.target_samples = t
-        self._cache.clear()
+        self._target_cache_key, self._target_cache = None, {}
         self.target = "barycenter" if t.numel() == 0 else "fixed"
 
     # ------------------------------------------------------------------ checks
@@ -325,18 +315,37 @@ class WassersteinParityPenalty(nn.Module):
                     scores=scores.device, groups=groups.device, penalty=self.duals.device
                 )
             )
-        # One host sync for every range check: this runs at every step. NaN fails both
-        # comparisons, so a non-finite score is caught too.
-        low, high = torch.aminmax(scores.detach())
-        g_low, g_high = torch.aminmax(groups)
-        bounds = torch.stack([low.double(), high.double(), g_low.double(), g_high.double()])
-        low, high, g_low, g_high = bounds.tolist()
+        # NaN fails both comparisons, so a non-finite score is caught too.
+        low, high = torch.stack(torch.aminmax(scores.detach())).tolist()
         if not (low >= 0.0 and high <= 1.0):
             raise ValueError(MSG_SCORE_RANGE.format(low=low, high=high))
-        if not (g_low >= 0 and g_high < self.n_groups):
-            raise ValueError(
-                MSG_GROUP_RANGE.format(n_groups=self.n_groups, low=int(g_low), high=int(g_high))
-            )
+
+    def _batch_groups(self, groups: torch.Tensor, dtype) -> dict:
+        """The batch's group counts (and COT's group matrices), after checking the codes.
+
+        Balanced batches drawn group by group repeat the same codes at every step: while they
+        do, the last batch's are reused (one comparison instead of about a dozen operations).
+        """
+        last = self._groups_cache
+        if (
+            last is not None
+            and last["codes"].shape == groups.shape
+            and last["codes"].device == groups.device
+            and last["dtype"] == dtype
+            and torch.equal(last["codes"], groups)
+        ):
+            return last
+        low, high = torch.stack(torch.aminmax(groups)).tolist()
+        if not (low >= 0 and high < self.n_groups):
+            raise ValueError(MSG_GROUP_RANGE.format(n_groups=self.n_groups, low=low, high=high))
+        counts = torch.bincount(groups, minlength=self.n_groups)
+        # A copy: the caller may write new codes into the same tensor.
+        entry = {"codes": groups.clone(), "dtype": dtype, "counts": counts}
+        entry["max_count"] = int(counts.max())
+        if self.method == "cot":
+            entry["terms"] = group_terms(groups, counts, self.n_groups, dtype)
+        self._groups_cache = entry
+        return entry
 
     def _check_target_batch(self, target_samples, n: int, dtype, device) -> torch.Tensor:
         diagonal = self.method == "cot" and self.pairing == "diagonal"
@@ -379,15 +388,22 @@ class WassersteinParityPenalty(nn.Module):
             Sum over the groups present in the batch of their estimate.
         """
         self._check_inputs(scores, groups)
-        groups = groups.long()
-        layout = group_layout(scores, groups, self.n_groups)
+        if groups.dtype != torch.long:
+            groups = groups.long()
+        batch_groups = self._batch_groups(groups, scores.dtype)
+        counts = batch_groups["counts"]
         diagonal = self.method == "cot" and self.pairing == "diagonal"
+        # COT needs no layout unless the target is the batch's own barycenter: the layout's two
+        # sorts are skipped at every step of a run with a fixed target.
+        layout = None
+        if self.method != "cot" or (target_samples is None and self.target == "barycenter"):
+            layout = group_layout(scores, groups, counts)
         if target_samples is not None:
             t = self._check_target_batch(
                 target_samples, scores.shape[0], scores.dtype, scores.device
             )
         else:
-            t = self._target_batch(scores, groups, layout, diagonal)
+            t = self._target_batch(scores, batch_groups["max_count"], layout, diagonal)
         self.last_target = t
         if self.method == "dot":
             # The module's own target quantiles are sorted already.
@@ -397,23 +413,21 @@ class WassersteinParityPenalty(nn.Module):
             return sinkhorn_to_target(
                 scores, layout, t, self.reg_strength, self.sinkhorn_max_iter, self.sinkhorn_tol
             )
-        return self._cot(scores, groups, layout.counts, t, diagonal)
+        return self._cot(scores, batch_groups["terms"], t, diagonal)
 
-    def _target_batch(self, scores, groups, layout, diagonal: bool) -> torch.Tensor:
+    def _target_batch(self, scores, m: int, layout, diagonal: bool) -> torch.Tensor:
         if diagonal:
             # One target draw per score: the quantile at a uniform random level.
             levels = torch.rand(scores.shape[0], generator=self._generator, dtype=torch.float64)
             levels = levels.to(device=scores.device, dtype=scores.dtype)
         else:
-            m = int(layout.counts.max())
-            key = self._cache_key(m, scores)
-            if self.target != "barycenter" and key in self._cache:
-                return self._cache[key][0]
+            key = self._target_key(m, scores)
+            if self.target != "barycenter" and key == self._target_cache_key:
+                return self._target_cache["samples"]
             levels = (torch.arange(m, device=scores.device, dtype=scores.dtype) + 0.5) / m
         if self.target == "barycenter":
             if diagonal:
                 # The barycenter's quantile at each level, read from a fine midpoint grid.
-                m = int(layout.counts.max())
                 grid = (torch.arange(m, device=scores.device, dtype=scores.dtype) + 0.5) / m
                 bary = batch_barycenter(scores, layout, grid)
                 return sorted_quantiles(torch.sort(bary).values, levels)
@@ -421,113 +435,93 @@ class WassersteinParityPenalty(nn.Module):
         t = sorted_quantiles(self.target_samples.to(scores.dtype), levels)
         if not diagonal:
             # A fixed target gives the same M quantiles (and features) at every balanced step.
-            self._cache.clear()
-            self._cache[key] = (t, {})
+            self._target_cache_key, self._target_cache = key, {"samples": t}
         return t
 
-    def _cache_key(self, m: int, scores: torch.Tensor) -> tuple:
+    def _target_key(self, m: int, scores: torch.Tensor) -> tuple:
         # Versions change on in-place writes (load_state_dict), data pointers on reassignment.
         state = (self.target_samples, self.frequencies, self.phases, self.feature_values)
         return (m, scores.dtype, scores.device, *((b.data_ptr(), b._version) for b in state))
 
-    def _features(self, s: torch.Tensor, dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    def _feature_constants(self, dtype, device) -> dict:
+        """The feature map's fixed constants in the scores' dtype and device, converted once."""
+        state = (self.frequencies, self.phases, self.feature_values, self.feature_derivatives)
+        key = (dtype, device, *((b.data_ptr(), b._version) for b in state))
+        if key == self._constants_key:
+            return self._constants
+        d, n_groups = self.frequencies.shape[0], self.n_groups
         if self.feature_values.numel():
-            return tabulated_features(
-                s, self.feature_values.to(dtype), self.feature_derivatives.to(dtype)
+            # psi and psi' interpolated in one pass from a table holding both.
+            table = torch.cat([self.feature_values, self.feature_derivatives], dim=1)
+            constants = {"table": table}
+            psi_scale, row_scale = 1.0, torch.ones(2 * d, dtype=torch.float64)
+        else:
+            # cos(omega s + b - pi/2) = sin(omega s + b): psi and psi' from one cosine call;
+            # their factors sqrt(2/D) and -sqrt(2/D) omega scale the duals instead.
+            psi_scale = math.sqrt(2.0 / d)
+            constants = {
+                "frequencies": torch.cat([self.frequencies, self.frequencies]),
+                "phases": torch.cat([self.phases, self.phases - 0.5 * math.pi]),
+            }
+            row_scale = torch.cat(
+                [torch.full_like(self.frequencies, psi_scale), -psi_scale * self.frequencies]
             )
-        return exact_features(s, self.frequencies.to(dtype), self.phases.to(dtype))
+        # (2D, 2G): times duals.T tiled 2 x 2, the block-diagonal map from the features to each
+        # group's potential and its derivative.
+        block = torch.block_diag(*(2 * [torch.ones(d, n_groups, dtype=torch.float64)]))
+        constants["block_scale"] = row_scale[:, None] * block
+        constants = {k: v.to(device=device, dtype=dtype) for k, v in constants.items()}
+        constants["psi_scale"] = psi_scale
+        self._constants_key, self._constants = key, constants
+        return constants
 
-    def _cot(self, scores, groups, counts, t, diagonal: bool) -> torch.Tensor:
+    def _target_features(self, t: torch.Tensor, constants: dict, diagonal: bool) -> tuple:
+        r""":math:`\psi(t)` and its mean; kept with a fixed target's cached quantiles."""
+        cached = not diagonal and t is self._target_cache.get("samples")
+        if cached and "psi" in self._target_cache:
+            return self._target_cache["psi"], self._target_cache["psi_mean"]
+        d = self.frequencies.shape[0]
+        psi = feature_matrix(t, constants)[:, :d] * constants["psi_scale"]
+        psi_mean = psi.mean(dim=0)
+        if cached:
+            self._target_cache.update(psi=psi, psi_mean=psi_mean)
+        return psi, psi_mean
+
+    def _cot(self, scores, groups: dict, t, diagonal: bool) -> torch.Tensor:
         r"""The dual objective (7) on the batch, with its score gradient in closed form.
 
-        With :math:`z = (\lambda_X(s) + \lambda_Y(t) - |s - t|)/\lambda` and
-        :math:`\alpha = \phi^{*\prime}(z)`, the derivative of each term in :math:`s` is
-        :math:`(1 - \alpha)\,\lambda_X'(s) + \alpha\,\mathrm{sign}(s - t)` — the θ-direction of
-        Algorithm 1 before the chain rule through the model. Computing it here, in the same pass
-        as the value and the dual step, spares autograd a graph of the N × M terms.
+        :func:`~fairot.torch._cot.cot_batch_terms` computes the value, the gradient in the
+        scores and the dual ascent in one pass without autograd (sparing it a graph of the
+        N × M terms); the returned tensor carries that gradient.
         """
+        constants = self._feature_constants(scores.dtype, scores.device)
         with torch.no_grad():
-            value, gradient = self._cot_value_and_gradient(scores, groups, counts, t, diagonal)
-        return _ValueWithScoreGradient.apply(scores, value, gradient)
-
-    def _cot_value_and_gradient(self, scores, groups, counts, t, diagonal: bool):
-        dtype = scores.dtype
-        lam = self.reg_strength
-        duals = self.duals.to(dtype)
-        mu = -duals if self.constrain_duals else self.target_duals.to(dtype)
-        s = scores.detach()
-        psi_s, dpsi_s = self._features(s, dtype)
-        cached = next((c[1] for c in self._cache.values() if c[0] is t), None)
-        psi_t = cached.get("psi") if cached is not None else None
-        if psi_t is None:
-            psi_t = self._features(t, dtype)[0]
-            if cached is not None:
-                cached["psi"] = psi_t
-        duals_g = duals[groups]
-        lam_s = (psi_s * duals_g).sum(dim=1)
-        slope_s = (dpsi_s * duals_g).sum(dim=1)
-        inv_count = 1.0 / counts.to(dtype)[groups]
-        if diagonal:
-            lam_t = (psi_t * mu[groups]).sum(dim=1)
-            diff = s - t
-            z = (lam_s + lam_t - diff.abs()) / lam
-            weight = inv_count
-            lam_s_terms = lam_s
-        else:
-            lam_t = (psi_t @ mu.T).T[groups]
-            diff = s[:, None] - t[None, :]
-            z = (lam_s[:, None] + lam_t - diff.abs()) / lam
-            weight = (inv_count / t.shape[0])[:, None]
-            lam_s_terms = lam_s[:, None]
-            slope_s = slope_s[:, None]
-        if self.reg == "entropic":
-            z_max = float(z.max())
-            if not z_max <= MAX_ENTROPIC_EXPONENT:
-                raise DivergenceError(
-                    MSG_DUAL_OVERFLOW.format(z=z_max, dual=self.dual_step_size, lam=lam)
-                )
-            phi = torch.exp(z)
-            alpha = phi
-        else:
-            z_plus = torch.clamp(z, min=0.0)
-            phi = 0.25 * z_plus**2
-            alpha = 0.5 * z_plus
-        value = (weight * (lam_s_terms + lam_t - lam * phi)).sum()
-        gradient = weight * ((1.0 - alpha) * slope_s + alpha * torch.sign(diff))
-        if not diagonal:
-            gradient = gradient.sum(dim=1)
-        if self.training:
-            self._dual_step(groups, counts, psi_s, psi_t, alpha, inv_count, diagonal)
-        return value, gradient
-
-    def _dual_step(self, groups, counts, psi_s, psi_t, alpha, inv_count, diagonal: bool) -> None:
-        r"""Ascent step (5) on the potentials, from the gradients of :math:`J` at this call."""
-        dtype = psi_s.dtype
-        zeros = torch.zeros(self.n_groups, psi_s.shape[1], dtype=dtype, device=psi_s.device)
-        if diagonal:
-            coef = (1.0 - alpha) * inv_count
-            grad_s = zeros.index_add(0, groups, coef[:, None] * psi_s)
-            grad_t = zeros.index_add(0, groups, coef[:, None] * psi_t)
-        else:
-            grad_s = zeros.index_add(
-                0, groups, ((1.0 - alpha.mean(dim=1)) * inv_count)[:, None] * psi_s
-            )
-            alpha_t = torch.zeros(self.n_groups, alpha.shape[1], dtype=dtype, device=alpha.device)
-            alpha_t = alpha_t.index_add(0, groups, alpha)
-            present = counts > 0
-            coef_t = torch.where(
-                present[:, None],
-                1.0 - alpha_t / counts.clamp(min=1).to(dtype)[:, None],
-                torch.zeros_like(alpha_t),
-            )
-            grad_t = coef_t @ psi_t / psi_t.shape[0]
-        step = self.dual_step_size
-        if self.constrain_duals:
-            self.duals.add_((step * (grad_s - grad_t)).to(self.duals.dtype))
-            self.target_duals.copy_(-self.duals)
-        else:
-            self.duals.add_((step * grad_s).to(self.duals.dtype))
-            self.target_duals.add_((step * grad_t).to(self.duals.dtype))
+            psi_t, psi_t_mean = self._target_features(t, constants, diagonal)
+            value, gradient, ascent, target_ascent, z_max = cot_batch_terms(
+                scores.detach(), groups, t, psi_t, psi_t_mean, self.duals,
+                self.target_duals, constants, reg_strength=self.reg_strength,
+                entropic=self.reg == "entropic", constrained=self.constrain_duals,
+                diagonal=diagonal, training=self.training,
+            )  # fmt: skip
+            if z_max is not None:
+                z_max = float(z_max)
+                if not z_max <= MAX_ENTROPIC_EXPONENT:
+                    raise DivergenceError(
+                        MSG_DUAL_OVERFLOW.format(
+                            z=z_max, dual=self.dual_step_size, lam=self.reg_strength
+                        )
+                    )
+            if ascent is not None:
+                # Ascent step (5), taken after reading the potentials.
+                step = self.dual_step_size
+                self.duals.add_(ascent.to(self.duals.dtype), alpha=step)
+                if self.constrain_duals:
+                    torch.neg(self.duals, out=self.target_duals)
+                else:
+                    self.target_duals.add_(target_ascent.to(self.duals.dtype), alpha=step)
+        # (scores - scores) is exactly zero with the identity as its gradient: the result is
+        # `value` exactly, and its gradient in the scores is `gradient`.
+        return torch.dot(scores - scores.detach(), gradient) + value
 
     def extra_repr(self) -> str:
         """Shown by ``print(penalty)``."""

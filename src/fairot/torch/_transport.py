@@ -40,12 +40,14 @@ class GroupLayout(NamedTuple):
     offsets: torch.Tensor
 
 
-def group_layout(scores: torch.Tensor, groups: torch.Tensor, n_groups: int) -> GroupLayout:
-    """Sort the batch by score, then stably by group: each group's scores, sorted, in a block."""
+def group_layout(scores: torch.Tensor, groups: torch.Tensor, counts: torch.Tensor) -> GroupLayout:
+    """Sort the batch by score, then stably by group: each group's scores, sorted, in a block.
+
+    ``counts`` are the groups' counts in the batch (``torch.bincount(groups, minlength=G)``).
+    """
     by_score = torch.sort(scores.detach(), stable=True).indices
     by_group = torch.sort(groups[by_score], stable=True).indices
     order = by_score[by_group]
-    counts = torch.bincount(groups, minlength=n_groups)
     offsets = torch.cumsum(counts, 0) - counts
     return GroupLayout(order, counts, offsets)
 

@@ -1,0 +1,175 @@
+r"""One COT call on a mini-batch as a pure function: value, score gradient and dual ascent.
+
+:class:`~fairot.torch.WassersteinParityPenalty` calls :func:`cot_batch_terms` at every step
+in ``"cot"`` mode. Every term of the mini-batch dual (7) of the COT paper is an average over
+pairs :math:`(i, j)` of a score :math:`s_i` of group :math:`a` and a target sample :math:`t_j`:
+all pairs of the group's scores with the :math:`M` target samples, or the :math:`i = j` pairs
+(``diagonal``). Averages over :math:`j` are row means; over a group's rows, products with the
+columns of ``group_means`` :math:`(n, G)`. At batch sizes of a few hundred the number of tensor
+operations, not their size, sets the cost of a call (each costs a few microseconds of dispatch
+on a CPU): the function is written with few of them (about 45, whatever the number of groups),
+and what depends only on the batch's groups (:func:`group_terms`) or on a fixed target is
+computed once and reused.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from fairot.torch._features import interpolate_table
+
+
+def feature_matrix(s: torch.Tensor, constants: dict) -> torch.Tensor:
+    r"""``(n, 2D)``: :math:`\psi(s)` then :math:`\psi'(s)`, up to factors folded into the duals.
+
+    Exact features: ``cos(omega s + b)`` and ``cos(omega s + b - pi/2) = sin(omega s + b)`` in
+    one cosine call (the factors :math:`\sqrt{2/D}` and :math:`-\sqrt{2/D}\,\omega` are in
+    ``constants["block_scale"]``); tabulated features: both tables read in one pass.
+    """
+    if "table" in constants:
+        return interpolate_table(s, constants["table"])
+    return torch.cos(torch.addr(constants["phases"], s, constants["frequencies"]))
+
+
+def group_terms(groups: torch.Tensor, counts: torch.Tensor, n_groups: int, dtype) -> dict:
+    """What :func:`cot_batch_terms` needs of the batch's groups; reusable while they repeat.
+
+    ``one_hot`` and ``group_means`` ``(n, G)`` (column ``a`` averages over group ``a``'s rows),
+    ``inv_count`` ``(n,)`` (:math:`1/n_a` of each row's group), ``present`` ``(G,)`` (1 for a
+    group with rows in the batch) and ``index`` ``(n, 2)``, the columns of a row's group's
+    potential and slope in the ``(n, 2G)`` matrix of every group's.
+    """
+    one_hot = (groups[:, None] == torch.arange(n_groups, device=groups.device)).to(dtype)
+    counts = counts.to(dtype)
+    group_means = one_hot / counts.clamp(min=1.0)
+    return {
+        "one_hot": one_hot,
+        "group_means": group_means,
+        "inv_count": group_means.sum(dim=1),
+        "present": counts.clamp(max=1.0),
+        "index": torch.stack([groups, groups + n_groups], dim=1),
+    }
+
+
+def cot_batch_terms(
+    s: torch.Tensor,
+    groups: dict,
+    t: torch.Tensor,
+    psi_t: torch.Tensor,
+    psi_t_mean: torch.Tensor,
+    duals: torch.Tensor,
+    target_duals: torch.Tensor,
+    constants: dict,
+    *,
+    reg_strength: float,
+    entropic: bool,
+    constrained: bool,
+    diagonal: bool,
+    training: bool,
+):
+    r"""The regularised dual (7) on one batch, its gradient in the scores and the dual ascent.
+
+    With :math:`z_{ij} = (\lambda_{S_a}(s_i) + \lambda_{\bar S,a}(t_j) - |s_i - t_j|)/\lambda`
+    and :math:`\alpha_{ij} = \phi^{*\prime}(z_{ij})`:
+
+    - value: :math:`\sum_a` the group's mean of :math:`\lambda_{S_a}(s_i) + \lambda_{\bar
+      S,a}(t_j) - \lambda\phi^*(z_{ij})`;
+    - gradient in :math:`s_i`: the mean over its pairs of :math:`(1 - \alpha_{ij})
+      \lambda_{S_a}'(s_i) + \alpha_{ij}\,\mathrm{sign}(s_i - t_j)`, times :math:`1/n_a` — the
+      θ-direction of Algorithm 1 before the chain rule through the model;
+    - ascent (5) in the coefficients of :math:`\lambda_{S_a}`: the group's mean of
+      :math:`(1 - \bar\alpha_i)\psi(s_i)`; of :math:`\lambda_{\bar S,a}`: the mean over its
+      pairs of :math:`(1 - \alpha_{ij})\psi(t_j)`. Under the constraint :math:`\lambda_{\bar
+      S,a} = -\lambda_{S_a}` the two combine into one.
+
+    Parameters
+    ----------
+    s : Tensor of shape (n,)
+        Detached scores.
+    groups : dict
+        Their groups, as :func:`group_terms` gives them.
+    t, psi_t, psi_t_mean : Tensor
+        Target samples ``(M,)`` (``(n,)`` paired with the scores when ``diagonal``), their
+        features :math:`\psi(t)` ``(M, D)`` and the features' mean over the samples ``(D,)``.
+    duals, target_duals : Tensor of shape (G, D)
+        The potentials' coefficients (any floating dtype; computed in the scores' dtype).
+    constants : dict
+        The feature map (``frequencies`` and ``phases``, or ``table``), ``block_scale``
+        ``(2D, 2G)`` and ``psi_scale``.
+
+    Returns
+    -------
+    value : Tensor of shape ()
+    gradient : Tensor of shape (n,)
+    ascent : Tensor of shape (G, D) or None
+        The ascent direction of ``duals`` (``None`` unless ``training``).
+    target_ascent : Tensor of shape (G, D) or None
+        Of ``target_duals`` (``None`` under the constraint or unless ``training``).
+    z_max : Tensor of shape () or None
+        The largest exponent :math:`z` (entropic regulariser only), for the overflow check.
+    """
+    dtype = s.dtype
+    lam = reg_strength
+    d = psi_t.shape[1]
+    duals = duals.to(dtype)
+    # lambda_{S-bar, a} = sign * psi . target_duals[a]
+    sign = -1.0 if constrained else 1.0
+    target_duals = duals if constrained else target_duals.to(dtype)
+    one_hot, group_means = groups["one_hot"], groups["group_means"]
+    inv_count, present = groups["inv_count"], groups["present"]
+
+    # lambda_{S_a}(s_i) and lambda'_{S_a}(s_i) for every group a at once, then each row's.
+    features = feature_matrix(s, constants)
+    coefficients = duals.T.repeat(2, 2) * constants["block_scale"]
+    potentials = features @ coefficients
+    lam_s, slope_s = potentials.gather(1, groups["index"]).unbind(1)
+    if diagonal:
+        lam_t = (psi_t @ target_duals.T).gather(1, groups["index"][:, :1])  # (n, 1)
+        z = torch.add(lam_s[:, None], lam_t, alpha=sign)
+        diff = (s - t)[:, None]
+    else:
+        target_potentials = target_duals @ psi_t.T  # (G, M), up to the sign
+        # Row i of one_hot @ target_potentials is group a_i's: products with 1 and 0, exact.
+        z = torch.addmm(lam_s[:, None], one_hot, target_potentials, alpha=sign)  # (n, M)
+        diff = s[:, None] - t
+    z.sub_(diff.abs()).div_(lam)
+    if entropic:
+        z_max = z.max()
+        alpha = z.exp_()
+        alpha_mean = phi_mean = alpha.mean(dim=1)
+    else:
+        z_max = None
+        alpha = z.clamp_(min=0.0).mul_(0.5)
+        alpha_mean = alpha.mean(dim=1)
+        phi_mean = alpha.square().mean(dim=1)
+    if diagonal:
+        value = inv_count @ (lam_s + sign * lam_t[:, 0] - lam * phi_mean)
+    else:
+        # The target part: each present group's mean of lambda_{S-bar, a} over the samples.
+        value = torch.add(
+            inv_count @ torch.add(lam_s, phi_mean, alpha=-lam),
+            present @ (target_duals @ psi_t_mean),
+            alpha=sign,
+        )
+    one_minus_alpha_mean = 1.0 - alpha_mean
+    signed_mean = (alpha * torch.sign(diff)).mean(dim=1)
+    gradient = torch.addcmul(signed_mean, one_minus_alpha_mean, slope_s).mul_(inv_count)
+    if not training:
+        return value, gradient, None, None, z_max
+
+    weights_s = (group_means * one_minus_alpha_mean[:, None]).T
+    if diagonal:
+        grad_t = (group_means * (1.0 - alpha)).T @ psi_t
+    else:
+        # A present group's mean of 1 - alpha_ij over its rows is 1 - its mean of alpha.
+        grad_t = torch.addmm(
+            torch.outer(present, psi_t_mean),
+            group_means.T @ alpha,
+            psi_t,
+            alpha=-1.0 / t.shape[0],
+        )
+    scale = constants["psi_scale"]
+    if constrained:
+        ascent = torch.addmm(grad_t, weights_s, features[:, :d], beta=-1.0, alpha=scale)
+        return value, gradient, ascent, None, z_max
+    return value, gradient, scale * (weights_s @ features[:, :d]), grad_t, z_max
