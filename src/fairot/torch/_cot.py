@@ -5,7 +5,7 @@ in ``"cot"`` mode. Every term of the mini-batch dual (7) of the COT paper is an 
 pairs :math:`(i, j)` of a score :math:`s_i` of group :math:`a` and a target sample :math:`t_j`:
 all pairs of the group's scores with the :math:`M` target samples, or the :math:`i = j` pairs
 (``diagonal``). Averages over :math:`j` are row means; over a group's rows, products with the
-columns of ``group_means`` :math:`(n, G)`. At batch sizes of a few hundred the number of tensor
+rows of ``group_means`` :math:`(G, n)`. At batch sizes of a few hundred the number of tensor
 operations, not their size, sets the cost of a call (each costs a few microseconds of dispatch
 on a CPU): the function is written with few of them (about 45, whatever the number of groups),
 and what depends only on the batch's groups (:func:`group_terms`) or on a fixed target is
@@ -20,34 +20,34 @@ from fairot.torch._features import interpolate_table
 
 
 def feature_matrix(s: torch.Tensor, constants: dict) -> torch.Tensor:
-    r"""``(n, 2D)``: :math:`\psi(s)` then :math:`\psi'(s)`, up to factors folded into the duals.
+    r"""``(2, n, D)``: :math:`\psi(s)`, then :math:`\psi'(s)`, up to factors of the duals.
 
     Exact features: ``cos(omega s + b)`` and ``cos(omega s + b - pi/2) = sin(omega s + b)`` in
-    one cosine call (the factors :math:`\sqrt{2/D}` and :math:`-\sqrt{2/D}\,\omega` are in
-    ``constants["block_scale"]``); tabulated features: both tables read in one pass.
+    one cosine call (their factors :math:`\sqrt{2/D}` and :math:`-\sqrt{2/D}\,\omega` are
+    ``constants["scales"]``); tabulated features: both tables read in one pass.
     """
     if "table" in constants:
-        return interpolate_table(s, constants["table"])
-    return torch.cos(torch.addr(constants["phases"], s, constants["frequencies"]))
+        return interpolate_table(s, constants["table"]).transpose(0, 1)
+    return torch.cos(torch.addcmul(constants["phases"], s[:, None], constants["frequencies"]))
 
 
 def group_terms(groups: torch.Tensor, counts: torch.Tensor, n_groups: int, dtype) -> dict:
     """What :func:`cot_batch_terms` needs of the batch's groups; reusable while they repeat.
 
-    ``one_hot`` and ``group_means`` ``(n, G)`` (column ``a`` averages over group ``a``'s rows),
-    ``inv_count`` ``(n,)`` (:math:`1/n_a` of each row's group), ``present`` ``(G,)`` (1 for a
-    group with rows in the batch) and ``index`` ``(n, 2)``, the columns of a row's group's
-    potential and slope in the ``(n, 2G)`` matrix of every group's.
+    ``one_hot`` ``(n, G)``, ``group_means`` ``(G, n)`` (row ``a`` averages over group ``a``'s
+    rows), ``inv_count`` ``(n,)`` (:math:`1/n_a` of each row's group), ``present`` ``(G,)`` (1 for a
+    group with rows in the batch) and ``index`` ``(2, n, 1)``, each row's group, to read its
+    potential and slope among every group's.
     """
     one_hot = (groups[:, None] == torch.arange(n_groups, device=groups.device)).to(dtype)
     counts = counts.to(dtype)
     group_means = one_hot / counts.clamp(min=1.0)
     return {
         "one_hot": one_hot,
-        "group_means": group_means,
+        "group_means": group_means.T.contiguous(),
         "inv_count": group_means.sum(dim=1),
         "present": counts.clamp(max=1.0),
-        "index": torch.stack([groups, groups + n_groups], dim=1),
+        "index": groups.view(1, -1, 1).expand(2, -1, 1),
     }
 
 
@@ -94,8 +94,9 @@ def cot_batch_terms(
     duals, target_duals : Tensor of shape (G, D)
         The potentials' coefficients (any floating dtype; computed in the scores' dtype).
     constants : dict
-        The feature map (``frequencies`` and ``phases``, or ``table``), ``block_scale``
-        ``(2D, 2G)`` and ``psi_scale``.
+        The feature map (``frequencies`` and ``phases`` of shape ``(2, 1, D)``, or ``table``),
+        ``scales`` ``(2, 1, D)`` (the factors of :math:`\psi` and :math:`\psi'`) and
+        ``psi_scale`` (the first, a number).
 
     Returns
     -------
@@ -110,7 +111,6 @@ def cot_batch_terms(
     """
     dtype = s.dtype
     lam = reg_strength
-    d = psi_t.shape[1]
     duals = duals.to(dtype)
     # lambda_{S-bar, a} = sign * psi . target_duals[a]
     sign = -1.0 if constrained else 1.0
@@ -120,28 +120,29 @@ def cot_batch_terms(
 
     # lambda_{S_a}(s_i) and lambda'_{S_a}(s_i) for every group a at once, then each row's.
     features = feature_matrix(s, constants)
-    coefficients = duals.T.repeat(2, 2) * constants["block_scale"]
-    potentials = features @ coefficients
-    lam_s, slope_s = potentials.gather(1, groups["index"]).unbind(1)
+    potentials = torch.bmm(features, (duals * constants["scales"]).transpose(1, 2))  # (2, n, G)
+    lam_s, slope_s = potentials.gather(2, groups["index"])[:, :, 0]
     if diagonal:
-        lam_t = (psi_t @ target_duals.T).gather(1, groups["index"][:, :1])  # (n, 1)
+        lam_t = (psi_t @ target_duals.T).gather(1, groups["index"][0])  # (n, 1)
         z = torch.add(lam_s[:, None], lam_t, alpha=sign)
         diff = (s - t)[:, None]
     else:
-        target_potentials = target_duals @ psi_t.T  # (G, M), up to the sign
+        target_potentials = torch.nn.functional.linear(target_duals, psi_t)  # (G, M), up to sign
         # Row i of one_hot @ target_potentials is group a_i's: products with 1 and 0, exact.
         z = torch.addmm(lam_s[:, None], one_hot, target_potentials, alpha=sign)  # (n, M)
         diff = s[:, None] - t
     z.sub_(diff.abs()).div_(lam)
+    # Row means as products with a vector of 1/M: cheaper than reductions at these sizes.
+    row_mean = torch.full((z.shape[1],), 1.0 / z.shape[1], dtype=dtype, device=s.device)
     if entropic:
         z_max = z.max()
         alpha = z.exp_()
-        alpha_mean = phi_mean = alpha.mean(dim=1)
+        alpha_mean = phi_mean = alpha @ row_mean
     else:
         z_max = None
         alpha = z.clamp_(min=0.0).mul_(0.5)
-        alpha_mean = alpha.mean(dim=1)
-        phi_mean = alpha.square().mean(dim=1)
+        alpha_mean = alpha @ row_mean
+        phi_mean = alpha.square() @ row_mean
     if diagonal:
         value = inv_count @ (lam_s + sign * lam_t[:, 0] - lam * phi_mean)
     else:
@@ -152,24 +153,24 @@ def cot_batch_terms(
             alpha=sign,
         )
     one_minus_alpha_mean = 1.0 - alpha_mean
-    signed_mean = (alpha * torch.sign(diff)).mean(dim=1)
+    signed_mean = (alpha * torch.sign(diff)) @ row_mean
     gradient = torch.addcmul(signed_mean, one_minus_alpha_mean, slope_s).mul_(inv_count)
     if not training:
         return value, gradient, None, None, z_max
 
-    weights_s = (group_means * one_minus_alpha_mean[:, None]).T
+    weights_s = group_means * one_minus_alpha_mean
     if diagonal:
-        grad_t = (group_means * (1.0 - alpha)).T @ psi_t
+        grad_t = (group_means * (1.0 - alpha[:, 0])) @ psi_t
     else:
         # A present group's mean of 1 - alpha_ij over its rows is 1 - its mean of alpha.
         grad_t = torch.addmm(
             torch.outer(present, psi_t_mean),
-            group_means.T @ alpha,
+            group_means @ alpha,
             psi_t,
             alpha=-1.0 / t.shape[0],
         )
     scale = constants["psi_scale"]
     if constrained:
-        ascent = torch.addmm(grad_t, weights_s, features[:, :d], beta=-1.0, alpha=scale)
+        ascent = torch.addmm(grad_t, weights_s, features[0], beta=-1.0, alpha=scale)
         return value, gradient, ascent, None, z_max
-    return value, gradient, scale * (weights_s @ features[:, :d]), grad_t, z_max
+    return value, gradient, scale * (weights_s @ features[0]), grad_t, z_max

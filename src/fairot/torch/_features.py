@@ -18,11 +18,11 @@ def interpolate_table(s: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
     r"""Rows of ``table`` (values at the grid points ``k / G`` of [0, 1]) interpolated at ``s``.
 
     Cell ``k = min(floor(s G), G - 1)``, weight ``s G - k``, as the numba kernel reads its
-    :math:`\psi` and :math:`\psi'` tables (here side by side in one table of shape
-    ``(G + 1, 2D)``, so that one pass reads both).
+    :math:`\psi` and :math:`\psi'` tables (here stacked in one table of shape ``(G + 1, 2, D)``,
+    so that one pass reads both). Returns ``(n, *table.shape[1:])``.
     """
     grid = table.shape[0] - 1
     t = s * grid
     k = torch.clamp(t.long(), max=grid - 1)
-    w = (t - k)[:, None]
+    w = (t - k).view(-1, *([1] * (table.ndim - 1)))
     return torch.lerp(table[k], table[k + 1], w)

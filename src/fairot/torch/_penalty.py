@@ -60,6 +60,13 @@ def _describe(value) -> str:
     return repr(value) if not hasattr(value, "shape") else f"array of shape {value.shape}"
 
 
+def _host_values(values: tuple[torch.Tensor, ...]) -> list:
+    """Python numbers of 0-d tensors: one transfer from an accelerator, no stacking on the CPU."""
+    if values[0].device.type == "cpu":
+        return [v.item() for v in values]
+    return torch.stack(values).tolist()
+
+
 def _check_positive(name: str, value, kind: type, kind_name: str) -> None:
     if isinstance(value, bool) or not isinstance(value, kind) or not value > 0:
         raise ValueError(MSG_POSITIVE.format(name=name, kind=kind_name, value=value))
@@ -316,7 +323,7 @@ class WassersteinParityPenalty(nn.Module):
                 )
             )
         # NaN fails both comparisons, so a non-finite score is caught too.
-        low, high = torch.stack(torch.aminmax(scores.detach())).tolist()
+        low, high = _host_values(torch.aminmax(scores.detach()))
         if not (low >= 0.0 and high <= 1.0):
             raise ValueError(MSG_SCORE_RANGE.format(low=low, high=high))
 
@@ -335,7 +342,7 @@ class WassersteinParityPenalty(nn.Module):
             and torch.equal(last["codes"], groups)
         ):
             return last
-        low, high = torch.stack(torch.aminmax(groups)).tolist()
+        low, high = _host_values(torch.aminmax(groups))
         if not (low >= 0 and high < self.n_groups):
             raise ValueError(MSG_GROUP_RANGE.format(n_groups=self.n_groups, low=low, high=high))
         counts = torch.bincount(groups, minlength=self.n_groups)
@@ -449,27 +456,24 @@ class WassersteinParityPenalty(nn.Module):
         key = (dtype, device, *((b.data_ptr(), b._version) for b in state))
         if key == self._constants_key:
             return self._constants
-        d, n_groups = self.frequencies.shape[0], self.n_groups
+        d = self.frequencies.shape[0]
         if self.feature_values.numel():
-            # psi and psi' interpolated in one pass from a table holding both.
-            table = torch.cat([self.feature_values, self.feature_derivatives], dim=1)
+            # psi and psi' interpolated in one pass from a table holding both, (G + 1, 2, D).
+            table = torch.stack([self.feature_values, self.feature_derivatives], dim=1)
             constants = {"table": table}
-            psi_scale, row_scale = 1.0, torch.ones(2 * d, dtype=torch.float64)
+            psi_scale, scales = 1.0, torch.ones(2, 1, d, dtype=torch.float64)
         else:
             # cos(omega s + b - pi/2) = sin(omega s + b): psi and psi' from one cosine call;
             # their factors sqrt(2/D) and -sqrt(2/D) omega scale the duals instead.
             psi_scale = math.sqrt(2.0 / d)
             constants = {
-                "frequencies": torch.cat([self.frequencies, self.frequencies]),
-                "phases": torch.cat([self.phases, self.phases - 0.5 * math.pi]),
+                "frequencies": torch.stack([self.frequencies, self.frequencies])[:, None],
+                "phases": torch.stack([self.phases, self.phases - 0.5 * math.pi])[:, None],
             }
-            row_scale = torch.cat(
+            scales = torch.stack(
                 [torch.full_like(self.frequencies, psi_scale), -psi_scale * self.frequencies]
-            )
-        # (2D, 2G): times duals.T tiled 2 x 2, the block-diagonal map from the features to each
-        # group's potential and its derivative.
-        block = torch.block_diag(*(2 * [torch.ones(d, n_groups, dtype=torch.float64)]))
-        constants["block_scale"] = row_scale[:, None] * block
+            )[:, None]
+        constants["scales"] = scales
         constants = {k: v.to(device=device, dtype=dtype) for k, v in constants.items()}
         constants["psi_scale"] = psi_scale
         self._constants_key, self._constants = key, constants
@@ -480,8 +484,7 @@ class WassersteinParityPenalty(nn.Module):
         cached = not diagonal and t is self._target_cache.get("samples")
         if cached and "psi" in self._target_cache:
             return self._target_cache["psi"], self._target_cache["psi_mean"]
-        d = self.frequencies.shape[0]
-        psi = feature_matrix(t, constants)[:, :d] * constants["psi_scale"]
+        psi = feature_matrix(t, constants)[0] * constants["psi_scale"]
         psi_mean = psi.mean(dim=0)
         if cached:
             self._target_cache.update(psi=psi, psi_mean=psi_mean)
