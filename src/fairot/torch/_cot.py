@@ -54,9 +54,7 @@ def group_terms(groups: torch.Tensor, counts: torch.Tensor, n_groups: int, dtype
 def cot_batch_terms(
     s: torch.Tensor,
     groups: dict,
-    t: torch.Tensor,
-    psi_t: torch.Tensor,
-    psi_t_mean: torch.Tensor,
+    target: dict,
     duals: torch.Tensor,
     target_duals: torch.Tensor,
     constants: dict,
@@ -88,9 +86,10 @@ def cot_batch_terms(
         Detached scores.
     groups : dict
         Their groups, as :func:`group_terms` gives them.
-    t, psi_t, psi_t_mean : Tensor
-        Target samples ``(M,)`` (``(n,)`` paired with the scores when ``diagonal``), their
-        features :math:`\psi(t)` ``(M, D)`` and the features' mean over the samples ``(D,)``.
+    target : dict
+        ``samples`` ``(M,)`` (``(n,)``, paired with the scores, when ``diagonal``), their
+        features ``psi`` :math:`\psi(t)` ``(M, D)``, the features' mean ``psi_mean`` ``(D,)``
+        and ``row_mean``, :math:`M` times :math:`1/M` (one 1 when ``diagonal``).
     duals, target_duals : Tensor of shape (G, D)
         The potentials' coefficients (any floating dtype; computed in the scores' dtype).
     constants : dict
@@ -110,6 +109,9 @@ def cot_batch_terms(
         The largest exponent :math:`z` (entropic regulariser only), for the overflow check.
     """
     dtype = s.dtype
+    t, psi_t, psi_t_mean = target["samples"], target["psi"], target["psi_mean"]
+    # Row means as products with a vector of 1/M: cheaper than reductions at these sizes.
+    row_mean = target["row_mean"]
     lam = reg_strength
     duals = duals.to(dtype)
     # lambda_{S-bar, a} = sign * psi . target_duals[a]
@@ -132,8 +134,6 @@ def cot_batch_terms(
         z = torch.addmm(lam_s[:, None], one_hot, target_potentials, alpha=sign)  # (n, M)
         diff = s[:, None] - t
     z.sub_(diff.abs()).div_(lam)
-    # Row means as products with a vector of 1/M: cheaper than reductions at these sizes.
-    row_mean = torch.full((z.shape[1],), 1.0 / z.shape[1], dtype=dtype, device=s.device)
     if entropic:
         z_max = z.max()
         alpha = z.exp_()

@@ -428,7 +428,7 @@ class WassersteinParityPenalty(nn.Module):
             levels = torch.rand(scores.shape[0], generator=self._generator, dtype=torch.float64)
             levels = levels.to(device=scores.device, dtype=scores.dtype)
         else:
-            key = self._target_key(m, scores)
+            key = (m, *self._state_key(scores))
             if self.target != "barycenter" and key == self._target_cache_key:
                 return self._target_cache["samples"]
             levels = (torch.arange(m, device=scores.device, dtype=scores.dtype) + 0.5) / m
@@ -445,17 +445,21 @@ class WassersteinParityPenalty(nn.Module):
             self._target_cache_key, self._target_cache = key, {"samples": t}
         return t
 
-    def _target_key(self, m: int, scores: torch.Tensor) -> tuple:
+    def _state_key(self, scores: torch.Tensor) -> tuple:
+        """What the cached target and feature constants depend on, besides the batch."""
         # Versions change on in-place writes (load_state_dict), data pointers on reassignment.
-        state = (self.target_samples, self.frequencies, self.phases, self.feature_values)
-        return (m, scores.dtype, scores.device, *((b.data_ptr(), b._version) for b in state))
+        buffers = self._buffers
+        return (scores.dtype, scores.device) + tuple(
+            (buffers[name].data_ptr(), buffers[name]._version)
+            for name in ("target_samples", "frequencies", "phases", "feature_values")
+        )
 
-    def _feature_constants(self, dtype, device) -> dict:
+    def _feature_constants(self, scores: torch.Tensor) -> dict:
         """The feature map's fixed constants in the scores' dtype and device, converted once."""
-        state = (self.frequencies, self.phases, self.feature_values, self.feature_derivatives)
-        key = (dtype, device, *((b.data_ptr(), b._version) for b in state))
+        key = self._state_key(scores)
         if key == self._constants_key:
             return self._constants
+        dtype, device = scores.dtype, scores.device
         d = self.frequencies.shape[0]
         if self.feature_values.numel():
             # psi and psi' interpolated in one pass from a table holding both, (G + 1, 2, D).
@@ -479,16 +483,25 @@ class WassersteinParityPenalty(nn.Module):
         self._constants_key, self._constants = key, constants
         return constants
 
-    def _target_features(self, t: torch.Tensor, constants: dict, diagonal: bool) -> tuple:
-        r""":math:`\psi(t)` and its mean; kept with a fixed target's cached quantiles."""
+    def _target_features(self, t: torch.Tensor, constants: dict, diagonal: bool) -> dict:
+        r"""The target as :func:`~fairot.torch._cot.cot_batch_terms` reads it.
+
+        Kept with a fixed target's cached quantiles: computed once for a training run.
+        """
         cached = not diagonal and t is self._target_cache.get("samples")
         if cached and "psi" in self._target_cache:
-            return self._target_cache["psi"], self._target_cache["psi_mean"]
+            return self._target_cache
         psi = feature_matrix(t, constants)[0] * constants["psi_scale"]
-        psi_mean = psi.mean(dim=0)
+        m = 1 if diagonal else t.shape[0]
+        target = {
+            "samples": t,
+            "psi": psi,
+            "psi_mean": psi.mean(dim=0),
+            "row_mean": torch.full((m,), 1.0 / m, dtype=t.dtype, device=t.device),
+        }
         if cached:
-            self._target_cache.update(psi=psi, psi_mean=psi_mean)
-        return psi, psi_mean
+            self._target_cache.update(target)
+        return target
 
     def _cot(self, scores, groups: dict, t, diagonal: bool) -> torch.Tensor:
         r"""The dual objective (7) on the batch, with its score gradient in closed form.
@@ -497,11 +510,11 @@ class WassersteinParityPenalty(nn.Module):
         scores and the dual ascent in one pass without autograd (sparing it a graph of the
         N × M terms); the returned tensor carries that gradient.
         """
-        constants = self._feature_constants(scores.dtype, scores.device)
+        constants = self._feature_constants(scores)
         with torch.no_grad():
-            psi_t, psi_t_mean = self._target_features(t, constants, diagonal)
+            target = self._target_features(t, constants, diagonal)
             value, gradient, ascent, target_ascent, z_max = cot_batch_terms(
-                scores.detach(), groups, t, psi_t, psi_t_mean, self.duals,
+                scores.detach(), groups, target, self.duals,
                 self.target_duals, constants, reg_strength=self.reg_strength,
                 entropic=self.reg == "entropic", constrained=self.constrain_duals,
                 diagonal=diagonal, training=self.training,
