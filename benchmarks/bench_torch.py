@@ -43,13 +43,24 @@ def _adult():
     return X, y, enc.codes, enc.n_groups
 
 
-def _step_runner(model, penalty, X, y, g, batches, lam=1.0, lr=1e-3, sgd=False, ce=True):
-    """A function running the training steps over ``batches`` (its model persists)."""
+def _step_runner(
+    model, penalty, X, y, g, batches, lam=1.0, lr=1e-3, sgd=False, ce=True, per_call=None
+):
+    """A function running training steps (its model persists between calls).
+
+    Each call runs ``per_call`` steps (all by default) on the next batches of ``batches``,
+    cycling, so that repeated calls keep training on new batches.
+    """
     opt = (torch.optim.SGD if sgd else torch.optim.Adam)(model.parameters(), lr=lr)
     bce = torch.nn.BCEWithLogitsLoss()
+    per_call = len(batches) if per_call is None else per_call
+    position = [0]
 
     def run():
-        for idx in batches:
+        start = position[0]
+        position[0] = (start + per_call) % len(batches)
+        for k in range(start, start + per_call):
+            idx = batches[k % len(batches)]
             logits = model(X[idx]).reshape(-1)
             loss = bce(logits, y[idx]) if ce else 0.0
             if penalty is not None:
@@ -102,7 +113,6 @@ def main() -> None:
     g = torch.tensor(codes)
     rng = np.random.default_rng(0)
     batches = _balanced(codes, n_groups, BATCH // n_groups, N_STEPS, rng)
-    round_batches = batches[:ROUND_STEPS]
 
     def mlp():
         torch.manual_seed(0)
@@ -118,15 +128,14 @@ def main() -> None:
     # A fixed target, as FairTrainer uses after its warm-up: the logistic model's scores.
     target = np.sort(lr.predict_proba(X_np)[:, 1])
     print(f"1. MLP 2x64 on Adult ({X.shape[1]} features), batch {BATCH}, CPU, 1 thread")
-    runners = {"cross-entropy": _step_runner(mlp(), None, X, y, g, round_batches)}
+    runners = {"cross-entropy": _step_runner(mlp(), None, X, y, g, batches, per_call=ROUND_STEPS)}
     n_steps = {"cross-entropy": ROUND_STEPS}
     for method in ("cot", "dot", "sinkhorn"):
         penalty = WassersteinParityPenalty(n_groups, method=method, target=target, random_state=0)
         # Sinkhorn iterates to convergence at every step (hundreds of iterations at the default
         # epsilon = .01): timed on fewer steps.
-        steps = round_batches[:5] if method == "sinkhorn" else round_batches
-        runners[method] = _step_runner(mlp(), penalty, X, y, g, steps)
-        n_steps[method] = len(steps)
+        n_steps[method] = 5 if method == "sinkhorn" else ROUND_STEPS
+        runners[method] = _step_runner(mlp(), penalty, X, y, g, batches, per_call=n_steps[method])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # Sinkhorn's non-convergence notes
         results = _interleaved(runners, n_steps, "cross-entropy")

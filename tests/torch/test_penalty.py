@@ -331,7 +331,8 @@ def test_diagonal_pairing_deterministic_with_seed():
 
 
 def test_entropic_overflow_raises_with_advice():
-    penalty = WassersteinParityPenalty(1, reg_strength=0.01).double()
+    # Seeded: with unseeded features about 1 run in 20 drew potentials that stay below the bound.
+    penalty = WassersteinParityPenalty(1, reg_strength=0.01, random_state=0).double()
     with torch.no_grad():
         penalty.duals.fill_(1.0)
     s = torch.linspace(0.1, 0.9, 8, dtype=torch.float64)

@@ -126,14 +126,16 @@ def cot_batch_terms(
     lam_s, slope_s = potentials.gather(2, groups["index"])[:, :, 0]
     if diagonal:
         lam_t = (psi_t @ target_duals.T).gather(1, groups["index"][0])  # (n, 1)
-        z = torch.add(lam_s[:, None], lam_t, alpha=sign)
+        z = torch.add(lam_s[:, None], lam_t, alpha=sign).div_(lam)
         diff = (s - t)[:, None]
     else:
         target_potentials = torch.nn.functional.linear(target_duals, psi_t)  # (G, M), up to sign
         # Row i of one_hot @ target_potentials is group a_i's: products with 1 and 0, exact.
-        z = torch.addmm(lam_s[:, None], one_hot, target_potentials, alpha=sign)  # (n, M)
+        z = torch.addmm(  # (n, M), divided by lambda
+            lam_s[:, None], one_hot, target_potentials, beta=1.0 / lam, alpha=sign / lam
+        )
         diff = s[:, None] - t
-    z.sub_(diff.abs()).div_(lam)
+    z.sub_(diff.abs(), alpha=1.0 / lam)
     if entropic:
         z_max = z.max()
         alpha = z.exp_()
@@ -152,7 +154,8 @@ def cot_batch_terms(
             present @ (target_duals @ psi_t_mean),
             alpha=sign,
         )
-    one_minus_alpha_mean = 1.0 - alpha_mean
+    # torch.rsub, not 1.0 - x: Python's reflected operator costs a wrapper call per step.
+    one_minus_alpha_mean = torch.rsub(alpha_mean, 1.0)
     signed_mean = (alpha * torch.sign(diff)) @ row_mean
     gradient = torch.addcmul(signed_mean, one_minus_alpha_mean, slope_s).mul_(inv_count)
     if not training:
@@ -160,7 +163,7 @@ def cot_batch_terms(
 
     weights_s = group_means * one_minus_alpha_mean
     if diagonal:
-        grad_t = (group_means * (1.0 - alpha[:, 0])) @ psi_t
+        grad_t = (group_means * torch.rsub(alpha[:, 0], 1.0)) @ psi_t
     else:
         # A present group's mean of 1 - alpha_ij over its rows is 1 - its mean of alpha.
         grad_t = torch.addmm(

@@ -511,10 +511,11 @@ class WassersteinParityPenalty(nn.Module):
         N × M terms); the returned tensor carries that gradient.
         """
         constants = self._feature_constants(scores)
+        s = scores.detach()
         with torch.no_grad():
             target = self._target_features(t, constants, diagonal)
             value, gradient, ascent, target_ascent, z_max = cot_batch_terms(
-                scores.detach(), groups, target, self.duals,
+                s, groups, target, self.duals,
                 self.target_duals, constants, reg_strength=self.reg_strength,
                 entropic=self.reg == "entropic", constrained=self.constrain_duals,
                 diagonal=diagonal, training=self.training,
@@ -528,16 +529,16 @@ class WassersteinParityPenalty(nn.Module):
                         )
                     )
             if ascent is not None:
-                # Ascent step (5), taken after reading the potentials.
+                # Ascent step (5), taken after reading the potentials (in the buffers' dtype).
                 step = self.dual_step_size
-                self.duals.add_(ascent.to(self.duals.dtype), alpha=step)
+                self.duals.add_(ascent, alpha=step)
                 if self.constrain_duals:
                     torch.neg(self.duals, out=self.target_duals)
                 else:
-                    self.target_duals.add_(target_ascent.to(self.duals.dtype), alpha=step)
-        # (scores - scores) is exactly zero with the identity as its gradient: the result is
+                    self.target_duals.add_(target_ascent, alpha=step)
+        # (scores - s) is exactly zero with the identity as its gradient: the result is
         # `value` exactly, and its gradient in the scores is `gradient`.
-        return torch.dot(scores - scores.detach(), gradient) + value
+        return torch.nn.functional.linear(scores - s, gradient, value)
 
     def extra_repr(self) -> str:
         """Shown by ``print(penalty)``."""
