@@ -7,7 +7,7 @@ all pairs of the group's scores with the :math:`M` target samples, or the :math:
 (``diagonal``). Averages over :math:`j` are row means; over a group's rows, products with the
 rows of ``group_means`` :math:`(G, n)`. At batch sizes of a few hundred the number of tensor
 operations, not their size, sets the cost of a call (each costs a few microseconds of dispatch
-on a CPU): the function is written with few of them (about 45, whatever the number of groups),
+on a CPU): the function is written with few of them (about 40, whatever the number of groups),
 and what depends only on the batch's groups (:func:`group_terms`) or on a fixed target is
 computed once and reused.
 """
