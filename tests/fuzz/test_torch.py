@@ -81,3 +81,27 @@ def test_bad_inputs_raise_our_errors(scores, groups):
         penalty(torch.tensor(scores, dtype=torch.float32), torch.tensor(groups, dtype=torch.long))
     except (ValueError, TypeError) as error:
         assert any(word in str(error) for word in ("scores", "groups"))
+
+
+@given(st.lists(batches(), min_size=2, max_size=5), st.sampled_from(["cot", "dot"]))
+def test_reused_group_matrices_equal_fresh_ones(calls, method):
+    # One penalty keeps the last batch's group matrices while the codes repeat; the caller
+    # writes each batch's codes into the same tensor when the length allows. Every call must
+    # equal a penalty that never saw a batch before (eval mode: the potentials stay put).
+    def make():
+        penalty = WassersteinParityPenalty(3, method=method, target=calls[0][2], random_state=0)
+        penalty = penalty.double().eval()
+        with torch.no_grad():
+            penalty.duals.normal_(0, 0.1, generator=torch.Generator().manual_seed(0))
+            penalty.target_duals.copy_(-penalty.duals)
+        return penalty
+
+    reused = make()
+    codes = torch.tensor(calls[0][1])
+    for scores, groups, _ in calls:
+        if codes.shape[0] == groups.shape[0]:
+            codes.copy_(torch.tensor(groups))
+        else:
+            codes = torch.tensor(groups)
+        s = torch.tensor(scores)
+        assert float(reused(s, codes)) == pytest.approx(float(make()(s, codes.clone())), abs=1e-12)

@@ -71,7 +71,9 @@ def quantile_indices(layout: GroupLayout, levels: torch.Tensor) -> torch.Tensor:
     n = layout.counts[:, None].to(levels.dtype)
     k = torch.ceil(levels[None, :] * n).long() - 1
     k = torch.clamp(torch.minimum(k, layout.counts[:, None] - 1), min=0)
-    return layout.offsets[:, None] + k
+    # An absent group's offset can be the batch's length (groups after the last present one).
+    present = layout.counts[:, None] > 0
+    return torch.where(present, layout.offsets[:, None] + k, torch.zeros_like(k))
 
 
 def sorted_quantiles(sorted_samples: torch.Tensor, levels: torch.Tensor) -> torch.Tensor:
