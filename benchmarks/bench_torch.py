@@ -1,6 +1,6 @@
 """Speed of the PyTorch fairness penalty: against the cross-entropy step, and the numba kernels.
 
-Run: ``python benchmarks/bench_torch.py``. Prints
+Run: ``python benchmarks/bench_torch.py [--device cuda]`` (a GPU runs part 1 only). Prints
 
 1. for a 2x64 MLP on Adult's features (CPU, one thread, batch 256 split over the 4 groups), the
    time of one training step (forward, loss, backward, Adam) with cross-entropy alone and with
@@ -16,6 +16,7 @@ Run: ``python benchmarks/bench_torch.py``. Prints
 
 from __future__ import annotations
 
+import argparse
 import warnings
 
 import numpy as np
@@ -68,6 +69,8 @@ def _step_runner(
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
+        if X.is_cuda:
+            torch.cuda.synchronize()  # the steps' kernels run asynchronously
 
     return run
 
@@ -106,20 +109,25 @@ def _balanced(codes, n_groups, per_group, n_steps, rng):
 
 
 def main() -> None:
-    torch.set_num_threads(1)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu", help="torch device of part 1 (e.g. cuda)")
+    args = parser.parse_args()
+    device = torch.device(args.device)
+    if device.type == "cpu":
+        torch.set_num_threads(1)
     X_np, y_np, codes, n_groups = _adult()
-    X = torch.tensor(X_np, dtype=torch.float32)
-    y = torch.tensor(y_np, dtype=torch.float32)
-    g = torch.tensor(codes)
+    X = torch.tensor(X_np, dtype=torch.float32, device=device)
+    y = torch.tensor(y_np, dtype=torch.float32, device=device)
+    g = torch.tensor(codes, device=device)
     rng = np.random.default_rng(0)
-    batches = _balanced(codes, n_groups, BATCH // n_groups, N_STEPS, rng)
+    batches = [b.to(device) for b in _balanced(codes, n_groups, BATCH // n_groups, N_STEPS, rng)]
 
     def mlp():
         torch.manual_seed(0)
         return torch.nn.Sequential(
             torch.nn.Linear(X.shape[1], 64), torch.nn.ReLU(),
             torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 1),
-        )  # fmt: skip
+        ).to(device)  # fmt: skip
 
     from sklearn.frozen import FrozenEstimator
     from sklearn.linear_model import LogisticRegression
@@ -127,11 +135,13 @@ def main() -> None:
     lr = FrozenEstimator(LogisticRegression(max_iter=200).fit(X_np, y_np))
     # A fixed target, as FairTrainer uses after its warm-up: the logistic model's scores.
     target = np.sort(lr.predict_proba(X_np)[:, 1])
-    print(f"1. MLP 2x64 on Adult ({X.shape[1]} features), batch {BATCH}, CPU, 1 thread")
+    where = "CPU, 1 thread" if device.type == "cpu" else str(device)
+    print(f"1. MLP 2x64 on Adult ({X.shape[1]} features), batch {BATCH}, {where}")
     runners = {"cross-entropy": _step_runner(mlp(), None, X, y, g, batches, per_call=ROUND_STEPS)}
     n_steps = {"cross-entropy": ROUND_STEPS}
     for method in ("cot", "dot", "sinkhorn"):
         penalty = WassersteinParityPenalty(n_groups, method=method, target=target, random_state=0)
+        penalty = penalty.to(device)
         # Sinkhorn iterates to convergence at every step (hundreds of iterations at the default
         # epsilon = .01): timed on fewer steps.
         n_steps[method] = 5 if method == "sinkhorn" else ROUND_STEPS
@@ -143,6 +153,8 @@ def main() -> None:
     for method, (t, ratio) in results.items():
         print(f"   + {method:8s} penalty:      {t * 1e3:.3f} ms  ({ratio:.2f}x)")
 
+    if device.type != "cpu":
+        return  # part 2 compares with the numba kernels, which run on the CPU
     print("2. Logistic model, per update: penalty (torch, exact features) vs numba kernel")
     n_kernel = 20_000
     for name, cls, batch, kwargs in (

@@ -6,10 +6,12 @@
 #
 # It uses the torch already installed (no network is assumed): $PYTHON if set, else .venv/bin/python,
 # else python3. It fails with a clear message when torch or a GPU is missing.
-# Then MBN steps/s under torch.distributed (NCCL) at 1 and N GPUs (DDP=0 skips it).
+# Then MBN steps/s under torch.distributed (NCCL) at 1 and N GPUs (DDP=0 skips it); then
+# fairot.torch's CUDA tests (penalty, FairTrainer and FairMLPClassifier equal to the CPU) and the
+# penalty's step time against the cross-entropy step on the GPU (PENALTY=0 skips both).
 # Smoke test on a CPU (BENCH=0 skips the step-time benchmark; DDP runs gloo with 1 and 2 processes):
 #   DEVICE=cpu STEPS=6 BACKBONE=iresnet18 IMAGE=32 BATCH=16 BENCH=0 DDP_BACKBONES=mlp \
-#   DDP_BATCH=32 REPEATS=3 bash benchmarks/gpu_check.sh
+#   DDP_BATCH=32 REPEATS=3 PENALTY=0 bash benchmarks/gpu_check.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-}"
@@ -122,4 +124,11 @@ if [[ "${DDP:-1}" != 0 ]]; then
   "$PYTHON" benchmarks/bench_face.py --device "$DEVICE" --ddp "$COUNTS" \
     --backbones "${DDP_BACKBONES:-mlp,iresnet18}" --ddp-batch "${DDP_BATCH:-128}" \
     --repeats "${REPEATS:-10}"
+fi
+
+if [[ "${PENALTY:-1}" != 0 ]]; then
+  # fairot.torch (issue 13): every CUDA test of tests/torch, then benchmarks/bench_torch.py part 1
+  # on the GPU (the same interleaved rounds as on the CPU).
+  "$PYTHON" -m pytest -q -p no:cacheprovider -rs tests/torch -k cuda
+  "$PYTHON" benchmarks/bench_torch.py --device "$DEVICE"
 fi

@@ -5,6 +5,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from fairot.metrics import error_rate, wass1
 from fairot.torch import FairMLPClassifier
@@ -66,3 +67,13 @@ def test_bad_hidden_layer_sizes():
     X, y, s = _data(4, n=100)
     with pytest.raises(ValueError, match=re.escape(MSG_HIDDEN.format(value=(8, 0)))):
         _clf(hidden_layer_sizes=(8, 0)).fit(X, y, sensitive_features=s["a"])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("method", ["cot", "dot"])
+def test_fit_on_cuda_predicts_like_cpu(method):
+    X, y, groups = _data(4)
+    cpu = _clf(method=method).fit(X, y, sensitive_features=groups)
+    gpu = _clf(method=method, device="cuda").fit(X, y, sensitive_features=groups)
+    # float32 on two devices: the same seeded run up to the order of floating-point sums.
+    np.testing.assert_allclose(gpu.predict_proba(X), cpu.predict_proba(X), atol=1e-3)

@@ -129,3 +129,23 @@ def test_inputs_not_mutated():
     X0, y0, a0 = X.copy(), y.copy(), a.copy()
     _trainer(_model(), n_epochs=4).fit(X, y, a)
     assert np.array_equal(X, X0) and np.array_equal(y, y0) and np.array_equal(a, a0)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("method", ["cot", "dot"])
+def test_cuda_training_matches_cpu(method):
+    # The same seeded run on the GPU and on the CPU (float64, so that only the order of
+    # floating-point sums differs): the same history to 1e-6 and predictions to 1e-6.
+    X, y, a = _data(3)
+    runs = []
+    for device in ("cpu", "cuda"):
+        penalty = WassersteinParityPenalty(2, method=method, random_state=0).double()
+        trainer = FairTrainer(
+            _model(0).double(), penalty, lam=2.0, n_epochs=4, warmup_epochs=2, batch_size=128,
+            random_state=0, device=device,
+        )  # fmt: skip
+        trainer.fit(X, y, a)
+        runs.append((trainer.history_, trainer.predict_scores(X)))
+    (h_cpu, p_cpu), (h_gpu, p_gpu) = runs
+    np.testing.assert_allclose(h_gpu["loss"], h_cpu["loss"], atol=1e-6)
+    np.testing.assert_allclose(p_gpu, p_cpu, atol=1e-6)
