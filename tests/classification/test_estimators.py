@@ -164,9 +164,31 @@ def test_entropic_step_too_large_raises_with_advice(biased):
 
 def test_collapse_is_detected(biased):
     X, y, a = biased
-    model = COTClassifier(step_size=1.0, n_updates=3000, random_state=0)
+    # step_size=1 now stops earlier, at saturation (test_saturation_is_detected); .1 collapses.
+    model = COTClassifier(step_size=0.1, n_updates=3000, random_state=0)
     with pytest.raises(DivergenceError, match="collapsed.*Lower step_size"):
         model.fit(X, y, sensitive_features=a)
+
+
+@pytest.mark.parametrize("cls", [COTClassifier, DOTClassifier])
+def test_saturation_is_detected(cls, biased):
+    # A huge step size drives the logits past +-20: a 0/1 "classifier" whose spread survives
+    # the collapse check. It must raise with advice, not be returned.
+    X, y, a = biased
+    model = cls(step_size=1e12, n_updates=500, random_state=0)
+    with pytest.raises(
+        DivergenceError, match=r"hard classifier.*Lower step_size \(epsilon_theta, now 1e\+12\)"
+    ):
+        model.fit(X, y, sensitive_features=a)
+    assert not hasattr(model, "coef_")
+
+
+def test_saturated_share_counts_scores_at_the_ends():
+    from fairot.classification._base import SATURATION_MARGIN, saturated_share
+
+    s = np.array([0.0, SATURATION_MARGIN / 2, 0.5, 1.0 - SATURATION_MARGIN / 2, 0.3, 1.0])
+    # By hand: the ends (0, 1) and the two within the margin of them.
+    assert saturated_share(s) == pytest.approx(4 / 6)
 
 
 @pytest.mark.parametrize("cls", [COTClassifier, DOTClassifier, QuantileParityPostProcessor])

@@ -57,6 +57,11 @@ MSG_COLLAPSE = (
     "deviation {spread:.3g} against {target:.3g} for the target): the steps are too large. "
     "Lower step_size (epsilon_theta, now {step:g}){extra}."
 )
+MSG_SATURATED = (
+    "{name} diverged to a hard classifier after {update} updates: {share:.0%} of the training "
+    "scores are within {margin:g} of 0 or 1 (the target's: {target:.0%}): the steps are too "
+    "large. Lower step_size (epsilon_theta, now {step:g}){extra}."
+)
 MSG_NOT_FINITE = (
     "{name} diverged at update {update}: the coefficients became non-finite. "
     "Lower step_size (epsilon_theta, now {step:g}){extra}."
@@ -76,6 +81,16 @@ MSG_Y_NAN = (
 # A fair model keeps roughly the spread of its target; one whose scores spread this much less
 # has collapsed to a constant (Err-.5 = share of the minority class, Wass1 ~ 0: "fair" and useless).
 COLLAPSE_SPREAD_RATIO = 0.1
+# The other failure of too large steps: |logits| past ~20, scores 0 or 1 to the last bits. A fair
+# model keeps roughly its target's share of such scores; a majority, and twice the target's, is
+# divergence, not fairness.
+SATURATION_MARGIN = 1e-9
+SATURATED_SHARE = 0.5
+
+
+def saturated_share(scores: np.ndarray) -> float:
+    """Share of scores within ``SATURATION_MARGIN`` of 0 or 1."""
+    return float(np.mean(np.minimum(scores, 1.0 - scores) < SATURATION_MARGIN))
 
 
 def check_binary_target(y: np.ndarray, classes=None, name: str = "y") -> np.ndarray:
@@ -291,6 +306,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         every = self.history_every or max(1, n_updates // 100)
         target = self.target_samples_
         target_spread = float(np.std(target))
+        target_saturated = saturated_share(target)
         # The per-record evaluations are small vector operations: BLAS threads only contend
         # with the kernel (and with other processes on a shared machine).
         with (
@@ -333,6 +349,19 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
                             update=self.n_updates_,
                             spread=np.std(s),
                             target=target_spread,
+                            step=self.step_size,
+                            extra=self._extra_advice(),
+                        )
+                    )
+                share = saturated_share(s)
+                if share > max(SATURATED_SHARE, 2 * target_saturated):
+                    raise DivergenceError(
+                        MSG_SATURATED.format(
+                            name=self._display_name,
+                            update=self.n_updates_,
+                            share=share,
+                            margin=SATURATION_MARGIN,
+                            target=target_saturated,
                             step=self.step_size,
                             extra=self._extra_advice(),
                         )
