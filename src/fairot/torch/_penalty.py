@@ -172,7 +172,9 @@ class WassersteinParityPenalty(nn.Module):
     with all pairs, DOT ``O((n + G M) log)``, Sinkhorn ``O(iterations * G * max_count * M)``.
     ``state_dict`` saves the potentials, so a checkpoint resumes COT exactly. In ``eval()``
     mode COT reads the potentials without updating them. Validation is one host sync per call
-    (range checks of scores and groups); COT's entropic exponent check is another.
+    (the scores' range), one more when the group codes differ from the last call's (their range
+    and counts; the group matrices are then rebuilt, otherwise reused); COT's entropic exponent
+    check is another.
 
     References
     ----------
@@ -237,8 +239,9 @@ class WassersteinParityPenalty(nn.Module):
         self.sinkhorn_max_iter = int(sinkhorn_max_iter)
         self.sinkhorn_tol = float(sinkhorn_tol)
         self.last_target: torch.Tensor | None = None
-        # The fixed target's quantiles (and their features) for the last batch layout, and the
-        # feature constants for the last dtype and device: both are reused at every step.
+        # Reused from step to step: the fixed target's quantiles (and their features) for the
+        # last batch's largest group, the feature constants for the last dtype and device, and
+        # the last batch's group counts and matrices while the group codes repeat.
         self._target_cache_key: tuple | None = None
         self._target_cache: dict = {}
         self._constants_key: tuple | None = None
