@@ -411,6 +411,32 @@ def test_inputs_not_mutated():
     assert torch.equal(s, s0) and torch.equal(g, g0)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("method", ["cot", "dot", "sinkhorn"])
+def test_half_precision_scores_are_computed_in_float32(dtype, method):
+    # Half-precision scores (autocast) would overflow COT's exp() past z = 11: the penalty
+    # computes in float32, so it equals the float32 penalty of the same (rounded) scores.
+    scores, groups, target = _uneven_batch(12)
+    g = torch.tensor(groups)
+    half = torch.tensor(scores).to(dtype).requires_grad_()
+    single = half.detach().float().requires_grad_()
+    values = []
+    extra = {"reg_strength": 0.05, "sinkhorn_max_iter": 10**4} if method == "sinkhorn" else {}
+    for s in (half, single):
+        penalty = WassersteinParityPenalty(3, method=method, target=target, random_state=0, **extra)
+        with torch.no_grad():
+            # COT's exponents reach 11.2 here, past where exp overflows in float16 (11.09),
+            # while the gradient (up to about 5e3) is representable in it.
+            penalty.duals.fill_(1.0)
+        value = penalty(s, g)
+        value.backward()
+        values.append(value.detach())
+    assert values[0].dtype == torch.float32
+    assert float(values[0]) == pytest.approx(float(values[1]), abs=1e-6)
+    assert half.grad.dtype == dtype and torch.isfinite(half.grad).all()
+    np.testing.assert_allclose(half.grad.float(), single.grad.to(dtype).float(), rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("method", ["cot", "dot", "sinkhorn"])
 def test_barycenter_target_with_the_last_groups_absent(method):
     # Found by the fuzz profile: the absent groups after the last present one had their

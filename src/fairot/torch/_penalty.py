@@ -385,7 +385,7 @@ class WassersteinParityPenalty(nn.Module):
         ----------
         scores : Tensor of shape (n,)
             Scores in [0, 1] (probabilities of the positive class), float32 or float64, on the
-            penalty's device.
+            penalty's device; float16 and bfloat16 scores are computed in float32.
         groups : Tensor of int of shape (n,)
             Group codes in ``0 .. n_groups - 1``.
         target_samples : Tensor of shape (M,), optional
@@ -395,9 +395,15 @@ class WassersteinParityPenalty(nn.Module):
         Returns
         -------
         Tensor of shape ()
-            Sum over the groups present in the batch of their estimate.
+            Sum over the groups present in the batch of their estimate, in the scores' dtype
+            (float32 for half-precision scores).
         """
         self._check_inputs(scores, groups)
+        if scores.element_size() < 4:
+            # Half precision (e.g. under autocast): COT's exp() would overflow past z = 11 and
+            # |s - t| keeps 3 digits. Computed in float32, as autocast does for losses; the
+            # gradient flows back to the half-precision scores through the cast.
+            scores = scores.float()
         if groups.dtype != torch.long:
             groups = groups.long()
         batch_groups = self._batch_groups(groups, scores.dtype)
