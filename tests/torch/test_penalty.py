@@ -411,6 +411,23 @@ def test_inputs_not_mutated():
     assert torch.equal(s, s0) and torch.equal(g, g0)
 
 
+@pytest.mark.parametrize("method", ["cot", "sinkhorn"])
+def test_a_whole_data_set_is_refused_before_its_pairs_are_allocated(method):
+    # 2 x 12,000 scores with the batch barycenter as target: M = 12,000 target samples, so
+    # 288 million (score, sample) pairs, several gigabytes per temporary in float32.
+    n = 24_000
+    s = torch.rand(n, generator=torch.Generator().manual_seed(0))
+    g = torch.arange(n) % 2
+    penalty = WassersteinParityPenalty(2, method=method)
+    with pytest.raises(ValueError, match=r"12000 samples: 288,000,000 pairs .* mini-batches"):
+        penalty(s, g)
+    # The same call in the forms that hold no such matrix goes through.
+    assert torch.isfinite(WassersteinParityPenalty(2, method="dot")(s, g))
+    if method == "cot":
+        diagonal = WassersteinParityPenalty(2, pairing="diagonal", random_state=0)
+        assert torch.isfinite(diagonal(s, g))
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("method", ["cot", "dot", "sinkhorn"])
 def test_half_precision_scores_are_computed_in_float32(dtype, method):

@@ -42,12 +42,21 @@ MSG_DEVICE = (
 MSG_TARGET_BATCH = (
     "target_samples must be a 1-D tensor of target scores in [0, 1]{extra}; got {value}."
 )
+MSG_TOO_MANY_PAIRS = (
+    "method={method!r} compares every score of a group with each of the target's {m} samples: "
+    "{pairs:,} pairs in this call, above the {limit:,} that one call may hold in memory (several "
+    "{pairs:,}-element temporaries). Call the penalty on mini-batches, as in training{advice}; "
+    "for a whole data set's fairness use fairot.metrics (wass1), which needs no pairs."
+)
 MSG_DUAL_OVERFLOW = (
     "the COT dual exponent (lambda_S(s) + lambda_target(t) - |s - t|) / lambda reached {z:.3g}: "
     "the dual potentials diverged (the entropic exp() would overflow). Lower dual_step_size "
     "(epsilon_lambda, now {dual:g}) or raise reg_strength (lambda, now {lam:g})."
 )
 
+# Pairs (score, target sample) one COT or Sinkhorn call may hold: each of its few temporaries of
+# this many elements is then 0.5 GiB in float32. Training batches hold a few thousand pairs.
+MAX_PAIRS = 2**27
 # Same bound as the numba kernel (fairot.classification._kernels.MAX_ENTROPIC_EXPONENT): exp(40)
 # is far past any density ratio of a coupling on [0, 1].
 MAX_ENTROPIC_EXPONENT = 40.0
@@ -421,6 +430,7 @@ class WassersteinParityPenalty(nn.Module):
         else:
             t = self._target_batch(scores, batch_groups["max_count"], layout, diagonal)
         self.last_target = t
+        self._check_pair_count(batch_groups, t.shape[0], diagonal)
         if self.method == "dot":
             # The module's own target quantiles are sorted already.
             sorted_t = torch.sort(t).values if target_samples is not None else t
@@ -430,6 +440,23 @@ class WassersteinParityPenalty(nn.Module):
                 scores, layout, t, self.reg_strength, self.sinkhorn_max_iter, self.sinkhorn_tol
             )
         return self._cot(scores, batch_groups["terms"], t, diagonal)
+
+    def _check_pair_count(self, batch_groups: dict, m: int, diagonal: bool) -> None:
+        # COT's all-pairs terms are (n, M); Sinkhorn's cost is (groups, largest group, M).
+        if self.method == "dot" or diagonal:
+            return
+        rows = batch_groups["codes"].shape[0]
+        if self.method == "sinkhorn":
+            rows = self.n_groups * batch_groups["max_count"]
+        if rows * m > MAX_PAIRS:
+            advice = ", or use method='dot' (no pairs)"
+            if self.method == "cot":
+                advice = ", pairing='diagonal' (one target sample per score)" + advice
+            raise ValueError(
+                MSG_TOO_MANY_PAIRS.format(
+                    method=self.method, m=m, pairs=rows * m, limit=MAX_PAIRS, advice=advice
+                )
+            )
 
     def _target_batch(self, scores, m: int, layout, diagonal: bool) -> torch.Tensor:
         if diagonal:
