@@ -411,6 +411,36 @@ def test_inputs_not_mutated():
     assert torch.equal(s, s0) and torch.equal(g, g0)
 
 
+@pytest.mark.parametrize("buffer", ["frequencies", "phases", "feature_derivatives"])
+def test_buffers_written_in_place_are_read_again(buffer):
+    # The penalty keeps its feature constants and the target's features between calls; a buffer
+    # changed in place (as load_state_dict does) must reach the next call.
+    scores, groups, target = _uneven_batch(13)
+    s, g = torch.tensor(scores), torch.tensor(groups)
+    grid = 64 if buffer == "feature_derivatives" else None
+    kwargs = {"target": target, "random_state": 0, "feature_grid_size": grid}
+    reused = WassersteinParityPenalty(3, **kwargs).double().eval()
+    fresh = WassersteinParityPenalty(3, **kwargs).double().eval()
+    for penalty in (reused, fresh):
+        with torch.no_grad():
+            penalty.duals.fill_(0.3)
+            penalty.target_duals.fill_(-0.3)
+    reused(s, g)
+    with torch.no_grad():
+        getattr(reused, buffer).mul_(1.5)
+        getattr(fresh, buffer).mul_(1.5)
+    fresh._constants_key = fresh._target_cache_key = None  # certainly computed anew
+    results = []
+    for penalty in (reused, fresh):
+        x = s.clone().requires_grad_()
+        value = penalty(x, g)
+        value.backward()  # psi' reaches the gradient only
+        results.append((value.detach(), x.grad))
+    (v_reused, g_reused), (v_fresh, g_fresh) = results
+    assert float(v_reused) == pytest.approx(float(v_fresh), abs=1e-12)
+    np.testing.assert_allclose(g_reused.numpy(), g_fresh.numpy(), rtol=0, atol=1e-12)
+
+
 @pytest.mark.parametrize("method", ["cot", "sinkhorn"])
 def test_a_whole_data_set_is_refused_before_its_pairs_are_allocated(method):
     # 2 x 12,000 scores with the batch barycenter as target: M = 12,000 target samples, so

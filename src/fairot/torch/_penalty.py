@@ -487,7 +487,13 @@ class WassersteinParityPenalty(nn.Module):
         buffers = self._buffers
         return (scores.dtype, scores.device) + tuple(
             (buffers[name].data_ptr(), buffers[name]._version)
-            for name in ("target_samples", "frequencies", "phases", "feature_values")
+            for name in (
+                "target_samples",
+                "frequencies",
+                "phases",
+                "feature_values",
+                "feature_derivatives",
+            )
         )
 
     def _feature_constants(self, scores: torch.Tensor) -> dict:
