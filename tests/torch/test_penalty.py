@@ -531,6 +531,30 @@ def test_repeated_group_codes_give_the_same_steps_as_fresh_ones():
     assert torch.equal(repeated.duals, fresh.duals)
 
 
+@pytest.mark.parametrize("method", ["cot", "dot", "sinkhorn"])
+def test_training_after_a_call_under_inference_mode(method):
+    # A validation pass under torch.inference_mode() before training: what the penalty keeps
+    # between calls (COT writes its scaled duals into a kept tensor at every call) must not be
+    # an inference tensor when training resumes, and the numbers must not depend on the pass.
+    scores, groups, target = _uneven_batch(14)
+    s, g = torch.tensor(scores), torch.tensor(groups)
+    validated = WassersteinParityPenalty(3, method=method, target=target, random_state=0).double()
+    fresh = WassersteinParityPenalty(3, method=method, target=target, random_state=0).double()
+    with torch.inference_mode():
+        validated.eval()(s, g)
+    validated.train()
+    results = []
+    for penalty in (validated, fresh):
+        x = s.clone().requires_grad_()
+        value = penalty(x, g)
+        value.backward()
+        results.append((float(value.detach()), x.grad))
+    assert results[0][0] == results[1][0]
+    assert torch.equal(results[0][1], results[1][1])
+    with torch.inference_mode():  # and back again
+        assert float(validated.eval()(s, g)) == float(fresh.eval()(s, g))
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 @pytest.mark.parametrize("method", ["cot", "dot", "sinkhorn"])
 def test_cuda_matches_cpu(method):

@@ -19,16 +19,17 @@ import torch
 from fairot.torch._features import interpolate_table
 
 
-def feature_matrix(s: torch.Tensor, constants: dict) -> torch.Tensor:
+def feature_matrix(s_column: torch.Tensor, constants: dict) -> torch.Tensor:
     r"""``(2, n, D)``: :math:`\psi(s)`, then :math:`\psi'(s)`, up to factors of the duals.
 
-    Exact features: ``cos(omega s + b)`` and ``cos(omega s + b - pi/2) = sin(omega s + b)`` in
-    one cosine call (their factors :math:`\sqrt{2/D}` and :math:`-\sqrt{2/D}\,\omega` are
-    ``constants["scales"]``); tabulated features: both tables read in one pass.
+    ``s_column`` holds the scores as a column ``(n, 1)``. Exact features: ``cos(omega s + b)``
+    and ``cos(omega s + b - pi/2) = sin(omega s + b)`` in one cosine call (their factors
+    :math:`\sqrt{2/D}` and :math:`-\sqrt{2/D}\,\omega` are ``constants["scales"]``);
+    tabulated features: both tables read in one pass.
     """
     if "table" in constants:
-        return interpolate_table(s, constants["table"]).transpose(0, 1)
-    return torch.cos(torch.addcmul(constants["phases"], s[:, None], constants["frequencies"]))
+        return interpolate_table(s_column.view(-1), constants["table"]).transpose(0, 1)
+    return torch.cos(torch.addcmul(constants["phases"], s_column, constants["frequencies"]))
 
 
 def group_terms(groups: torch.Tensor, counts: torch.Tensor, n_groups: int, dtype) -> dict:
@@ -36,7 +37,7 @@ def group_terms(groups: torch.Tensor, counts: torch.Tensor, n_groups: int, dtype
 
     ``one_hot`` ``(n, G)``, ``group_means`` ``(G, n)`` (row ``a`` averages over group ``a``'s
     rows), ``inv_count`` ``(n,)`` (:math:`1/n_a` of each row's group), ``present`` ``(G,)`` (1 for a
-    group with rows in the batch) and ``index`` ``(2, n, 1)``, each row's group, to read its
+    group with rows in the batch) and ``index`` ``(2, 1, n)``, each row's group, to read its
     potential and slope among every group's.
     """
     one_hot = (groups[:, None] == torch.arange(n_groups, device=groups.device)).to(dtype)
@@ -47,7 +48,7 @@ def group_terms(groups: torch.Tensor, counts: torch.Tensor, n_groups: int, dtype
         "group_means": group_means.T.contiguous(),
         "inv_count": group_means.sum(dim=1),
         "present": counts.clamp(max=1.0),
-        "index": groups.view(1, -1, 1).expand(2, -1, 1),
+        "index": groups.view(1, 1, -1).expand(2, 1, -1),
     }
 
 
@@ -88,54 +89,64 @@ def cot_batch_terms(
         Their groups, as :func:`group_terms` gives them.
     target : dict
         ``samples`` ``(M,)`` (``(n,)``, paired with the scores, when ``diagonal``), their
-        features ``psi`` :math:`\psi(t)` ``(M, D)``, the features' mean ``psi_mean`` ``(D,)``
-        and ``row_mean``, :math:`M` times :math:`1/M` (one 1 when ``diagonal``).
+        features ``psi`` ``(M, D)`` (:math:`\psi(t)` divided by ``psi_scale``), the features'
+        mean ``psi_mean`` ``(D,)`` and ``row_mean``, :math:`M` times :math:`1/M` (one 1 when
+        ``diagonal``).
     duals, target_duals : Tensor of shape (G, D)
         The potentials' coefficients (any floating dtype; computed in the scores' dtype).
     constants : dict
         The feature map (``frequencies`` and ``phases`` of shape ``(2, 1, D)``, or ``table``),
-        ``scales`` ``(2, 1, D)`` (the factors of :math:`\psi` and :math:`\psi'`) and
-        ``psi_scale`` (the first, a number).
+        ``scales`` ``(2, 1, D)`` (the factors of :math:`\psi` and :math:`\psi'`), ``psi_scale``
+        (the first, a number) and ``scaled_duals``, a ``(2, G, D)`` tensor in the scores' dtype
+        that this call overwrites.
 
     Returns
     -------
     value : Tensor of shape ()
     gradient : Tensor of shape (n,)
     ascent : Tensor of shape (G, D) or None
-        The ascent direction of ``duals`` (``None`` unless ``training``).
+        The ascent direction of ``duals`` divided by ``psi_scale`` (``None`` unless
+        ``training``).
     target_ascent : Tensor of shape (G, D) or None
-        Of ``target_duals`` (``None`` under the constraint or unless ``training``).
+        Of ``target_duals``, likewise (``None`` under the constraint or unless ``training``).
     z_max : Tensor of shape () or None
         The largest exponent :math:`z` (entropic regulariser only), for the overflow check.
     """
-    dtype = s.dtype
     t, psi_t, psi_t_mean = target["samples"], target["psi"], target["psi_mean"]
     # Row means as products with a vector of 1/M: cheaper than reductions at these sizes.
     row_mean = target["row_mean"]
     lam = reg_strength
-    duals = duals.to(dtype)
-    # lambda_{S-bar, a} = sign * psi . target_duals[a]
+    # The duals times the factors of psi and psi', converted to the scores' dtype in the same
+    # pass: row a of scaled[0] (scaled[1]) gives lambda_{S_a} (its slope) from raw features.
+    scaled = torch.mul(duals, constants["scales"], out=constants["scaled_duals"])
+    # lambda_{S-bar, a}(t) = sign * psi_t . target_scaled[a]
     sign = -1.0 if constrained else 1.0
-    target_duals = duals if constrained else target_duals.to(dtype)
+    if constrained:
+        target_scaled = scaled[0]
+    else:
+        target_scaled = torch.mul(target_duals, constants["psi_scale"]).to(s.dtype)
     one_hot, group_means = groups["one_hot"], groups["group_means"]
     inv_count, present = groups["inv_count"], groups["present"]
 
-    # lambda_{S_a}(s_i) and lambda'_{S_a}(s_i) for every group a at once, then each row's.
-    features = feature_matrix(s, constants)
-    potentials = torch.bmm(features, (duals * constants["scales"]).transpose(1, 2))  # (2, n, G)
-    lam_s, slope_s = potentials.gather(2, groups["index"])[:, :, 0]
+    # lambda_{S_a}(s_i) and lambda'_{S_a}(s_i) for every group a at once (2, G, n), then each
+    # row's: the (G, n) layout makes the product and the read cheaper than (n, G).
+    s_column = s.unsqueeze(1)
+    features = feature_matrix(s_column, constants)
+    potentials = torch.bmm(scaled, features.transpose(1, 2))
+    lam_s, slope_s = torch.unbind(potentials.gather(1, groups["index"]).view(2, -1))
     if diagonal:
-        lam_t = (psi_t @ target_duals.T).gather(1, groups["index"][0])  # (n, 1)
+        lam_t = (psi_t @ target_scaled.T).gather(1, groups["index"][0].T)  # (n, 1)
         z = torch.add(lam_s[:, None], lam_t, alpha=sign).div_(lam)
         diff = (s - t)[:, None]
     else:
-        target_potentials = torch.nn.functional.linear(target_duals, psi_t)  # (G, M), up to sign
+        target_potentials = torch.nn.functional.linear(target_scaled, psi_t)  # (G, M), up to sign
         # Row i of one_hot @ target_potentials is group a_i's: products with 1 and 0, exact.
         z = torch.addmm(  # (n, M), divided by lambda
             lam_s[:, None], one_hot, target_potentials, beta=1.0 / lam, alpha=sign / lam
         )
-        diff = s[:, None] - t
-    z.sub_(diff.abs(), alpha=1.0 / lam)
+        diff = s_column - t
+    signs = torch.sign(diff)
+    z.sub_(diff.abs_(), alpha=1.0 / lam)
     if entropic:
         z_max = z.max()
         alpha = z.exp_()
@@ -151,16 +162,18 @@ def cot_batch_terms(
         # The target part: each present group's mean of lambda_{S-bar, a} over the samples.
         value = torch.add(
             inv_count @ torch.add(lam_s, phi_mean, alpha=-lam),
-            present @ (target_duals @ psi_t_mean),
+            present @ (target_scaled @ psi_t_mean),
             alpha=sign,
         )
     # torch.rsub, not 1.0 - x: Python's reflected operator costs a wrapper call per step.
     one_minus_alpha_mean = torch.rsub(alpha_mean, 1.0)
-    signed_mean = (alpha * torch.sign(diff)) @ row_mean
+    signed_mean = signs.mul_(alpha) @ row_mean
     gradient = torch.addcmul(signed_mean, one_minus_alpha_mean, slope_s).mul_(inv_count)
     if not training:
         return value, gradient, None, None, z_max
 
+    # Both ascents are in units of psi / psi_scale, the raw features: the caller's step folds
+    # the factor in.
     weights_s = group_means * one_minus_alpha_mean
     if diagonal:
         grad_t = (group_means * torch.rsub(alpha[:, 0], 1.0)) @ psi_t
@@ -172,8 +185,7 @@ def cot_batch_terms(
             psi_t,
             alpha=-1.0 / t.shape[0],
         )
-    scale = constants["psi_scale"]
     if constrained:
-        ascent = torch.addmm(grad_t, weights_s, features[0], beta=-1.0, alpha=scale)
+        ascent = torch.addmm(grad_t, weights_s, features[0], beta=-1.0)
         return value, gradient, ascent, None, z_max
-    return value, gradient, scale * (weights_s @ features[0]), grad_t, z_max
+    return value, gradient, weights_s @ features[0], grad_t, z_max

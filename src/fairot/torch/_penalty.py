@@ -328,11 +328,11 @@ class WassersteinParityPenalty(nn.Module):
             raise TypeError(MSG_GROUPS.format(n=scores.shape[0], value=_describe(groups)))
         if scores.shape[0] == 0:
             raise ValueError(MSG_SCORES.format(value="an empty tensor"))
-        if scores.device != groups.device or scores.device != self.duals.device:
+        device = scores.device
+        penalty_device = self._buffers["duals"].device
+        if device != groups.device or device != penalty_device:
             raise ValueError(
-                MSG_DEVICE.format(
-                    scores=scores.device, groups=groups.device, penalty=self.duals.device
-                )
+                MSG_DEVICE.format(scores=device, groups=groups.device, penalty=penalty_device)
             )
         # NaN fails both comparisons, so a non-finite score is caught too.
         low, high = _host_values(torch.aminmax(scores.detach()))
@@ -417,6 +417,7 @@ class WassersteinParityPenalty(nn.Module):
             groups = groups.long()
         batch_groups = self._batch_groups(groups, scores.dtype)
         counts = batch_groups["counts"]
+        state = self._state_key(scores)
         diagonal = self.method == "cot" and self.pairing == "diagonal"
         # COT needs no layout unless the target is the batch's own barycenter: the layout's two
         # sorts are skipped at every step of a run with a fixed target.
@@ -428,8 +429,11 @@ class WassersteinParityPenalty(nn.Module):
                 target_samples, scores.shape[0], scores.dtype, scores.device
             )
         else:
-            t = self._target_batch(scores, batch_groups["max_count"], layout, diagonal)
-        self.last_target = t
+            t = self._target_batch(scores, batch_groups["max_count"], layout, diagonal, state)
+        if t is not self.last_target:
+            # nn.Module.__setattr__ costs as much as a tensor operation: skipped while the
+            # (fixed target's cached) sample repeats.
+            self.last_target = t
         self._check_pair_count(batch_groups, t.shape[0], diagonal)
         if self.method == "dot":
             # The module's own target quantiles are sorted already.
@@ -439,7 +443,7 @@ class WassersteinParityPenalty(nn.Module):
             return sinkhorn_to_target(
                 scores, layout, t, self.reg_strength, self.sinkhorn_max_iter, self.sinkhorn_tol
             )
-        return self._cot(scores, batch_groups["terms"], t, diagonal)
+        return self._cot(scores, batch_groups["terms"], t, diagonal, state)
 
     def _check_pair_count(self, batch_groups: dict, m: int, diagonal: bool) -> None:
         # COT's all-pairs terms are (n, M); Sinkhorn's cost is (groups, largest group, M).
@@ -458,13 +462,13 @@ class WassersteinParityPenalty(nn.Module):
                 )
             )
 
-    def _target_batch(self, scores, m: int, layout, diagonal: bool) -> torch.Tensor:
+    def _target_batch(self, scores, m: int, layout, diagonal: bool, state: tuple) -> torch.Tensor:
         if diagonal:
             # One target draw per score: the quantile at a uniform random level.
             levels = torch.rand(scores.shape[0], generator=self._generator, dtype=torch.float64)
             levels = levels.to(device=scores.device, dtype=scores.dtype)
         else:
-            key = (m, *self._state_key(scores))
+            key = (m, state)
             if self.target != "barycenter" and key == self._target_cache_key:
                 return self._target_cache["samples"]
             levels = (torch.arange(m, device=scores.device, dtype=scores.dtype) + 0.5) / m
@@ -484,8 +488,11 @@ class WassersteinParityPenalty(nn.Module):
     def _state_key(self, scores: torch.Tensor) -> tuple:
         """What the cached target and feature constants depend on, besides the batch."""
         # Versions change on in-place writes (load_state_dict), data pointers on reassignment.
+        # Tensors made under inference mode cannot be written outside it (COT overwrites its
+        # scaled duals at every call): the mode is part of the key.
         buffers = self._buffers
-        return (scores.dtype, scores.device) + tuple(
+        mode = torch.is_inference_mode_enabled()
+        return (scores.dtype, scores.device, mode) + tuple(
             (buffers[name].data_ptr(), buffers[name]._version)
             for name in (
                 "target_samples",
@@ -496,9 +503,11 @@ class WassersteinParityPenalty(nn.Module):
             )
         )
 
-    def _feature_constants(self, scores: torch.Tensor) -> dict:
-        """The feature map's fixed constants in the scores' dtype and device, converted once."""
-        key = self._state_key(scores)
+    def _feature_constants(self, scores: torch.Tensor, key: tuple) -> dict:
+        """The feature map's fixed constants in the scores' dtype and device, converted once.
+
+        ``key`` is :meth:`_state_key` of the call: the constants are rebuilt when it changes.
+        """
         if key == self._constants_key:
             return self._constants
         dtype, device = scores.dtype, scores.device
@@ -522,6 +531,8 @@ class WassersteinParityPenalty(nn.Module):
         constants["scales"] = scales
         constants = {k: v.to(device=device, dtype=dtype) for k, v in constants.items()}
         constants["psi_scale"] = psi_scale
+        # Overwritten by every call: the duals times `scales`, in the scores' dtype.
+        constants["scaled_duals"] = torch.empty((2, *self.duals.shape), dtype=dtype, device=device)
         self._constants_key, self._constants = key, constants
         return constants
 
@@ -533,7 +544,8 @@ class WassersteinParityPenalty(nn.Module):
         cached = not diagonal and t is self._target_cache.get("samples")
         if cached and "psi" in self._target_cache:
             return self._target_cache
-        psi = feature_matrix(t, constants)[0] * constants["psi_scale"]
+        # Raw features (psi / psi_scale): cot_batch_terms folds the factor into the duals.
+        psi = feature_matrix(t.unsqueeze(1), constants)[0]
         m = 1 if diagonal else t.shape[0]
         target = {
             "samples": t,
@@ -545,39 +557,43 @@ class WassersteinParityPenalty(nn.Module):
             self._target_cache.update(target)
         return target
 
-    def _cot(self, scores, groups: dict, t, diagonal: bool) -> torch.Tensor:
+    def _cot(self, scores, groups: dict, t, diagonal: bool, state: tuple) -> torch.Tensor:
         r"""The dual objective (7) on the batch, with its score gradient in closed form.
 
         :func:`~fairot.torch._cot.cot_batch_terms` computes the value, the gradient in the
         scores and the dual ascent in one pass without autograd (sparing it a graph of the
         N × M terms); the returned tensor carries that gradient.
         """
-        constants = self._feature_constants(scores)
+        constants = self._feature_constants(scores, state)
+        # Every input of the pass is detached (the scores here, the target where it is made),
+        # so autograd records nothing without a no_grad block, whose entry and exit cost as
+        # much as a tensor operation. The buffers are read from their dict for the same reason.
         s = scores.detach()
-        with torch.no_grad():
-            target = self._target_features(t, constants, diagonal)
-            value, gradient, ascent, target_ascent, z_max = cot_batch_terms(
-                s, groups, target, self.duals,
-                self.target_duals, constants, reg_strength=self.reg_strength,
-                entropic=self.reg == "entropic", constrained=self.constrain_duals,
-                diagonal=diagonal, training=self.training,
-            )  # fmt: skip
-            if z_max is not None:
-                z_max = float(z_max)
-                if not z_max <= MAX_ENTROPIC_EXPONENT:
-                    raise DivergenceError(
-                        MSG_DUAL_OVERFLOW.format(
-                            z=z_max, dual=self.dual_step_size, lam=self.reg_strength
-                        )
+        buffers = self._buffers
+        duals, target_duals = buffers["duals"], buffers["target_duals"]
+        target = self._target_features(t, constants, diagonal)
+        value, gradient, ascent, target_ascent, z_max = cot_batch_terms(
+            s, groups, target, duals, target_duals, constants,
+            reg_strength=self.reg_strength, entropic=self.reg == "entropic",
+            constrained=self.constrain_duals, diagonal=diagonal, training=self.training,
+        )  # fmt: skip
+        if z_max is not None:
+            z_max = float(z_max)
+            if not z_max <= MAX_ENTROPIC_EXPONENT:
+                raise DivergenceError(
+                    MSG_DUAL_OVERFLOW.format(
+                        z=z_max, dual=self.dual_step_size, lam=self.reg_strength
                     )
-            if ascent is not None:
-                # Ascent step (5), taken after reading the potentials (in the buffers' dtype).
-                step = self.dual_step_size
-                self.duals.add_(ascent, alpha=step)
-                if self.constrain_duals:
-                    torch.neg(self.duals, out=self.target_duals)
-                else:
-                    self.target_duals.add_(target_ascent, alpha=step)
+                )
+        if ascent is not None:
+            # Ascent step (5), taken after reading the potentials (in the buffers' dtype). The
+            # ascents are in units of the raw features, psi / psi_scale.
+            step = self.dual_step_size * constants["psi_scale"]
+            duals.add_(ascent, alpha=step)
+            if self.constrain_duals:
+                torch.neg(duals, out=target_duals)
+            else:
+                target_duals.add_(target_ascent, alpha=step)
         # (scores - s) is exactly zero with the identity as its gradient: the result is
         # `value` exactly, and its gradient in the scores is `gradient`.
         return torch.nn.functional.linear(scores - s, gradient, value)
