@@ -402,6 +402,35 @@ def test_forward_validation():
     assert "penalty.to(scores.device)" in MSG_DEVICE
 
 
+@pytest.mark.parametrize("bad", [float("nan"), 1.5, -0.5, float("inf"), float("-inf")])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"feature_grid_size": 64},
+        {"pairing": "diagonal"},
+        {"target": "barycenter"},
+        {"constrain_duals": False, "reg": "l2"},
+    ],
+)
+def test_cot_refuses_bad_scores_after_its_pass_without_writing(kwargs, bad):
+    # COT reads the scores' range with its exponent check after the pass (one transfer from a
+    # GPU): the pass must not fail first on such scores, and nothing may change before the error.
+    import re
+
+    scores, groups, target = _uneven_batch(15)
+    kwargs = {"target": target, "random_state": 0, **kwargs}
+    penalty = WassersteinParityPenalty(3, **kwargs).double()
+    penalty(torch.tensor(scores), torch.tensor(groups))  # fills the caches, moves the duals
+    before = {name: b.clone() for name, b in penalty.named_buffers()}
+    s = torch.tensor(scores)
+    s[3] = bad
+    with pytest.raises(ValueError, match=re.escape(MSG_SCORE_RANGE.split("(")[0])):
+        penalty(s, torch.tensor(groups))
+    for name, b in penalty.named_buffers():
+        assert torch.equal(b, before[name]), name
+
+
 def test_inputs_not_mutated():
     s = torch.tensor([0.3, 0.1, 0.8, 0.5], dtype=torch.float64)
     g = torch.tensor([1, 0, 1, 0])

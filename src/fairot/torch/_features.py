@@ -23,6 +23,8 @@ def interpolate_table(s: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
     """
     grid = table.shape[0] - 1
     t = s * grid
-    k = torch.clamp(t.long(), max=grid - 1)
+    # Clamped below too: the penalty checks the scores' range after COT's pass, which must not
+    # fail before on a NaN or negative score.
+    k = torch.clamp(t.long(), min=0, max=grid - 1)
     w = (t - k).view(-1, *([1] * (table.ndim - 1)))
     return torch.lerp(table[k], table[k + 1], w)

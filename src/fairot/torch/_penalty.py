@@ -181,9 +181,9 @@ class WassersteinParityPenalty(nn.Module):
     with all pairs, DOT ``O((n + G M) log)``, Sinkhorn ``O(iterations * G * max_count * M)``.
     ``state_dict`` saves the potentials, so a checkpoint resumes COT exactly. In ``eval()``
     mode COT reads the potentials without updating them. Validation is one host sync per call
-    (the scores' range), one more when the group codes differ from the last call's (their range
-    and counts; the group matrices are then rebuilt, otherwise reused); COT's entropic exponent
-    check is another.
+    (the scores' range, which COT reads with its entropic exponent check after its pass, before
+    it writes anything), one more when the group codes differ from the last call's (their range
+    and counts; the group matrices are then rebuilt, otherwise reused).
 
     References
     ----------
@@ -311,7 +311,13 @@ class WassersteinParityPenalty(nn.Module):
         self.target = "barycenter" if t.numel() == 0 else "fixed"
 
     # ------------------------------------------------------------------ checks
-    def _check_inputs(self, scores, groups) -> None:
+    def _check_inputs(self, scores, groups) -> tuple[torch.Tensor, torch.Tensor]:
+        """Types, shapes and devices; returns the scores' (min, max), not yet read.
+
+        The range is read by :meth:`_check_score_range` at once, or by COT together with its
+        exponent check after the pass: one transfer from an accelerator instead of two. COT's
+        pass is safe on any scores (NaN, out of [0, 1]) and writes nothing before the check.
+        """
         if (
             not isinstance(scores, torch.Tensor)
             or scores.ndim != 1
@@ -334,8 +340,11 @@ class WassersteinParityPenalty(nn.Module):
             raise ValueError(
                 MSG_DEVICE.format(scores=device, groups=groups.device, penalty=penalty_device)
             )
+        return torch.aminmax(scores.detach())
+
+    @staticmethod
+    def _check_score_range(low: float, high: float) -> None:
         # NaN fails both comparisons, so a non-finite score is caught too.
-        low, high = _host_values(torch.aminmax(scores.detach()))
         if not (low >= 0.0 and high <= 1.0):
             raise ValueError(MSG_SCORE_RANGE.format(low=low, high=high))
 
@@ -407,7 +416,9 @@ class WassersteinParityPenalty(nn.Module):
             Sum over the groups present in the batch of their estimate, in the scores' dtype
             (float32 for half-precision scores).
         """
-        self._check_inputs(scores, groups)
+        score_range = self._check_inputs(scores, groups)
+        if self.method != "cot":
+            self._check_score_range(*_host_values(score_range))
         if scores.element_size() < 4:
             # Half precision (e.g. under autocast): COT's exp() would overflow past z = 11 and
             # |s - t| keeps 3 digits. Computed in float32, as autocast does for losses; the
@@ -443,7 +454,7 @@ class WassersteinParityPenalty(nn.Module):
             return sinkhorn_to_target(
                 scores, layout, t, self.reg_strength, self.sinkhorn_max_iter, self.sinkhorn_tol
             )
-        return self._cot(scores, batch_groups["terms"], t, diagonal, state)
+        return self._cot(scores, batch_groups["terms"], t, diagonal, state, score_range)
 
     def _check_pair_count(self, batch_groups: dict, m: int, diagonal: bool) -> None:
         # COT's all-pairs terms are (n, M); Sinkhorn's cost is (groups, largest group, M).
@@ -557,7 +568,9 @@ class WassersteinParityPenalty(nn.Module):
             self._target_cache.update(target)
         return target
 
-    def _cot(self, scores, groups: dict, t, diagonal: bool, state: tuple) -> torch.Tensor:
+    def _cot(
+        self, scores, groups: dict, t, diagonal: bool, state: tuple, score_range: tuple
+    ) -> torch.Tensor:
         r"""The dual objective (7) on the batch, with its score gradient in closed form.
 
         :func:`~fairot.torch._cot.cot_batch_terms` computes the value, the gradient in the
@@ -577,14 +590,15 @@ class WassersteinParityPenalty(nn.Module):
             reg_strength=self.reg_strength, entropic=self.reg == "entropic",
             constrained=self.constrain_duals, diagonal=diagonal, training=self.training,
         )  # fmt: skip
-        if z_max is not None:
-            z_max = float(z_max)
-            if not z_max <= MAX_ENTROPIC_EXPONENT:
-                raise DivergenceError(
-                    MSG_DUAL_OVERFLOW.format(
-                        z=z_max, dual=self.dual_step_size, lam=self.reg_strength
-                    )
+        # The scores' range and the largest exponent in one read; nothing is written before.
+        checks = _host_values(score_range if z_max is None else (*score_range, z_max))
+        self._check_score_range(checks[0], checks[1])
+        if z_max is not None and not checks[2] <= MAX_ENTROPIC_EXPONENT:
+            raise DivergenceError(
+                MSG_DUAL_OVERFLOW.format(
+                    z=checks[2], dual=self.dual_step_size, lam=self.reg_strength
                 )
+            )
         if ascent is not None:
             # Ascent step (5), taken after reading the potentials (in the buffers' dtype). The
             # ascents are in units of the raw features, psi / psi_scale.
