@@ -102,7 +102,10 @@ def cot_batch_terms(
 
     Returns
     -------
-    value : Tensor of shape ()
+    offset : Tensor of shape ()
+        The value less :math:`\langle s, \mathrm{gradient}\rangle`: ``linear(scores,
+        gradient, offset)`` is the value (to rounding), and its gradient in the scores is
+        ``gradient`` — one autograd node fewer than ``value + <scores - s, gradient>``.
     gradient : Tensor of shape (n,)
     ascent : Tensor of shape (G, D) or None
         The ascent direction of ``duals`` divided by ``psi_scale`` (``None`` unless
@@ -156,21 +159,24 @@ def cot_batch_terms(
         alpha = z.clamp_(min=0.0).mul_(0.5)
         alpha_mean = alpha @ row_mean
         phi_mean = alpha.square() @ row_mean
-    if diagonal:
-        value = inv_count @ (lam_s + sign * lam_t[:, 0] - lam * phi_mean)
-    else:
-        # The target part: each present group's mean of lambda_{S-bar, a} over the samples.
-        value = torch.add(
-            inv_count @ torch.add(lam_s, phi_mean, alpha=-lam),
-            present @ (target_scaled @ psi_t_mean),
-            alpha=sign,
-        )
     # torch.rsub, not 1.0 - x: Python's reflected operator costs a wrapper call per step.
     one_minus_alpha_mean = torch.rsub(alpha_mean, 1.0)
     signed_mean = signs.mul_(alpha) @ row_mean
-    gradient = torch.addcmul(signed_mean, one_minus_alpha_mean, slope_s).mul_(inv_count)
+    # Each row's gradient before its factor 1/n_a.
+    row_gradient = torch.addcmul(signed_mean, one_minus_alpha_mean, slope_s)
+    # Each row's share of the value, less s_i times its gradient: the caller returns
+    # <scores, gradient> + offset, which is the value, with the gradient in the scores.
+    if diagonal:
+        row_terms = torch.add(lam_s, lam_t[:, 0], alpha=sign).sub_(phi_mean, alpha=lam)
+    else:
+        row_terms = torch.add(lam_s, phi_mean, alpha=-lam)
+    offset = inv_count @ row_terms.addcmul_(s, row_gradient, value=-1.0)
+    if not diagonal:
+        # The target part: each present group's mean of lambda_{S-bar, a} over the samples.
+        offset = torch.add(offset, present @ (target_scaled @ psi_t_mean), alpha=sign)
+    gradient = row_gradient.mul_(inv_count)
     if not training:
-        return value, gradient, None, None, z_max
+        return offset, gradient, None, None, z_max
 
     # Both ascents are in units of psi / psi_scale, the raw features: the caller's step folds
     # the factor in.
@@ -187,5 +193,5 @@ def cot_batch_terms(
         )
     if constrained:
         ascent = torch.addmm(grad_t, weights_s, features[0], beta=-1.0)
-        return value, gradient, ascent, None, z_max
-    return value, gradient, weights_s @ features[0], grad_t, z_max
+        return offset, gradient, ascent, None, z_max
+    return offset, gradient, weights_s @ features[0], grad_t, z_max

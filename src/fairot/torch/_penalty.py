@@ -585,7 +585,7 @@ class WassersteinParityPenalty(nn.Module):
         buffers = self._buffers
         duals, target_duals = buffers["duals"], buffers["target_duals"]
         target = self._target_features(t, constants, diagonal)
-        value, gradient, ascent, target_ascent, z_max = cot_batch_terms(
+        offset, gradient, ascent, target_ascent, z_max = cot_batch_terms(
             s, groups, target, duals, target_duals, constants,
             reg_strength=self.reg_strength, entropic=self.reg == "entropic",
             constrained=self.constrain_duals, diagonal=diagonal, training=self.training,
@@ -608,9 +608,8 @@ class WassersteinParityPenalty(nn.Module):
                 torch.neg(duals, out=target_duals)
             else:
                 target_duals.add_(target_ascent, alpha=step)
-        # (scores - s) is exactly zero with the identity as its gradient: the result is
-        # `value` exactly, and its gradient in the scores is `gradient`.
-        return torch.nn.functional.linear(scores - s, gradient, value)
+        # <scores, gradient> + offset: the value, with `gradient` as its gradient in the scores.
+        return torch.nn.functional.linear(scores, gradient, offset)
 
     def extra_repr(self) -> str:
         """Shown by ``print(penalty)``."""
