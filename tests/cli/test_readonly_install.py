@@ -68,11 +68,10 @@ def test_help_from_read_only_install(read_only_copy):
     assert "mitigate" in result.stdout and "monitor" in result.stdout
 
 
-def test_explicit_cache_dir_wins(monkeypatch):
-    monkeypatch.setenv("NUMBA_CACHE_DIR", "/somewhere")
-    monkeypatch.setattr(fairot, "_writable", lambda path: False)
+def test_explicit_writable_cache_dir_wins(monkeypatch, tmp_path):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "mine"))
     fairot._ensure_numba_cache_dir()
-    assert os.environ["NUMBA_CACHE_DIR"] == "/somewhere"
+    assert os.environ["NUMBA_CACHE_DIR"] == str(tmp_path / "mine")
 
 
 def test_fallback_sets_numba_config(monkeypatch, tmp_path):
@@ -84,3 +83,79 @@ def test_fallback_sets_numba_config(monkeypatch, tmp_path):
     fairot._ensure_numba_cache_dir()
     assert "fairot-numba-cache" in os.environ["NUMBA_CACHE_DIR"]
     assert os.environ["NUMBA_CACHE_DIR"] == numba.core.config.CACHE_DIR
+
+
+def _predictable_folder():
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"fairot-numba-cache-{os.getuid()}"
+
+
+@pytest.fixture
+def planted_folder():
+    """The predictable cache folder, prepared by 'another user': world-writable, or not ours."""
+    folder = _predictable_folder()
+    saved = folder.with_name(folder.name + "-saved-by-test")
+    if folder.exists():
+        folder.rename(saved)
+    folder.mkdir()
+    (folder / "planted.nbi").write_bytes(b"not a real index")
+    yield folder
+    if folder.is_symlink():
+        folder.unlink()
+    shutil.rmtree(folder, ignore_errors=True)
+    if saved.exists():
+        saved.rename(folder)
+
+
+@pytest.mark.parametrize("attack", ["world-writable", "other-owner", "symlink"])
+def test_prepared_cache_folder_is_not_used(monkeypatch, planted_folder, tmp_path, attack):
+    if attack == "world-writable":
+        planted_folder.chmod(0o777)
+    elif attack == "other-owner":
+        if os.geteuid() != 0:
+            pytest.skip("only root can give a folder to another user")
+        os.chown(planted_folder, 12345, 12345)
+        planted_folder.chmod(0o755)
+    else:
+        shutil.rmtree(planted_folder)
+        target = tmp_path / "elsewhere"
+        target.mkdir(mode=0o700)
+        planted_folder.symlink_to(target)
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setattr(fairot, "_writable", lambda path: False)
+    with pytest.warns(RuntimeWarning, match="not a private folder of this user"):
+        fairot._ensure_numba_cache_dir()
+    chosen = Path(os.environ["NUMBA_CACHE_DIR"])
+    assert chosen != planted_folder and chosen.resolve() != planted_folder.resolve()
+    info = chosen.lstat()
+    assert info.st_uid == os.getuid() and info.st_mode & 0o077 == 0
+    shutil.rmtree(chosen)
+
+
+def test_private_predictable_folder_is_reused(monkeypatch):
+    folder = _predictable_folder()
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setattr(fairot, "_writable", lambda path: False)
+    fairot._ensure_numba_cache_dir()
+    assert Path(os.environ["NUMBA_CACHE_DIR"]) == folder
+    info = folder.lstat()
+    assert info.st_uid == os.getuid() and info.st_mode & 0o022 == 0
+
+
+def test_unwritable_explicit_cache_dir_is_one_line_not_a_traceback(tmp_path):
+    # numba itself dies at import with a long traceback; fairot warns once and falls back.
+    # Below a regular file: nobody, root included, can create that folder.
+    (tmp_path / "a-file").write_text("")
+    blocked = str(tmp_path / "a-file" / "cache")
+    code = "import fairot; from fairot.transport import ecdf_rank; import numpy as np; " + (
+        "print(ecdf_rank(np.arange(3.0), np.array([1.5]))[0])"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": blocked}
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert float(result.stdout) == pytest.approx(2 / 3)
+    assert "cannot be written by this user" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -22,6 +22,7 @@ from sklearn.model_selection import GridSearchCV, KFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+import fairot
 from fairot.datasets import load_adult
 from fairot.regression import WassersteinFairRegressor
 from fairot.regression._estimator import MSG_MARGINAL, MSG_POSITIONAL, MSG_SCORE_GROUPS
@@ -277,6 +278,7 @@ def test_pickle_joblib_and_skops_round_trips(tmp_path):
     # only fairot's own types need trusting (numpy, scipy and sklearn are trusted by skops)
     assert all(t.startswith("fairot.") for t in untrusted), untrusted
     copies.append(skops_io.load(path, trusted=untrusted))
+    copies.append(fairot.load_model(path))
     for copy in copies:
         np.testing.assert_array_equal(copy.predict(X, sensitive_features=s), expected)
         assert copy.epsilon_ == model.epsilon_

@@ -48,7 +48,7 @@ def register(subparsers) -> None:
         help="post-process scores from a CSV to fairness; save the model and before/after audits",
         description=(
             "Fit a fairness post-processor on the scores in --data and write to --out: "
-            "model.skops (load with skops.io.load), before/ and after/ audits (report.html, "
+            "model.skops (load with fairot.load_model), before/ and after/ audits (report.html, "
             "report.md, metrics.json) and, with --apply, adjusted.csv (the --apply table with a "
             "<score>_fair column). Files of the same names in --out are replaced."
         ),

@@ -10,6 +10,8 @@ from typing import Any
 
 import pandas as pd
 
+from fairot.utils import markdown_table
+
 
 @dataclass
 class StudyResult:
@@ -66,12 +68,12 @@ class StudyResult:
         if self.notes:
             lines += [self.notes.strip(), ""]
         for key, table in self.tables.items():
-            lines += [f"## {key}", "", _markdown_table(table), ""]
+            lines += [f"## {key}", "", markdown_table(table), ""]
             if key in self.paper:
-                lines += [f"Paper ({key}):", "", _markdown_table(self.paper[key]), ""]
+                lines += [f"Paper ({key}):", "", markdown_table(self.paper[key]), ""]
         for key, table in self.paper.items():
             if key not in self.tables:
-                lines += [f"## Paper: {key}", "", _markdown_table(table), ""]
+                lines += [f"## Paper: {key}", "", markdown_table(table), ""]
         if self.figures:
             lines += ["## Figures", ""]
             lines += [f"![{key}]({key}.png)" for key in self.figures]
@@ -109,30 +111,6 @@ class StudyResult:
         for key, figure in self.figures.items():
             figure.savefig(out / f"{key}.png", dpi=110, bbox_inches="tight")
         return out
-
-
-def _markdown_table(frame: pd.DataFrame) -> str:
-    """Markdown table without the optional ``tabulate`` dependency.
-
-    A default ``RangeIndex`` carries no information and is left out.
-    """
-    show_index = frame.index.name is not None or not isinstance(frame.index, pd.RangeIndex)
-    header = [*([str(frame.index.name or "")] if show_index else []), *map(str, frame.columns)]
-    rows = [
-        [*([str(idx)] if show_index else []), *(_format_cell(v) for v in row)]
-        for idx, row in zip(frame.index, frame.itertuples(index=False), strict=True)
-    ]
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(out)
-
-
-def _format_cell(value: Any) -> str:
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ""
-        return f"{value:.4g}" if abs(value) < 1e4 else f"{value:.3e}"
-    return str(value)
 
 
 def _frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:

@@ -15,7 +15,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from fairot._validation import GroupsMode, check_sensitive_features
-from fairot.experiments._result import _jsonable, _markdown_table
+from fairot.experiments._result import _jsonable
 from fairot.metrics import bootstrap_intervals, fairness_report, group_rates
 from fairot.metrics._rates import BootstrapIntervals, check_threshold, rate_summary
 from fairot.metrics._report import Task
@@ -24,7 +24,7 @@ from fairot.reporting._plots import (
     plot_group_metrics,
     plot_group_quantile_functions,
 )
-from fairot.utils import write_atomic
+from fairot.utils import escape_markdown, markdown_table, write_atomic
 
 SUMMARY_LABELS = {
     "n_samples": "samples",
@@ -189,19 +189,19 @@ class Audit:
         summary.index = [SUMMARY_LABELS.get(k, k) for k in summary.index]
         summary.index.name = "metric"
         summary = summary.map(lambda v: _fmt(v) if isinstance(v, (float, np.floating)) else v)
-        parts = [f"# {self.title}", ""]
-        parts += [f"> **Warning:** {w}" for w in self.warnings]
+        parts = [f"# {escape_markdown(self.title)}", ""]
+        parts += [f"> **Warning:** {escape_markdown(w)}" for w in self.warnings]
         if self.warnings:
             parts.append("")
         parts += [
             "## Summary",
             "",
-            _markdown_table(summary),
+            markdown_table(summary),
             "",
         ]
         if self.intervals is not None:
             parts += [self._interval_note(), ""]
-        parts += ["## Per group", "", _markdown_table(self.report.fillna(np.nan)), ""]
+        parts += ["## Per group", "", markdown_table(self.report.fillna(np.nan)), ""]
         parts += [f"![{key}]({key}.png)" for key in self.figures]
         return "\n".join(parts) + "\n"
 

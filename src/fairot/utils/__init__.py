@@ -3,11 +3,26 @@
 - :func:`atomic_write` / :func:`write_atomic` — files that are either the old or the complete new
   content, never truncated (checkpoints, CLI outputs); :func:`remove_stale_temporaries` clears
   what a writer killed mid-write left behind.
+- :func:`load_model` — load a ``.skops`` model trusting only fairot's and scikit-learn's own
+  types (never what the file lists).
+- :func:`escape_markdown` / :func:`markdown_table` — user strings as literal Markdown text in
+  every ``.md`` fairot writes.
 - :class:`ScoreColumn` — an identity model whose score is a column of ``X`` (post-process
   scores that come from elsewhere, as ``fairot mitigate`` does).
 """
 
 from ._atomic import atomic_write, remove_stale_temporaries, write_atomic
+from ._markdown import escape_markdown, markdown_table
+from ._persistence import is_allowed_type, load_model
 from ._score_column import ScoreColumn
 
-__all__ = ["ScoreColumn", "atomic_write", "remove_stale_temporaries", "write_atomic"]
+__all__ = [
+    "ScoreColumn",
+    "atomic_write",
+    "escape_markdown",
+    "is_allowed_type",
+    "load_model",
+    "markdown_table",
+    "remove_stale_temporaries",
+    "write_atomic",
+]

@@ -1,0 +1,154 @@
+"""Load a fitted fairot model saved with ``skops.io`` without trusting what the file says.
+
+``skops.io.load(f, trusted=skops.io.get_untrusted_types(file=f))`` trusts every type the file
+lists, so a tampered file that names ``os.system`` or ``builtins.exec`` runs it at load. Here the
+list of types is read from the same bytes that are then loaded (no window to swap the file), and
+each name must pass :func:`is_allowed_type`:
+
+- a class defined in fairot itself (``fairot.…``), resolved by import and checked to be defined
+  where the name says (a name that only re-exports something, e.g. ``fairot.cli._io.Path``, is
+  refused);
+- a scikit-learn estimator class (a subclass of ``sklearn.base.BaseEstimator`` defined in
+  ``sklearn.…``), or one of the few scikit-learn data containers listed in
+  :data:`SKLEARN_DATA_TYPES` that tree models hold.
+
+Functions, builtins and every other module are refused; the error lists the offending names.
+skops itself already trusts NumPy arrays, dtypes and plain containers by default.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+from typing import Any
+
+from fairot.exceptions import UntrustedModelError
+
+__all__ = ["SKLEARN_DATA_TYPES", "is_allowed_type", "load_model"]
+
+#: scikit-learn's compiled tree structures: state holders, not estimators, and not trusted by
+#: skops by default.
+SKLEARN_DATA_TYPES = frozenset(
+    {
+        "sklearn.tree._tree.Tree",
+        "sklearn.ensemble._hist_gradient_boosting.predictor.TreePredictor",
+    }
+)
+
+MSG_UNTRUSTED = (
+    "{source} lists types that fairot.load_model will not load: {types}. fairot trusts only its "
+    "own classes and scikit-learn estimators; a file naming anything else may run code when it is "
+    "loaded. If you made this file yourself and know every listed type, load it with "
+    "skops.io.load(path, trusted=[...]) naming those types."
+)
+MSG_SOURCE = "model must be a path to a .skops file or its bytes; got {kind}."
+
+
+def _resolve(name: str) -> Any:
+    """The object that a dotted type name points to, or None when it does not resolve."""
+    module_name, _, attribute = name.rpartition(".")
+    if not module_name:
+        return None
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        return None
+    return getattr(module, attribute, None)
+
+
+def _package_class(name: str, package: str) -> type | None:
+    """The class ``name`` when it is defined, under that very name, inside ``package``."""
+    if not (name.startswith(package + ".")):
+        return None
+    obj = _resolve(name)
+    if not isinstance(obj, type):
+        return None
+    if f"{obj.__module__}.{obj.__qualname__}" != name:
+        return None
+    return obj
+
+
+def is_allowed_type(name: str) -> bool:
+    """Whether :func:`load_model` may construct the type a skops file names ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A fully qualified type name as listed by ``skops.io.get_untrusted_types``.
+
+    Returns
+    -------
+    bool
+        True for fairot's own classes, scikit-learn estimator classes and
+        :data:`SKLEARN_DATA_TYPES`; False for everything else (functions, builtins, ``os``...).
+
+    Examples
+    --------
+    >>> is_allowed_type("fairot.classification._cot.COTClassifier")
+    True
+    >>> is_allowed_type("os.system"), is_allowed_type("fairot.cli._io.Path")
+    (False, False)
+    """
+    if name in SKLEARN_DATA_TYPES:
+        return True
+    if _package_class(name, "fairot") is not None:
+        return True
+    estimator = _package_class(name, "sklearn")
+    if estimator is None:
+        return False
+    from sklearn.base import BaseEstimator
+
+    return issubclass(estimator, BaseEstimator)
+
+
+def load_model(model: str | os.PathLike | bytes) -> Any:
+    """Load a model saved with ``skops.io.dump``, trusting only fairot and scikit-learn types.
+
+    Parameters
+    ----------
+    model : str, path-like or bytes
+        The ``.skops`` file (as ``fairot mitigate`` writes ``model.skops``) or its bytes.
+
+    Returns
+    -------
+    object
+        The fitted estimator.
+
+    Raises
+    ------
+    fairot.exceptions.UntrustedModelError
+        When the file names any type outside :func:`is_allowed_type`; nothing of the file is
+        constructed then.
+
+    Examples
+    --------
+    >>> import numpy as np, skops.io
+    >>> from sklearn.linear_model import LogisticRegression
+    >>> from fairot.classification import QuantileParityPostProcessor
+    >>> X = np.linspace(-1, 1, 40).reshape(-1, 1)
+    >>> y, g = (X[:, 0] > 0).astype(int), np.tile([0, 1], 20)
+    >>> model = QuantileParityPostProcessor(estimator=LogisticRegression()).fit(
+    ...     X, y, sensitive_features=g)
+    >>> loaded = load_model(skops.io.dumps(model))
+    >>> same = loaded.predict(X, sensitive_features=g) == model.predict(X, sensitive_features=g)
+    >>> bool(same.all())
+    True
+    """
+    import skops.io
+
+    if isinstance(model, (bytes, bytearray)):
+        data, source = bytes(model), "the model bytes"
+    elif isinstance(model, (str, os.PathLike)):
+        path = Path(model)
+        data, source = path.read_bytes(), str(path)
+    else:
+        raise TypeError(MSG_SOURCE.format(kind=type(model).__name__))
+    # Read the type list from the bytes that will be loaded: the file cannot change in between.
+    listed = skops.io.get_untrusted_types(data=data)
+    refused = sorted(name for name in listed if not is_allowed_type(name))
+    if refused:
+        raise UntrustedModelError(
+            MSG_UNTRUSTED.format(source=source, types=", ".join(refused)), refused
+        )
+    return skops.io.loads(data, trusted=listed)
