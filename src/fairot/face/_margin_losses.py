@@ -210,9 +210,7 @@ def _check_groups(
         or groups.dtype == torch.bool
     ):
         raise ValueError(
-            GROUPS_SHAPE_ERROR.format(
-                name=name, n=n, dtype=groups.dtype, shape=tuple(groups.shape)
-            )
+            GROUPS_SHAPE_ERROR.format(name=name, n=n, dtype=groups.dtype, shape=tuple(groups.shape))
         )
     if not validate or not groups.numel():
         return groups
