@@ -271,6 +271,12 @@ def train_from_config(
     ``batch_size / N`` rows of every global batch of ``batch_size`` rows, and rank 0 writes the
     checkpoint, ``history.csv`` and ``config.json``.
 
+    The run holds an exclusive lock on ``out_dir`` (``.fairot-train.lock``, an ``fcntl.flock``
+    that the kernel drops when the run's process ends, so a lock file left by a dead run is
+    taken over): a second run into the same folder is refused with a ``ValueError``. The group
+    CSVs are checked first: an identity in two groups or an empty cell is refused, naming the
+    file and the line.
+
     Returns
     -------
     MetaBalancedTrainer
@@ -304,7 +310,7 @@ def train_from_config(
     ...     out_dir=os.path.join(root, "run"))
     >>> trainer = train_from_config(config, progress=False)
     >>> trainer.step_, sorted(os.listdir(config.out_dir))
-    (2, ['checkpoint.pt', 'config.json', 'history.csv'])
+    (2, ['.fairot-train.lock', 'checkpoint.pt', 'config.json', 'history.csv'])
     """
     initialised, device = init_from_environment(config.device)
     try:
