@@ -1,6 +1,8 @@
 """Hypothesis fuzz of the face losses' public boundary: a finite loss or one of our clear errors.
 
-Never a NaN/inf loss, never an exception from deep inside torch, never a changed input.
+Never a NaN/inf loss, never an exception from deep inside torch, never a changed input. The
+``fairot face train`` config and group-CSV checks: a loaded config within its bounds, or one of
+our messages, never a traceback.
 """
 
 import json
@@ -8,15 +10,21 @@ import re
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from fairot.face import _config as cfg
+from fairot.face import _config_checks as checks
+from fairot.face import _groups_csv as gcsv
 from fairot.face import _margin_losses as ml
+from fairot.face import _methods as methods
 from fairot.face import _skewness as sk
-from fairot.face import losses
+from fairot.face import _trainer as trainer
+from fairot.face import load_config, losses
 
 pytestmark = pytest.mark.fuzz
 
@@ -120,12 +128,6 @@ def test_constructors_accept_only_finite_positive_numbers(scale, margin):
 
 # -- ``fairot face train`` configs (issue 19): validation only, no training ------------------
 
-from fairot.face import _config as cfg  # noqa: E402
-from fairot.face import _config_checks as checks  # noqa: E402
-from fairot.face import _groups_csv as gcsv  # noqa: E402
-from fairot.face import _methods as methods  # noqa: E402
-from fairot.face import _trainer as trainer  # noqa: E402
-from fairot.face import load_config  # noqa: E402
 
 CONFIG_MESSAGES = [
     getattr(module, name)
@@ -200,8 +202,6 @@ def test_groups_csv_is_accepted_only_when_one_group_per_identity(tmp_path_factor
         assert _ours_config(str(exc)), f"unclear error: {exc!r}"
         return
     # accepted: the oracle, pandas' own reading, has no missing cell and one group per identity
-    import pandas as pd
-
     table = pd.read_csv(path, dtype={"identity": str})
     assert header and not table.isna().any().any()
     assert (table.groupby("identity")["group"].nunique() <= 1).all()
