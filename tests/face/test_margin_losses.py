@@ -12,6 +12,7 @@ from fairot.face._margin_losses import (
     ANCHOR_ERROR,
     GROUPS_RANGE_ERROR,
     GROUPS_REQUIRED_ERROR,
+    GROUPS_SHAPE_ERROR,
     INIT_MARGIN_ERROR,
     LABELS_RANGE_ERROR,
     SAMPLE_WEIGHT_ERROR,
@@ -196,6 +197,24 @@ def test_bad_labels_and_groups_raise():
         loss(emb, labels)
     with pytest.raises(ValueError, match="embeddings must have shape"):
         loss(emb[:, :3], labels, groups)
+
+
+@pytest.mark.parametrize(
+    ("bad", "dtype", "shape"),
+    [
+        (lambda g: g.double(), "torch.float64", (N,)),
+        (lambda g: g[:-1], "torch.int64", (N - 1,)),
+        (lambda g: g[:, None], "torch.int64", (N, 1)),
+        (lambda g: g > 0, "torch.bool", (N,)),
+    ],
+)
+def test_group_margin_loss_names_bad_group_codes(bad, dtype, shape):
+    # Issue 19: float or wrong-length codes were answered "groups is required".
+    emb, labels, groups = _batch()
+    loss = losses.GroupMarginLoss(C, D, K).double()
+    expected = GROUPS_SHAPE_ERROR.format(name="GroupMarginLoss", n=N, dtype=dtype, shape=shape)
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        loss(emb, labels, bad(groups))
 
 
 @pytest.mark.parametrize(

@@ -1,21 +1,30 @@
 """Hypothesis fuzz of the face losses' public boundary: a finite loss or one of our clear errors.
 
-Never a NaN/inf loss, never an exception from deep inside torch, never a changed input.
+Never a NaN/inf loss, never an exception from deep inside torch, never a changed input. The
+``fairot face train`` config and group-CSV checks: a loaded config within its bounds, or one of
+our messages, never a traceback.
 """
 
+import json
 import re
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from fairot.face import _config as cfg
+from fairot.face import _config_checks as checks
+from fairot.face import _groups_csv as gcsv
 from fairot.face import _margin_losses as ml
+from fairot.face import _methods as methods
 from fairot.face import _skewness as sk
-from fairot.face import losses
+from fairot.face import _trainer as trainer
+from fairot.face import load_config, losses
 
 pytestmark = pytest.mark.fuzz
 
@@ -115,3 +124,84 @@ def test_constructors_accept_only_finite_positive_numbers(scale, margin):
         return
     assert np.isfinite(loss.scale) and loss.scale > 0
     assert np.isfinite(loss.margin) and loss.margin >= 0
+
+
+# -- ``fairot face train`` configs (issue 19): validation only, no training ------------------
+
+
+CONFIG_MESSAGES = [
+    getattr(module, name)
+    for module in (cfg, checks, gcsv, methods, trainer)
+    for name in dir(module)
+    if name.endswith("_ERROR") and isinstance(getattr(module, name), str)
+]
+
+
+def _ours_config(message: str) -> bool:
+    for template in CONFIG_MESSAGES:
+        pattern = ".*".join(re.escape(part) for part in re.split(r"\{[^}]*\}", template))
+        if re.fullmatch(pattern, message, re.S):
+            return True
+    return False
+
+
+hostile = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.sampled_from([0, 1, 2**32 - 1, 2**32, 2**64, 10**12, 65536, 65537]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([1e308, 1e4, 1e4 + 1, 64.0, -0.0]),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=5),
+    st.lists(st.integers(-2, 3), max_size=3),
+)
+KEYS = [
+    "seed",
+    "embedding_size",
+    "scale",
+    "image_size",
+    "n_steps",
+    "batch_size",
+    "learning_rate",
+    "momentum",
+    "selection_margin",
+    "anchor_groups",
+    "resume",
+    "method",
+    "device",
+    "lr",
+]
+
+
+@given(values=st.dictionaries(st.sampled_from(KEYS), hostile, max_size=4))
+def test_face_config_loads_or_is_clearly_refused(tmp_path_factory, values):
+    base = {"train_root": "x", "train_groups_csv": "y", "method": "arcface", "device": "cpu"}
+    path = tmp_path_factory.mktemp("cfg") / "config.json"
+    path.write_text(json.dumps({**base, **values}))
+    try:
+        config = load_config(path)
+    except ValueError as exc:
+        assert _ours_config(str(exc)), f"unclear error: {exc!r}"
+        return
+    assert 0 <= config.seed <= checks.MAX_SEED
+    assert 1 <= config.embedding_size <= checks.MAX_EMBEDDING_SIZE
+    assert 0 < config.scale <= checks.MAX_SCALE
+
+
+cells = st.sampled_from(["a", "b", "", " ", "NA", "nan", "id0", "id1", "id2", "1"])
+
+
+@given(rows=st.lists(st.tuples(cells, cells), max_size=6), header=st.booleans())
+def test_groups_csv_is_accepted_only_when_one_group_per_identity(tmp_path_factory, rows, header):
+    path = tmp_path_factory.mktemp("csv") / "groups.csv"
+    head = "identity,group" if header else "name,group"
+    path.write_text("\n".join([head, *(f"{i},{g}" for i, g in rows)]) + "\n")
+    try:
+        gcsv.check_groups_csv(path, "train_groups_csv")
+    except ValueError as exc:
+        assert _ours_config(str(exc)), f"unclear error: {exc!r}"
+        return
+    # accepted: the oracle, pandas' own reading, has no missing cell and one group per identity
+    table = pd.read_csv(path, dtype={"identity": str})
+    assert header and not table.isna().any().any()
+    assert (table.groupby("identity")["group"].nunique() <= 1).all()

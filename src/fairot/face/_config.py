@@ -6,9 +6,9 @@ A config is a JSON (or, on Python >= 3.11, TOML) file; every key and its default
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
-import math
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,12 +19,15 @@ import torch
 
 from ..utils import write_atomic
 from ._callbacks import Callback, History
+from ._config_checks import CONFIG_TYPE_ERROR, check_config_values
 from ._data import FaceFolderDataset, embed_images, load_rfw_pairs, read_rfw_pairs
 from ._distributed import init_from_environment, rank_and_world
 from ._evaluation import GroupVerification, cosine_similarity, group_verification, roc_by_group
+from ._groups_csv import check_groups_csv
+from ._lock import hold_run_lock
 from ._methods import METHOD_ERROR, METHODS, make_method
 from ._models import MLP, iresnet18, iresnet34, iresnet50
-from ._trainer import MetaBalancedTrainer, _check_device
+from ._trainer import MetaBalancedTrainer
 
 __all__ = [
     "TrainConfig",
@@ -40,7 +43,6 @@ UNKNOWN_KEYS_ERROR = "unknown config keys {keys}; valid keys are {valid}."
 MISSING_KEY_ERROR = "the config needs {key!r} ({why})."
 BACKBONE_ERROR = "backbone must be one of {names}; got {value!r}."
 CONFIG_FORMAT_ERROR = "config {path!s} must be a .json or .toml file holding one table."
-CONFIG_TYPE_ERROR = "config key {key!r} must be {what}; got {value!r}."
 HISTORY_GAP_WARNING = (
     "{path} holds {n_rows} rows for the {step} steps of the checkpoint; the resumed history "
     "misses the others."
@@ -165,7 +167,7 @@ def load_config(path: str | Path) -> TrainConfig:
     if unknown:
         raise ValueError(UNKNOWN_KEYS_ERROR.format(keys=unknown, valid=valid))
     config = TrainConfig(**raw)
-    _check_config_types(config)
+    check_config_values(config)
     if not config.train_root or not config.train_groups_csv:
         raise ValueError(
             MISSING_KEY_ERROR.format(key="train_root/train_groups_csv", why="the training set")
@@ -180,60 +182,6 @@ def load_config(path: str | Path) -> TrainConfig:
 
 
 _PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
-
-#: Counts of the config and their least value.
-_COUNT_KEYS = {
-    "embedding_size": 1,
-    "image_size": 1,
-    "n_steps": 0,
-    "batch_size": 1,
-    "meta_batch_size": 1,
-    "meta_every": 1,
-    "num_workers": 0,
-    "checkpoint_every": 0,
-    "seed": 0,
-}
-_POSITIVE_KEYS = ("learning_rate", "margin_learning_rate", "scale")
-_NON_NEGATIVE_KEYS = ("momentum", "weight_decay", "gamma")
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _check_config_types(config: TrainConfig) -> None:
-    """One-line errors for keys of the wrong type or range, before any data is read."""
-
-    def fail(key, what):
-        raise ValueError(CONFIG_TYPE_ERROR.format(key=key, what=what, value=getattr(config, key)))
-
-    for key, low in _COUNT_KEYS.items():
-        value = getattr(config, key)
-        if not _is_int(value) or value < low:
-            fail(key, f"an int >= {low}")
-    for key in _POSITIVE_KEYS:
-        if not _is_number(getattr(config, key)) or not getattr(config, key) > 0:
-            fail(key, "a finite number > 0")
-    for key in _NON_NEGATIVE_KEYS:
-        if not _is_number(getattr(config, key)) or getattr(config, key) < 0:
-            fail(key, "a finite number >= 0")
-    if config.selection_margin is not None and not _is_number(config.selection_margin):
-        fail("selection_margin", "a finite number or null")
-    for key in ("lr_milestones", "margin_milestones", "anchor_groups"):
-        value = getattr(config, key)
-        if not isinstance(value, list) or not all(_is_int(v) and v >= 0 for v in value):
-            fail(key, "a list of ints >= 0")
-    for key in ("reuse_lookahead_gradient", "resume"):
-        if not isinstance(getattr(config, key), bool):
-            fail(key, "true or false")
-    for key in ("method", "backbone", "meta_gradient", "device", "out_dir"):
-        if not isinstance(getattr(config, key), str):
-            fail(key, "a string")
-    _check_device(config.device)
 
 
 def build_model(config: TrainConfig) -> torch.nn.Module:
@@ -323,6 +271,12 @@ def train_from_config(
     ``batch_size / N`` rows of every global batch of ``batch_size`` rows, and rank 0 writes the
     checkpoint, ``history.csv`` and ``config.json``.
 
+    The run holds an exclusive lock on ``out_dir`` (``.fairot-train.lock``, an ``fcntl.flock``
+    that the kernel drops when the run's process ends, so a lock file left by a dead run is
+    taken over): a second run into the same folder is refused with a ``ValueError``. The group
+    CSVs are checked first: an identity in two groups or an empty cell is refused, naming the
+    file and the line.
+
     Returns
     -------
     MetaBalancedTrainer
@@ -356,7 +310,7 @@ def train_from_config(
     ...     out_dir=os.path.join(root, "run"))
     >>> trainer = train_from_config(config, progress=False)
     >>> trainer.step_, sorted(os.listdir(config.out_dir))
-    (2, ['checkpoint.pt', 'config.json', 'history.csv'])
+    (2, ['.fairot-train.lock', 'checkpoint.pt', 'config.json', 'history.csv'])
     """
     initialised, device = init_from_environment(config.device)
     try:
@@ -376,6 +330,18 @@ def _train(config, device, *, progress, callbacks) -> MetaBalancedTrainer:
                 value=config.batch_size,
             )
         )
+    check_groups_csv(config.train_groups_csv, "train_groups_csv")
+    if config.meta_root and config.meta_groups_csv:
+        check_groups_csv(config.meta_groups_csv, "meta_groups_csv")
+    out = Path(config.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    # Rank 0 alone writes checkpoint and history, so it alone holds the folder's lock.
+    with hold_run_lock(out) if rank == 0 else contextlib.nullcontext():
+        return _train_locked(config, device, out, progress=progress, callbacks=callbacks)
+
+
+def _train_locked(config, device, out, *, progress, callbacks) -> MetaBalancedTrainer:
+    rank, world = rank_and_world()
     train = FaceFolderDataset(
         config.train_root, config.train_groups_csv, image_size=config.image_size
     )
@@ -399,8 +365,6 @@ def _train(config, device, *, progress, callbacks) -> MetaBalancedTrainer:
         gamma=config.gamma,
         selection_margin=config.selection_margin,
     )
-    out = Path(config.out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     history = _CsvHistory(out / "history.csv")
     trainer = MetaBalancedTrainer(
         build_model(config),

@@ -45,6 +45,10 @@ EMBEDDINGS_SHAPE_ERROR = "embeddings must have shape (n_samples, {expected}); go
 LABELS_SHAPE_ERROR = "labels must be a 1-D integer tensor of length {n}; got shape {shape}."
 LABELS_RANGE_ERROR = "labels must lie in [0, n_classes={n_classes}); got values in [{lo}, {hi}]."
 GROUPS_REQUIRED_ERROR = "groups is required by {name}: one integer group code per sample."
+GROUPS_SHAPE_ERROR = (
+    "groups of {name} must be integer group codes of shape ({n},); got dtype {dtype} and shape "
+    "{shape}."
+)
 GROUPS_RANGE_ERROR = (
     "groups must be codes in [0, n_groups={n_groups}) (n_groups=None: any code >= 0); got values "
     "in [{lo}, {hi}]."
@@ -205,7 +209,9 @@ def _check_groups(
         or groups.is_complex()
         or groups.dtype == torch.bool
     ):
-        raise ValueError(GROUPS_REQUIRED_ERROR.format(name=name))
+        raise ValueError(
+            GROUPS_SHAPE_ERROR.format(name=name, n=n, dtype=groups.dtype, shape=tuple(groups.shape))
+        )
     if not validate or not groups.numel():
         return groups
     low, high = int(groups.min()), int(groups.max())
