@@ -32,6 +32,8 @@ from fairot.transport import midpoint_grid
 from ._costs import InducedCost, resolve_cost
 from ._dual_newton import project_pairs_w2
 from ._dykstra import WorkBudget, dykstra_projection, projected_gradient
+from ._feasibility import feasibility_bound, magnitude_scale
+from ._pointwise import pointwise_sup
 from ._projections import pairwise_grid_distances, project_lp_ball, project_monotone_box
 
 __all__ = ["QuantileAdjustment", "adjust_quantiles", "check_bounds", "check_p"]
@@ -83,7 +85,8 @@ class QuantileAdjustment:
     grid_gap : float
         Largest pairwise grid distance :math:`\max_{i<j}\|Q_i - Q_j\|_p` of the adjusted curves.
     violation : float
-        Excess of ``grid_gap`` over ``epsilon`` (0 when the constraint holds).
+        Excess of ``grid_gap`` over ``epsilon`` (0 when the constraint holds); guaranteed at most
+        ``epsilon * FEASIBILITY_RTOL + FEASIBILITY_ATOL * magnitude`` (rounding, see ``feasible``).
     n_iter : int
         Iterations of the solver (0 when nothing had to move).
     active_pairs : tuple of (int, int)
@@ -121,6 +124,15 @@ class QuantileAdjustment:
     p: float
     epsilon: float
     stopped_early: bool = False
+    magnitude: float = 1.0  # largest |latent value|: the scale of the rounding slack
+
+    @property
+    def feasible(self) -> bool:
+        """Whether ``grid_gap <= epsilon * (1 + FEASIBILITY_RTOL) + FEASIBILITY_ATOL * magnitude``.
+
+        The guarantee of :func:`adjust_quantiles` (see ``fairot.regression._feasibility``).
+        """
+        return self.grid_gap <= feasibility_bound(self.epsilon, self.magnitude)
 
 
 def check_p(p) -> float:
@@ -227,45 +239,6 @@ def _projection(target, weights, p, epsilon, bounds, tol, budget, target_is_curv
     return dykstra_projection(
         target, weights, p=p, epsilon=epsilon, bounds=bounds, tol=tol, budget=budget
     )
-
-
-def _pointwise_sup(cost, latent, weights, epsilon, bounds, n_bisection=200):
-    r"""W-infinity by rank (Section 2.6 of [1]_): one endpoint per rank, clip, then sort.
-
-    At each rank the band :math:`[c, c + \epsilon]` holds every group's value, and group
-    :math:`s` takes its unconstrained minimiser :math:`m_s` clipped to the band (the minimiser of
-    a convex function over an interval). The endpoint :math:`c` minimises the convex
-    :math:`\phi(c) = \sum_s r_s c_s(\mathrm{clip}(m_s, c, c + \epsilon))`; its derivative
-    :math:`\sum_s r_s [1\{m_s < c\}\,c_s'(c) + 1\{m_s > c + \epsilon\}\,c_s'(c + \epsilon)]` is
-    nondecreasing, so bisection finds it to machine precision. Sorting each curve afterwards
-    (increasing rearrangement, Lemma 2 of [1]_) restores quantile order without widening any gap.
-    """
-    a, b = bounds
-    m = np.clip(cost.minimizer(latent), a, b)
-    if epsilon >= b - a:
-        return np.sort(m, axis=1), 0
-    lo = np.maximum(m.min(axis=0) - epsilon, a)
-    hi = np.minimum(m.max(axis=0), b - epsilon)
-    lo = np.minimum(lo, hi)
-    w = weights[:, None]
-    n_iter = 0
-    for n_iter in range(1, n_bisection + 1):  # noqa: B007 - n_iter is reported
-        c = 0.5 * (lo + hi)
-        below = m < c
-        above = m > c + epsilon
-        slope = np.where(below, cost.gradient(latent, np.broadcast_to(c, m.shape)), 0.0)
-        slope += np.where(above, cost.gradient(latent, np.broadcast_to(c + epsilon, m.shape)), 0.0)
-        g = (w * slope).sum(axis=0)
-        lo = np.where(g < 0, c, lo)
-        hi = np.where(g > 0, c, hi)
-        flat = g == 0
-        lo = np.where(flat, c, lo)
-        hi = np.where(flat, c, hi)
-        if np.all(hi - lo <= 4 * np.finfo(float).eps * np.maximum(1.0, np.abs(c))):
-            break
-    c = 0.5 * (lo + hi)
-    curves = np.clip(m, c, c + epsilon)
-    return np.sort(curves, axis=1), n_iter
 
 
 def _barycenter_ball(target, weights, p, epsilon):
@@ -401,6 +374,10 @@ def adjust_quantiles(
         and target.max() <= bounds[1]
     )
     reference = curves if target is None else target
+    # W_p is homogeneous: the squared-target solvers run on curves divided by a power of two
+    # near their magnitude (exact), so that squares neither overflow nor underflow.
+    scale = magnitude_scale(reference)
+    magnitude = float(np.abs(reference).max())
     solve_epsilon = epsilon
     if epsilon <= EPSILON_RESOLUTION * np.abs(reference).max():
         solve_epsilon = 0.0
@@ -416,7 +393,12 @@ def adjust_quantiles(
         else:
             method = "projected_gradient"
 
-    latent_feasible = target_is_curve and pairwise_grid_distances(target, p).max() <= epsilon
+    if target is not None:
+        target = target / scale
+    bounds_s = (bounds[0] / scale, bounds[1] / scale)
+    latent_feasible = (
+        target_is_curve and pairwise_grid_distances(target, p).max() <= epsilon / scale
+    )
     converged, knob = True, "max_work"
     if latent_feasible and method != "barycenter_ball":
         # the unconstrained optimum is feasible: nothing moves, bit for bit
@@ -426,21 +408,22 @@ def adjust_quantiles(
             raise ValueError(
                 MSG_METHOD_NEEDS.format(method=method, what="two groups and a squared cost")
             )
-        adjusted, n_iter = _closed_form(target, w, p, solve_epsilon)
+        adjusted, n_iter = _closed_form(target, w, p, solve_epsilon / scale)
     elif method == "projection":
         if target is None:
             raise ValueError(MSG_METHOD_NEEDS.format(method=method, what="a squared cost"))
         adjusted, n_iter, converged = _projection(
-            target, w, p, solve_epsilon, bounds, projection_tol, budget, target_is_curve
+            target, w, p, solve_epsilon / scale, bounds_s, projection_tol, budget, target_is_curve
         )
     elif method == "pointwise":
         if not (np.isinf(p) or solve_epsilon == 0.0):
             raise ValueError(MSG_METHOD_NEEDS.format(method=method, what="p = inf or epsilon = 0"))
-        adjusted, n_iter = _pointwise_sup(cost, curves, w, solve_epsilon, bounds)
+        adjusted, n_iter = pointwise_sup(cost, curves, w, solve_epsilon, bounds)
+        adjusted = adjusted / scale
     elif method == "barycenter_ball":
         if not target_is_curve:
             raise ValueError(MSG_METHOD_NEEDS.format(method=method, what="a squared cost"))
-        adjusted, n_iter = _barycenter_ball(target, w, p, solve_epsilon)
+        adjusted, n_iter = _barycenter_ball(target, w, p, solve_epsilon / scale)
     else:
         start = project_monotone_box(np.clip(cost.minimizer(curves), *bounds), bounds)
         adjusted, n_iter, converged = projected_gradient(
@@ -457,11 +440,13 @@ def adjust_quantiles(
             max_iter=max_iter,
             budget=budget,
         )
+        adjusted = adjusted / scale
         if n_iter >= max_iter and budget.remaining > 0:
             knob = "max_iter"
 
-    distances = pairwise_grid_distances(adjusted, p)
-    latent_distances = pairwise_grid_distances(curves, p)
+    distances = pairwise_grid_distances(adjusted, p) * scale
+    latent_distances = pairwise_grid_distances(curves / scale, p) * scale
+    adjusted = adjusted * scale
     grid_gap = float(distances.max())
     slack = 1e-8 * max(1.0, epsilon)
     binding = (latent_distances > epsilon) & (distances >= epsilon - slack)
@@ -491,4 +476,5 @@ def adjust_quantiles(
         p=p,
         epsilon=epsilon,
         stopped_early=not converged,
+        magnitude=magnitude,
     )
