@@ -90,7 +90,8 @@ class QuantileAdjustment:
     n_iter : int
         Iterations of the solver (0 when nothing had to move).
     active_pairs : tuple of (int, int)
-        Pairs of groups whose constraint binds (distance within ``1e-8`` of ``epsilon``).
+        Pairs of groups whose constraint binds (distance within
+        ``1e-8 * max(min(1, magnitude), epsilon)`` of ``epsilon``).
     method : str
         The solver that ran.
     p : float
@@ -448,7 +449,8 @@ def adjust_quantiles(
     latent_distances = pairwise_grid_distances(curves / scale, p) * scale
     adjusted = adjusted * scale
     grid_gap = float(distances.max())
-    slack = 1e-8 * max(1.0, epsilon)
+    # relative below magnitude 1, so that tiny problems bind like their scaled-up copies
+    slack = 1e-8 * max(min(1.0, magnitude), epsilon)
     binding = (latent_distances > epsilon) & (distances >= epsilon - slack)
     first, second = np.triu_indices(n_groups, 1)
     chosen = binding[first, second]  # row-major upper triangle: the order of combinations()

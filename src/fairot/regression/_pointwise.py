@@ -33,6 +33,9 @@ def pointwise_sup(cost, latent, weights, epsilon, bounds, n_bisection=200):
     hi = np.minimum(m.max(axis=0), b - epsilon)
     lo = np.minimum(lo, hi)
     w = weights[:, None]
+    # the bisection's resolution is relative below magnitude 1, so that a 1e-155 problem is
+    # solved like its scaled-up copy instead of stopping at the first midpoint
+    floor = min(1.0, float(np.abs(m).max())) or 1.0
     n_iter = 0
     for n_iter in range(1, n_bisection + 1):  # noqa: B007 - n_iter is reported
         c = 0.5 * (lo + hi)
@@ -46,7 +49,7 @@ def pointwise_sup(cost, latent, weights, epsilon, bounds, n_bisection=200):
         flat = g == 0
         lo = np.where(flat, c, lo)
         hi = np.where(flat, c, hi)
-        if np.all(hi - lo <= 4 * np.finfo(float).eps * np.maximum(1.0, np.abs(c))):
+        if np.all(hi - lo <= 4 * np.finfo(float).eps * np.maximum(floor, np.abs(c))):
             break
     c = 0.5 * (lo + hi)
     curves = np.clip(m, c, c + epsilon)

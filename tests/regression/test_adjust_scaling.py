@@ -1,0 +1,52 @@
+"""Scale equivariance and the feasibility guarantee of ``adjust_quantiles`` (issue 19)."""
+
+import numpy as np
+import pytest
+
+from fairot.regression import adjust_quantiles
+from fairot.regression._feasibility import FEASIBILITY_ATOL, FEASIBILITY_RTOL
+
+SCALES = [1e-155, 1e-100, 1e100, 1e155, 1e300]
+U = (np.arange(1, 9) - 0.5) / 8
+
+
+def _closed_form_w2(q1, q2, r1, r2, epsilon):
+    # Table 1 of the seed paper, written out in numpy at scale 1 (no squares overflow there)
+    gap = q1 - q2
+    norm = np.sqrt(np.mean(gap**2))
+    delta = gap * min(1.0, epsilon / norm)
+    mean = r1 * q1 + r2 * q2
+    return np.stack([mean + r2 * delta, mean - r1 * delta])
+
+
+@pytest.mark.parametrize("scale", SCALES)
+def test_two_groups_w2_at_extreme_scales_match_the_closed_form(scale):
+    q1, q2 = U, U**2 + 1.0
+    expected = _closed_form_w2(q1, q2, 0.3, 0.7, 0.25) * scale
+    out = adjust_quantiles(np.stack([q1, q2]) * scale, [0.3, 0.7], p=2, epsilon=0.25 * scale)
+    # before the fix, 1e155 squared overflowed: a gap of 0 instead of epsilon
+    np.testing.assert_allclose(out.curves, expected, rtol=1e-13)
+    np.testing.assert_allclose(out.grid_gap, 0.25 * scale, rtol=1e-13)
+    assert out.feasible and out.active_pairs == ((0, 1),)
+
+
+@pytest.mark.parametrize("scale", SCALES)
+@pytest.mark.parametrize("p", [1, 2, np.inf])
+def test_three_groups_are_scale_equivariant(scale, p):
+    latent = np.stack([U, U + 1.0, 2.0 * U**2 - 0.5])
+    weights = [0.2, 0.5, 0.3]
+    unit = adjust_quantiles(latent, weights, p=p, epsilon=0.3)
+    scaled = adjust_quantiles(latent * scale, weights, p=p, epsilon=0.3 * scale)
+    assert not unit.stopped_early and not scaled.stopped_early
+    np.testing.assert_allclose(scaled.curves, unit.curves * scale, rtol=1e-9, atol=1e-9 * scale)
+    np.testing.assert_allclose(scaled.grid_gap, unit.grid_gap * scale, rtol=1e-12)
+    assert scaled.feasible and scaled.active_pairs == unit.active_pairs
+
+
+def test_feasible_is_the_documented_bound():
+    latent = np.stack([U, U + 1.0, U + 3.0]) * 5e5
+    out = adjust_quantiles(latent, p=1, epsilon=0.7 * 5e5)
+    bound = out.epsilon * (1 + FEASIBILITY_RTOL) + FEASIBILITY_ATOL * np.abs(latent).max()
+    assert out.magnitude == np.abs(latent).max()
+    assert out.grid_gap <= bound and out.feasible
+    assert out.violation <= bound - out.epsilon
