@@ -50,3 +50,46 @@ def test_feasible_is_the_documented_bound():
     assert out.magnitude == np.abs(latent).max()
     assert out.grid_gap <= bound and out.feasible
     assert out.violation <= bound - out.epsilon
+
+
+def _slsqp_flat(values, weights, epsilon):
+    # scipy oracle on the K free values of constant curves: |q_i - q_j| <= epsilon
+    from scipy.optimize import minimize
+
+    k = values.size
+    rows = []
+    for i in range(k):
+        for j in range(i + 1, k):
+            row = np.zeros(k)
+            row[i], row[j] = 1.0, -1.0
+            rows += [row, -row]
+    a = np.array(rows)
+    result = minimize(
+        lambda q: weights @ (q - values) ** 2,
+        values.mean() + np.zeros(k),
+        jac=lambda q: 2 * weights * (q - values),
+        constraints=[{"type": "ineq", "fun": lambda q: epsilon - a @ q, "jac": lambda q: -a}],
+        method="SLSQP",
+        options={"ftol": 1e-15, "maxiter": 500},
+    )
+    return result.x, result.fun
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_flat_tiny_problems_solve_fast_and_match_scipy(seed):
+    # flat curves with shares 1e-6 and 1 took Dykstra millions of cycles (issue 19)
+    rng = np.random.default_rng(seed)
+    k, m = int(rng.integers(2, 6)), int(rng.integers(2, 34))
+    values = np.round(rng.normal(size=k) * 2) / 2
+    values[0] = values[-1] + 1.0  # at least one gap
+    weights = rng.choice([1e-6, 1e-3, 0.1, 1.0], size=k)
+    p = [1, 2, np.inf][seed % 3]
+    epsilon = 0.3 * np.ptp(values)
+    latent = np.repeat(values[:, None], m, axis=1)
+    out = adjust_quantiles(latent, weights, p=p, epsilon=epsilon, max_work=1e7)
+    assert not out.stopped_early and out.feasible
+    assert np.all(out.curves == out.curves[:, :1])
+    shares = weights / weights.sum()
+    _, oracle_value = _slsqp_flat(values, shares, epsilon)
+    value = shares @ ((out.curves[:, 0] - values) ** 2)
+    assert value <= oracle_value * (1 + 1e-7) + 1e-12
