@@ -305,7 +305,8 @@ def adjust_quantiles(
     tol : float, default=1e-8
         Outer tolerance of projected gradient (sup-norm change of one step).
     projection_tol : float, default=1e-10
-        Dykstra tolerance on both the change per cycle and the constraint violation.
+        Dykstra tolerance on both the change per cycle and the constraint violation, relative to
+        the curves' magnitude (they are solved divided by a power of two near it).
     max_iter : int, default=20000
         Cap on projected-gradient iterations.
     max_work : float, default=3e9
@@ -313,7 +314,9 @@ def adjust_quantiles(
         one grid value read or written (see ``fairot.regression._dykstra.WorkBudget``; 1 to
         4·10^8 units a second on one core). Work, not time, so that the answer is deterministic.
         When it (or ``max_iter``) runs out, the best feasible answer found is returned with
-        ``stopped_early=True`` and one :class:`~sklearn.exceptions.ConvergenceWarning`.
+        ``stopped_early=True`` and one :class:`~sklearn.exceptions.ConvergenceWarning`: feasible,
+        but with no bound on its distance to the optimum (K = 1000 can stop 9 % above it under
+        the default; raise ``max_work`` and compare objectives).
 
     Returns
     -------
