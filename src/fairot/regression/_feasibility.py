@@ -1,7 +1,8 @@
 r"""Scale and feasibility guarantee of :func:`fairot.regression.adjust_quantiles`.
 
 Internal surface (plain names for :mod:`._adjust`): :data:`FEASIBILITY_RTOL`,
-:data:`FEASIBILITY_ATOL`, :func:`magnitude_scale`, :func:`feasibility_bound`.
+:data:`FEASIBILITY_ATOL`, :func:`magnitude_scale`, :func:`feasibility_bound`, and
+:func:`shrink_to_feasible` (the last step of every projection, re-exported by :mod:`._dykstra`).
 
 Every solve runs on curves divided by a power of two close to their magnitude and multiplies
 the answer back. :math:`W_p` on the grid is homogeneous of degree 1 and every solver is a
@@ -26,7 +27,15 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["FEASIBILITY_ATOL", "FEASIBILITY_RTOL", "feasibility_bound", "magnitude_scale"]
+from ._projections import pairwise_grid_distances
+
+__all__ = [
+    "FEASIBILITY_ATOL",
+    "FEASIBILITY_RTOL",
+    "feasibility_bound",
+    "magnitude_scale",
+    "shrink_to_feasible",
+]
 
 #: Relative slack on the tolerance in the feasibility guarantee (rounding of epsilon).
 FEASIBILITY_RTOL = 16 * np.finfo(np.float64).eps
@@ -51,3 +60,22 @@ def feasibility_bound(epsilon: float, magnitude: float) -> float:
     :math:`\epsilon\,(1 + \mathrm{rtol}) + \mathrm{atol}\cdot S` with ``magnitude`` :math:`= S`.
     """
     return epsilon * (1.0 + FEASIBILITY_RTOL) + FEASIBILITY_ATOL * magnitude
+
+
+def shrink_to_feasible(
+    curves: np.ndarray, weights: np.ndarray, p: float, epsilon: float
+) -> np.ndarray:
+    r"""Scale every curve towards the weighted barycenter just enough to meet the tolerance.
+
+    :math:`Q_s \leftarrow \bar Q + \theta (Q_s - \bar Q)` with :math:`\theta = \epsilon / \max_{ij}
+    \|Q_i - Q_j\|_p` scales every pairwise gap by :math:`\theta` and keeps curves nondecreasing and
+    inside the range (convex combinations of such curves). Dykstra converges only asymptotically;
+    this last step turns its :math:`10^{-10}`-feasible answer into an exactly feasible one while
+    moving it by at most the residual violation.
+    """
+    gap = pairwise_grid_distances(curves, p).max()
+    if gap <= epsilon:
+        return curves
+    barycenter = weights @ curves
+    theta = epsilon / gap
+    return barycenter + theta * (curves - barycenter)
