@@ -32,6 +32,8 @@ from fairot.transport import midpoint_grid
 from ._costs import InducedCost, resolve_cost
 from ._dual_newton import project_pairs_w2
 from ._dykstra import WorkBudget, dykstra_projection, projected_gradient
+from ._feasibility import feasibility_bound, magnitude_scale
+from ._pointwise import pointwise_sup
 from ._projections import pairwise_grid_distances, project_lp_ball, project_monotone_box
 
 __all__ = ["QuantileAdjustment", "adjust_quantiles", "check_bounds", "check_p"]
@@ -83,11 +85,13 @@ class QuantileAdjustment:
     grid_gap : float
         Largest pairwise grid distance :math:`\max_{i<j}\|Q_i - Q_j\|_p` of the adjusted curves.
     violation : float
-        Excess of ``grid_gap`` over ``epsilon`` (0 when the constraint holds).
+        Excess of ``grid_gap`` over ``epsilon`` (0 when the constraint holds); guaranteed at most
+        ``epsilon * FEASIBILITY_RTOL + FEASIBILITY_ATOL * magnitude`` (rounding, see ``feasible``).
     n_iter : int
         Iterations of the solver (0 when nothing had to move).
     active_pairs : tuple of (int, int)
-        Pairs of groups whose constraint binds (distance within ``1e-8`` of ``epsilon``).
+        Pairs of groups whose constraint binds (distance within
+        ``1e-8 * max(min(1, magnitude), epsilon)`` of ``epsilon``).
     method : str
         The solver that ran.
     p : float
@@ -121,6 +125,15 @@ class QuantileAdjustment:
     p: float
     epsilon: float
     stopped_early: bool = False
+    magnitude: float = 1.0  # largest |latent value|: the scale of the rounding slack
+
+    @property
+    def feasible(self) -> bool:
+        """Whether ``grid_gap <= epsilon * (1 + FEASIBILITY_RTOL) + FEASIBILITY_ATOL * magnitude``.
+
+        The guarantee of :func:`adjust_quantiles` (see ``fairot.regression._feasibility``).
+        """
+        return self.grid_gap <= feasibility_bound(self.epsilon, self.magnitude)
 
 
 def check_p(p) -> float:
@@ -229,45 +242,6 @@ def _projection(target, weights, p, epsilon, bounds, tol, budget, target_is_curv
     )
 
 
-def _pointwise_sup(cost, latent, weights, epsilon, bounds, n_bisection=200):
-    r"""W-infinity by rank (Section 2.6 of [1]_): one endpoint per rank, clip, then sort.
-
-    At each rank the band :math:`[c, c + \epsilon]` holds every group's value, and group
-    :math:`s` takes its unconstrained minimiser :math:`m_s` clipped to the band (the minimiser of
-    a convex function over an interval). The endpoint :math:`c` minimises the convex
-    :math:`\phi(c) = \sum_s r_s c_s(\mathrm{clip}(m_s, c, c + \epsilon))`; its derivative
-    :math:`\sum_s r_s [1\{m_s < c\}\,c_s'(c) + 1\{m_s > c + \epsilon\}\,c_s'(c + \epsilon)]` is
-    nondecreasing, so bisection finds it to machine precision. Sorting each curve afterwards
-    (increasing rearrangement, Lemma 2 of [1]_) restores quantile order without widening any gap.
-    """
-    a, b = bounds
-    m = np.clip(cost.minimizer(latent), a, b)
-    if epsilon >= b - a:
-        return np.sort(m, axis=1), 0
-    lo = np.maximum(m.min(axis=0) - epsilon, a)
-    hi = np.minimum(m.max(axis=0), b - epsilon)
-    lo = np.minimum(lo, hi)
-    w = weights[:, None]
-    n_iter = 0
-    for n_iter in range(1, n_bisection + 1):  # noqa: B007 - n_iter is reported
-        c = 0.5 * (lo + hi)
-        below = m < c
-        above = m > c + epsilon
-        slope = np.where(below, cost.gradient(latent, np.broadcast_to(c, m.shape)), 0.0)
-        slope += np.where(above, cost.gradient(latent, np.broadcast_to(c + epsilon, m.shape)), 0.0)
-        g = (w * slope).sum(axis=0)
-        lo = np.where(g < 0, c, lo)
-        hi = np.where(g > 0, c, hi)
-        flat = g == 0
-        lo = np.where(flat, c, lo)
-        hi = np.where(flat, c, hi)
-        if np.all(hi - lo <= 4 * np.finfo(float).eps * np.maximum(1.0, np.abs(c))):
-            break
-    c = 0.5 * (lo + hi)
-    curves = np.clip(m, c, c + epsilon)
-    return np.sort(curves, axis=1), n_iter
-
-
 def _barycenter_ball(target, weights, p, epsilon):
     r"""Sufficient rule of Section 2.6 of [1]_: each group near the latent barycenter.
 
@@ -331,7 +305,8 @@ def adjust_quantiles(
     tol : float, default=1e-8
         Outer tolerance of projected gradient (sup-norm change of one step).
     projection_tol : float, default=1e-10
-        Dykstra tolerance on both the change per cycle and the constraint violation.
+        Dykstra tolerance on both the change per cycle and the constraint violation, relative to
+        the curves' magnitude (they are solved divided by a power of two near it).
     max_iter : int, default=20000
         Cap on projected-gradient iterations.
     max_work : float, default=3e9
@@ -339,7 +314,9 @@ def adjust_quantiles(
         one grid value read or written (see ``fairot.regression._dykstra.WorkBudget``; 1 to
         4·10^8 units a second on one core). Work, not time, so that the answer is deterministic.
         When it (or ``max_iter``) runs out, the best feasible answer found is returned with
-        ``stopped_early=True`` and one :class:`~sklearn.exceptions.ConvergenceWarning`.
+        ``stopped_early=True`` and one :class:`~sklearn.exceptions.ConvergenceWarning`: feasible,
+        but with no bound on its distance to the optimum (K = 1000 can stop 9 % above it under
+        the default; raise ``max_work`` and compare objectives).
 
     Returns
     -------
@@ -401,9 +378,14 @@ def adjust_quantiles(
         and target.max() <= bounds[1]
     )
     reference = curves if target is None else target
+    # W_p is homogeneous: the squared-target solvers run on curves divided by a power of two
+    # near their magnitude (exact), so that squares neither overflow nor underflow.
+    scale = magnitude_scale(reference)
+    magnitude = float(np.abs(reference).max())
     solve_epsilon = epsilon
     if epsilon <= EPSILON_RESOLUTION * np.abs(reference).max():
         solve_epsilon = 0.0
+    flat = target is not None and bool(np.all(target == target[:, :1]))
     if method == "auto":
         if target_is_curve and n_groups == 2:
             method = "closed_form"
@@ -412,11 +394,20 @@ def adjust_quantiles(
             # immune to the slow flat regions of a projected gradient (logistic tails)
             method = "pointwise"
         elif target is not None:
-            method = "pointwise" if np.isinf(p) and target_is_curve else "projection"
+            # Flat targets (every rank tied within each group) are p-free: a constant gap has the
+            # same grid norm for every p, so the exact by-rank band solve applies, where Dykstra
+            # needs millions of cycles on groups of shares 1e-6 and 1 (issue 19).
+            by_rank = np.isinf(p) or flat
+            method = "pointwise" if by_rank and target_is_curve else "projection"
         else:
             method = "projected_gradient"
 
-    latent_feasible = target_is_curve and pairwise_grid_distances(target, p).max() <= epsilon
+    if target is not None:
+        target = target / scale
+    bounds_s = (bounds[0] / scale, bounds[1] / scale)
+    latent_feasible = (
+        target_is_curve and pairwise_grid_distances(target, p).max() <= epsilon / scale
+    )
     converged, knob = True, "max_work"
     if latent_feasible and method != "barycenter_ball":
         # the unconstrained optimum is feasible: nothing moves, bit for bit
@@ -426,21 +417,22 @@ def adjust_quantiles(
             raise ValueError(
                 MSG_METHOD_NEEDS.format(method=method, what="two groups and a squared cost")
             )
-        adjusted, n_iter = _closed_form(target, w, p, solve_epsilon)
+        adjusted, n_iter = _closed_form(target, w, p, solve_epsilon / scale)
     elif method == "projection":
         if target is None:
             raise ValueError(MSG_METHOD_NEEDS.format(method=method, what="a squared cost"))
         adjusted, n_iter, converged = _projection(
-            target, w, p, solve_epsilon, bounds, projection_tol, budget, target_is_curve
+            target, w, p, solve_epsilon / scale, bounds_s, projection_tol, budget, target_is_curve
         )
     elif method == "pointwise":
-        if not (np.isinf(p) or solve_epsilon == 0.0):
+        if not (np.isinf(p) or solve_epsilon == 0.0 or flat):
             raise ValueError(MSG_METHOD_NEEDS.format(method=method, what="p = inf or epsilon = 0"))
-        adjusted, n_iter = _pointwise_sup(cost, curves, w, solve_epsilon, bounds)
+        adjusted, n_iter = pointwise_sup(cost, curves, w, solve_epsilon, bounds)
+        adjusted = adjusted / scale
     elif method == "barycenter_ball":
         if not target_is_curve:
             raise ValueError(MSG_METHOD_NEEDS.format(method=method, what="a squared cost"))
-        adjusted, n_iter = _barycenter_ball(target, w, p, solve_epsilon)
+        adjusted, n_iter = _barycenter_ball(target, w, p, solve_epsilon / scale)
     else:
         start = project_monotone_box(np.clip(cost.minimizer(curves), *bounds), bounds)
         adjusted, n_iter, converged = projected_gradient(
@@ -457,13 +449,16 @@ def adjust_quantiles(
             max_iter=max_iter,
             budget=budget,
         )
+        adjusted = adjusted / scale
         if n_iter >= max_iter and budget.remaining > 0:
             knob = "max_iter"
 
-    distances = pairwise_grid_distances(adjusted, p)
-    latent_distances = pairwise_grid_distances(curves, p)
+    distances = pairwise_grid_distances(adjusted, p) * scale
+    latent_distances = pairwise_grid_distances(curves / scale, p) * scale
+    adjusted = adjusted * scale
     grid_gap = float(distances.max())
-    slack = 1e-8 * max(1.0, epsilon)
+    # relative below magnitude 1, so that tiny problems bind like their scaled-up copies
+    slack = 1e-8 * max(min(1.0, magnitude), epsilon)
     binding = (latent_distances > epsilon) & (distances >= epsilon - slack)
     first, second = np.triu_indices(n_groups, 1)
     chosen = binding[first, second]  # row-major upper triangle: the order of combinations()
@@ -491,4 +486,5 @@ def adjust_quantiles(
         p=p,
         epsilon=epsilon,
         stopped_early=not converged,
+        magnitude=magnitude,
     )
