@@ -74,8 +74,8 @@ class WindowResult(NamedTuple):
     readjusted : bool
         Whether the estimator's ``partial_fit`` ran on this window.
     p_value : float
-        Share of null windows (groups exchangeable; for ``"reference_w1"``, drawn from the
-        reference) whose metric reaches ``value``, counting the window itself.
+        Share of null windows (groups exchangeable; for ``"reference_w1"``, window and reference
+        rows exchangeable) whose metric reaches ``value``, counting the window itself.
 
     Examples
     --------
@@ -117,9 +117,10 @@ class FairnessMonitor:
     on small windows (two samples of one law are at a positive ``W_1``): without it, on a fair
     stream most 20-row windows would alert. For ``"sdd"``, ``"wass1"`` and
     ``"demographic_parity_difference"`` the null permutes the group labels within the window
-    (``n_permutations`` times, group sizes kept); for ``"reference_w1"`` it redraws each group's
-    rows from that group's reference scores. The p-value counts the window as one null draw, so
-    on a fair stream the false-alarm rate is at most ``alpha`` at every window size. With an
+    (``n_permutations`` times, group sizes kept); for ``"reference_w1"`` it exchanges each
+    group's window rows with its reference rows (pooled, split at random, sizes kept). The
+    p-value counts the window as one null draw, so on a fair stream the false-alarm rate is at
+    most ``alpha`` at every window size. With an
     ``estimator`` (a fitted :class:`~fairot.classification.COTClassifier` or
     :class:`~fairot.classification.DOTClassifier`), an alert runs ``estimator.partial_fit`` on the
     window's ``X, y, groups`` for ``n_updates`` updates: the COT paper's continual re-adjustment to
@@ -324,7 +325,7 @@ class FairnessMonitor:
     def _p_value(self, value: float, scores: np.ndarray, codes: np.ndarray) -> float:
         if self.metric == "reference_w1":
             null = reference_null(
-                self._batch, self._reference_sorted, codes, self.n_permutations, self._null_rng
+                scores, codes, self._reference_sorted, self.n_permutations, self._null_rng
             )
         else:
             null = permutation_null(self._batch, scores, codes, self.n_permutations, self._null_rng)

@@ -5,8 +5,8 @@ law is positive), so a band above the threshold is not enough evidence on small 
 fair stream most 20-row windows would alert. The monitor therefore also asks that the observed
 value be extreme under a null. For the group-disparity metrics the null is *exchangeable groups*:
 group labels permuted within the window, group sizes kept. For ``"reference_w1"`` the null is
-*no drift*: each group's scores drawn (with replacement) from that group's reference scores, at the
-window's group sizes. Both are computed in one vectorised batch.
+*no drift*: within each group, the window's rows and the reference rows exchanged (pooled and
+split at random, sizes kept). Both are computed in one vectorised batch.
 """
 
 from __future__ import annotations
@@ -47,35 +47,58 @@ def permutation_null(
     return np.asarray(statistic(scores[order], codes), dtype=float)
 
 
+def _w1_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``W_1`` between row ``i`` of ``a`` and row ``i`` of ``b`` (each row sorted), exactly.
+
+    ``W_1 = int_0^1 |Q_a(u) - Q_b(u)| du`` with both quantile functions constant between the
+    breakpoints ``k / n_a`` and ``k / n_b``; the breakpoints are integers in units of
+    ``1 / (n_a n_b)`` so that the grid carries no rounding.
+    """
+    n_a, n_b = a.shape[1], b.shape[1]
+    k = np.union1d(np.arange(1, n_a + 1) * n_b, np.arange(1, n_b + 1) * n_a)
+    widths = np.diff(k, prepend=0) / (n_a * n_b)
+    index_a = (k + n_b - 1) // n_b - 1
+    index_b = (k + n_a - 1) // n_a - 1
+    return np.abs(a[:, index_a] - b[:, index_b]) @ widths
+
+
 def reference_null(
-    statistic: Statistic,
-    reference: list[np.ndarray],
+    scores: np.ndarray,
     codes: np.ndarray,
-    n_draws: int,
+    reference: list[np.ndarray],
+    n_permutations: int,
     rng: np.random.Generator,
 ) -> np.ndarray:
-    """The metric on ``n_draws`` windows drawn from the reference, group by group.
+    """``sum_a W_1(window_a, reference_a)`` with window and reference rows exchanged per group.
+
+    Under *no drift* a group's window rows and reference rows come from one law, so pooling them
+    and splitting at random (sizes kept) gives the null of ``"reference_w1"``; the reference's own
+    sampling noise is part of it, which redrawing from a fixed reference would miss.
 
     Parameters
     ----------
-    statistic : callable
-        As in :func:`permutation_null`.
+    scores : ndarray of shape (n_samples,)
+        The window's scores.
+    codes : ndarray of shape (n_samples,)
+        The window's groups.
     reference : list of ndarray
         Reference scores of each group (index = group code).
-    codes : ndarray of shape (n_samples,)
-        The window's groups: each row is redrawn from its own group's reference scores.
-    n_draws : int
+    n_permutations : int
     rng : numpy.random.Generator
 
     Returns
     -------
-    ndarray of shape (n_draws,)
+    ndarray of shape (n_permutations,)
     """
-    batch = np.empty((n_draws, codes.shape[0]))
+    total = np.zeros(n_permutations)
     for g in np.unique(codes):
-        rows = np.flatnonzero(codes == g)
-        batch[:, rows] = rng.choice(reference[g], size=(n_draws, rows.shape[0]), replace=True)
-    return np.asarray(statistic(batch, codes), dtype=float)
+        window = scores[codes == g]
+        pool = np.concatenate([window, reference[g]])
+        order = rng.permuted(np.tile(np.arange(pool.shape[0]), (n_permutations, 1)), axis=1)
+        split = pool[order]
+        size = window.shape[0]
+        total += _w1_rows(np.sort(split[:, :size], axis=1), np.sort(split[:, size:], axis=1))
+    return total
 
 
 def p_value(observed: float, null: np.ndarray) -> float:
