@@ -1,5 +1,6 @@
 """``fairot monitor``: windows in time order, alerts after the change, outputs and errors."""
 
+import datetime as dt
 import re
 
 import numpy as np
@@ -95,3 +96,47 @@ def test_monitor_errors(stream_csv, tmp_path, capsys):
         "when",
     )
     _assert_error(code, out, err, r"column 'when' must hold times .* line 9")
+
+
+def _tz_stream(tmp_path, times):
+    rng = np.random.default_rng(1)
+    n = len(times)
+    frame = pd.DataFrame(
+        {"when": times, "g": np.tile(["a", "b"], n // 2), "score": rng.uniform(size=n)}
+    )
+    path = tmp_path / "tz.csv"
+    frame.to_csv(path, index=False)
+    return path, ["monitor", "--data", path, "--time", "when", "--score", "score"]
+
+
+def test_monitor_naive_and_aware_times_name_time(tmp_path, capsys):
+    from fairot.cli._cmd_monitor import MSG_TIME_ZONES
+
+    times = [f"2026-01-01T{h % 24:02d}:00:00" for h in range(60)]
+    times[7] = "2026-01-01T07:00:00+02:00"
+    times[9] = "2026-01-01T09:00:00-05:00"
+    path, base = _tz_stream(tmp_path, times)
+    code, out, err = _run(capsys, *base, "--sensitive", "g", "--window", 20)
+    expected = MSG_TIME_ZONES.format(
+        column="when",
+        aware=times[7],
+        aware_line=9,
+        naive=times[0],
+        naive_line=2,
+    )
+    _assert_error(code, out, err, re.escape(expected))
+    assert "--time" in err
+
+
+def test_monitor_offsets_from_several_zones_are_ordered_in_utc(tmp_path, capsys):
+    # Row k is at 00:00 UTC + k minutes, written in alternating zones: the UTC order is the row
+    # order, which the local wall-clock strings do not sort to.
+    utc = pd.date_range("2026-01-01", periods=60, freq="min", tz="UTC")
+    zones = [dt.timezone(dt.timedelta(hours=5)), dt.timezone(dt.timedelta(hours=-3))]
+    times = [t.to_pydatetime().astimezone(zones[k % 2]).isoformat() for k, t in enumerate(utc)]
+    path, base = _tz_stream(tmp_path, times)
+    out_dir = tmp_path / "o"
+    code, _, _ = _run(capsys, *base, "--sensitive", "g", "--window", 20, "--out", out_dir)
+    assert code == 0
+    table = pd.read_csv(out_dir / "monitor.csv")
+    assert pd.to_datetime(table["time_from"]).tolist() == [utc[20], utc[40]]

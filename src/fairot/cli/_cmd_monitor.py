@@ -2,7 +2,8 @@
 
 Sorts the table by ``--time``, cuts it into consecutive windows of ``--window`` rows, and runs
 :class:`fairot.monitoring.FairnessMonitor` over them: one line per window (time range, metric,
-bootstrap band, ALERT when the band is above ``--threshold``). With ``--out``: ``monitor.csv``
+bootstrap band, permutation p-value, ALERT when the band is above ``--threshold`` and the p-value
+is at most ``--alpha``). With ``--out``: ``monitor.csv``
 and ``monitor.png``.
 """
 
@@ -28,6 +29,11 @@ from fairot.cli._io import (
 )
 
 MSG_TIME = "column {column!r} must hold times (numbers or dates); got {example!r} on line {line}"
+MSG_TIME_ZONES = (
+    "--time column {column!r} mixes times with a UTC offset ({aware!r}, line {aware_line}) and "
+    "without one ({naive!r}, line {naive_line}); expected all times with an offset (they are "
+    "compared in UTC) or all without"
+)
 MSG_SHORT = (
     "{path} has {n} rows after the {reference} reference rows: fewer than one window of "
     "{window}; lower --window"
@@ -44,7 +50,9 @@ def register(subparsers) -> None:
         help="fairness metric over time windows of a score stream, with drift alerts",
         description=(
             "Sort --data by --time, cut it into windows of --window rows and print the fairness "
-            "metric of each with a bootstrap band; ALERT marks a band above --threshold. The "
+            "metric of each with a bootstrap band; ALERT marks a band above --threshold whose "
+            "value is also significant (p-value <= --alpha) against a null without disparity "
+            "(groups permuted within the window). Times with UTC offsets are compared in UTC. The "
             "reference (for --metric reference_w1 and the baseline) is --reference FILE or the "
             "first window. With --out: monitor.csv and monitor.png (replaced if present)."
         ),
@@ -64,10 +72,24 @@ def register(subparsers) -> None:
         help="decision threshold of demographic_parity_difference (0.5)",
     )
     p.add_argument("--reference", type=Path, metavar="FILE", help="reference scores (same columns)")
+    p.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="false-alarm rate: alert only if the window's permutation p-value is <= ALPHA (0.05)",
+    )
     p.add_argument("--n-bootstrap", type=int, default=200, metavar="B", help="replicates (200)")
     p.add_argument("--random-state", type=int, default=0, help="seed of the bootstrap (0)")
     p.add_argument("--out", type=Path, help="folder for monitor.csv and monitor.png")
     p.set_defaults(func=run)
+
+
+def _has_offset(value: object) -> bool:
+    """Whether one time value parses with a UTC offset (an unparsable one counts as naive)."""
+    try:
+        return pd.Timestamp(value).tzinfo is not None
+    except (ValueError, TypeError):
+        return False
 
 
 def _times(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
@@ -77,7 +99,24 @@ def _times(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
     raw = frame[column]
     if pd.api.types.is_numeric_dtype(raw):
         return raw
-    parsed = pd.to_datetime(raw, errors="coerce", format="mixed")
+    try:
+        parsed = pd.to_datetime(raw, errors="coerce", format="mixed")
+    except ValueError:
+        # pandas refuses times from several zones. All carrying an offset: one instant each, so
+        # compare them in UTC. Some naive: their zone is unknown, nothing to order them by.
+        aware = raw.map(_has_offset).to_numpy()
+        if not aware.all():
+            first_aware, first_naive = int(np.argmax(aware)), int(np.argmin(aware))
+            raise CLIError(
+                MSG_TIME_ZONES.format(
+                    column=column,
+                    aware=raw.iloc[first_aware],
+                    aware_line=first_aware + 2,
+                    naive=raw.iloc[first_naive],
+                    naive_line=first_naive + 2,
+                )
+            ) from None
+        parsed = pd.to_datetime(raw, errors="coerce", format="mixed", utc=True)
     bad = parsed.isna().to_numpy()
     if bad.any():
         line = int(np.flatnonzero(bad)[0])
@@ -136,6 +175,7 @@ def run(args: argparse.Namespace) -> int:
         window=args.window,
         threshold=args.threshold,
         n_bootstrap=args.n_bootstrap,
+        alpha=args.alpha,
         decision_threshold=args.decision_threshold,
         random_state=args.random_state,
     )
@@ -161,7 +201,8 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"fairot monitor: {args.metric} of {args.score} per {args.window} rows of "
         f"{args.data.name} (reference: {reference}, {args.metric} {monitor.reference_value_:.4f}; "
-        f"alert when the {monitor.confidence:.0%} band is above {args.threshold:g})\n"
+        f"alert when the {monitor.confidence:.0%} band is above {args.threshold:g} and the "
+        f"permutation p-value is <= {monitor.alpha:g})\n"
     )
     shown = table.assign(alert=np.where(table["alert"], "ALERT", ""))
     print(shown.to_string(index=False, float_format=lambda v: f"{v:.4f}"))

@@ -4,8 +4,9 @@ The COT paper's Section "Changing Level of Unfairness": the data a deployed mode
 different level of unfairness than the data it was made fair on, and COT/DOT re-adjust by
 continuing their updates (``partial_fit``) on the new data. :class:`FairnessMonitor` closes that
 loop: it cuts the stream into windows, measures the fairness metric of each with a stratified
-bootstrap band, raises an alert when the whole band is above the threshold, and on an alert calls
-``partial_fit`` of the estimator on the alerting window.
+bootstrap band, raises an alert when the whole band is above the threshold *and* the value is
+significant against a null of no disparity (a permutation test, see :mod:`._null`), and on an alert
+calls ``partial_fit`` of the estimator on the alerting window.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from fairot.metrics._rates import (
     _stratified_indices,
     bootstrap_intervals,
 )
+from fairot.monitoring._null import p_value, permutation_null, positive_rate_gap, reference_null
 
 Metric = Literal["sdd", "wass1", "demographic_parity_difference", "reference_w1"]
 METRICS = ("sdd", "wass1", "demographic_parity_difference", "reference_w1")
@@ -36,6 +38,11 @@ MSG_WINDOW = "window must be an integer >= 20 (samples per window); got {value!r
 MSG_THRESHOLD = "threshold must be a finite number > 0; got {value!r}."
 MSG_N_BOOTSTRAP = "n_bootstrap must be an integer >= 10; got {value!r}."
 MSG_CONFIDENCE = "confidence must be in (0, 1); got {value!r}."
+MSG_ALPHA = "alpha must be in (0, 0.5] (false-alarm rate of the null test); got {value!r}."
+MSG_N_PERMUTATIONS = (
+    "n_permutations must be an integer >= {minimum} (so that a p-value <= alpha={alpha:g} is "
+    "reachable); got {value!r}."
+)
 MSG_NO_PARTIAL_FIT = "estimator must have a partial_fit method (COT/DOT); got {name}."
 MSG_NEEDS_XY = (
     "update() needs X and y when the monitor has an estimator: the re-adjustment runs "
@@ -63,9 +70,12 @@ class WindowResult(NamedTuple):
     low, high : float
         The bootstrap band.
     alert : bool
-        Whether the band lies entirely above the threshold.
+        Whether the band lies entirely above the threshold and ``p_value <= alpha``.
     readjusted : bool
         Whether the estimator's ``partial_fit`` ran on this window.
+    p_value : float
+        Share of null windows (groups exchangeable; for ``"reference_w1"``, window and reference
+        rows exchangeable) whose metric reaches ``value``, counting the window itself.
 
     Examples
     --------
@@ -88,6 +98,7 @@ class WindowResult(NamedTuple):
     high: float
     alert: bool
     readjusted: bool
+    p_value: float
 
 
 def _positive_int(value: Any, minimum: int, message: str) -> int:
@@ -101,7 +112,15 @@ class FairnessMonitor:
 
     The stream is cut into consecutive windows of ``window`` samples. On each window the monitor
     computes ``metric`` and a percentile-bootstrap band (rows resampled within each group); an
-    *alert* is a band entirely above ``threshold`` (the excess is not sampling noise). With an
+    *alert* is a band entirely above ``threshold`` **and** a value significant at level ``alpha``
+    against a null without disparity. The null is needed because the metrics are biased upwards
+    on small windows (two samples of one law are at a positive ``W_1``): without it, on a fair
+    stream most 20-row windows would alert. For ``"sdd"``, ``"wass1"`` and
+    ``"demographic_parity_difference"`` the null permutes the group labels within the window
+    (``n_permutations`` times, group sizes kept); for ``"reference_w1"`` it exchanges each
+    group's window rows with its reference rows (pooled, split at random, sizes kept). The
+    p-value counts the window as one null draw, so on a fair stream the false-alarm rate is at
+    most ``alpha`` at every window size. With an
     ``estimator`` (a fitted :class:`~fairot.classification.COTClassifier` or
     :class:`~fairot.classification.DOTClassifier`), an alert runs ``estimator.partial_fit`` on the
     window's ``X, y, groups`` for ``n_updates`` updates: the COT paper's continual re-adjustment to
@@ -133,10 +152,14 @@ class FairnessMonitor:
         ``on_alert(monitor, result)`` called on every alert (after any re-adjustment).
     n_bootstrap : int, default=200
     confidence : float, default=0.95
+    alpha : float in (0, 0.5], default=0.05
+        False-alarm rate of the null test: a window alerts only if its p-value is ``<= alpha``.
+    n_permutations : int, default=200
+        Null draws per window; at least ``1 / alpha - 1`` (else no p-value reaches ``alpha``).
     decision_threshold : float, default=0.5
         Threshold of ``"demographic_parity_difference"``.
     random_state : int or None, default=0
-        Seed of the bootstrap.
+        Seed of the bootstrap and of the null draws.
 
     Attributes
     ----------
@@ -175,6 +198,8 @@ class FairnessMonitor:
         on_alert: Callable[[FairnessMonitor, WindowResult], Any] | None = None,
         n_bootstrap: int = 200,
         confidence: float = 0.95,
+        alpha: float = 0.05,
+        n_permutations: int = 200,
         decision_threshold: float = 0.5,
         random_state: int | None = 0,
     ):
@@ -191,6 +216,17 @@ class FairnessMonitor:
         if not (isinstance(confidence, numbers.Real) and 0 < confidence < 1):
             raise ValueError(MSG_CONFIDENCE.format(value=confidence))
         self.confidence = float(confidence)
+        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not (0 < alpha <= 0.5):
+            raise ValueError(MSG_ALPHA.format(value=alpha))
+        self.alpha = float(alpha)
+        least = math.ceil(1 / self.alpha - 1 - 1e-9)
+        self.n_permutations = _positive_int(
+            n_permutations,
+            least,
+            MSG_N_PERMUTATIONS.replace("{minimum}", str(least)).replace(
+                "{alpha:g}", f"{self.alpha:g}"
+            ),
+        )
         if estimator is not None and not hasattr(estimator, "partial_fit"):
             raise TypeError(MSG_NO_PARTIAL_FIT.format(name=type(estimator).__name__))
         self.estimator = estimator
@@ -206,6 +242,7 @@ class FairnessMonitor:
         )
         codes = self._encoding.codes
         self._reference_sorted = [np.sort(scores[codes == g]) for g in range(self.n_groups)]
+        self._null_rng = np.random.default_rng(None if random_state is None else [random_state, 1])
         self.reference_value_ = (
             0.0 if metric == "reference_w1" else float(self._point(scores, codes))
         )
@@ -275,6 +312,24 @@ class FairnessMonitor:
         alpha = (1.0 - self.confidence) / 2
         low, high = np.quantile(replicates, [alpha, 1 - alpha])
         return self._point(scores, codes), float(low), float(high)
+
+    def _batch(self, batch: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """The metric of every row of ``batch``: vectorised where the metric allows."""
+        if self.metric == "demographic_parity_difference":
+            return positive_rate_gap(batch, codes, self.decision_threshold)
+        if self.metric == "wass1":
+            names = np.asarray(self.group_names, dtype=object)[codes]
+            return np.array([wass1(row, names) for row in batch])
+        return self._values(batch, codes)
+
+    def _p_value(self, value: float, scores: np.ndarray, codes: np.ndarray) -> float:
+        if self.metric == "reference_w1":
+            null = reference_null(
+                scores, codes, self._reference_sorted, self.n_permutations, self._null_rng
+            )
+        else:
+            null = permutation_null(self._batch, scores, codes, self.n_permutations, self._null_rng)
+        return p_value(value, null)
 
     # ------------------------------------------------------------------ the stream
     def update(self, scores: ArrayLike, groups: Any, *, X: Any = None, y: Any = None) -> list:
@@ -356,7 +411,8 @@ class FairnessMonitor:
                 MSG_WINDOW_GROUPS.format(index=index, group=self.group_names[int(present[0])])
             )
         value, low, high = self._window_band(values, codes)
-        alert = low > self.threshold
+        p = self._p_value(value, values, codes)
+        alert = low > self.threshold and p <= self.alpha
         readjusted = False
         if alert and self.estimator is not None:
             labels = np.asarray(self._encoding.labels, dtype=object)[codes]
@@ -364,7 +420,7 @@ class FairnessMonitor:
             readjusted = True
         start = self.n_seen_ - self._buffered - self.window
         result = WindowResult(
-            index, start, start + self.window, value, low, high, bool(alert), readjusted
+            index, start, start + self.window, value, low, high, bool(alert), readjusted, p
         )
         self._results.append(result)
         if alert and self.on_alert is not None:
