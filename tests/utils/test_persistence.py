@@ -204,3 +204,19 @@ def test_import_fairot_stays_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True"]
+
+
+def test_allowed_class_by_constructor_call_is_refused(tmp_path):
+    # A fairot class is allowed from its saved state, but never called with the file's arguments.
+    marker = tmp_path / "never"
+    data = bytearray(_payload_file(marker))
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as archive:
+        schema = json.loads(archive.read("schema.json"))
+    schema["content"][0]["__module__"] = "fairot.utils._score_column"
+    schema["content"][0]["__class__"] = "ScoreColumn"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("schema.json", json.dumps(schema))
+    with pytest.raises(UntrustedModelError, match="constructor call") as raised:
+        load_model(buffer.getvalue())
+    assert raised.value.types == ["fairot.utils._score_column.ScoreColumn"]

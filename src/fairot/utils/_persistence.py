@@ -14,12 +14,21 @@ each name must pass :func:`is_allowed_type`:
 
 Functions, builtins and every other module are refused; the error lists the offending names.
 skops itself already trusts NumPy arrays, dtypes and plain containers by default.
+
+An allowed type must also be rebuilt the way skops saves an estimator: an ``ObjectNode``
+(``__new__`` then its state), a ``TypeNode`` (the class itself), skops' ``TreeNode``, or a
+``TupleNode`` for a plain named tuple. A file that asks for one of
+them through a constructor call (``ConstructorFromReduceNode`` calls ``cls(*args)`` with
+arguments from the file) is refused too, so no class's ``__init__`` runs on file data.
 """
 
 from __future__ import annotations
 
 import importlib
+import io
+import json
 import os
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +51,14 @@ MSG_UNTRUSTED = (
     "loaded. If you made this file yourself and know every listed type, load it with "
     "skops.io.load(path, trusted=[...]) naming those types."
 )
+MSG_LOADER = (
+    "{source} asks to rebuild {types} by a constructor call; fairot.load_model rebuilds its own "
+    "and scikit-learn's classes only from their saved state (as skops.io.dump writes them). The "
+    "file was not written by skops.io.dump of a fairot model: it may have been tampered with."
+)
+#: How skops may rebuild an allowed type: from its state, as a class reference, or (for
+#: scikit-learn's ``Tree``) by skops' own tree loader. Named tuples come as ``TupleNode``.
+ALLOWED_LOADERS = frozenset({"ObjectNode", "TypeNode", "TreeNode"})
 MSG_SOURCE = "model must be a path to a .skops file or its bytes; got {kind}."
 
 
@@ -102,6 +119,39 @@ def is_allowed_type(name: str) -> bool:
     return issubclass(estimator, BaseEstimator)
 
 
+def _is_named_tuple(name: str) -> bool:
+    """Whether ``name`` is a plain named tuple (its constructor only stores its fields)."""
+    cls = _resolve(name)
+    return (
+        isinstance(cls, type)
+        and issubclass(cls, tuple)
+        and hasattr(cls, "_fields")
+        and "__init__" not in vars(cls)
+    )
+
+
+def _constructed_by_call(data: bytes, names: set[str]) -> list[str]:
+    """The names among ``names`` that the file's tree rebuilds with another loader than state."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        schema = json.loads(archive.read("schema.json"))
+    found, stack = set(), [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            name = f"{node.get('__module__')}.{node.get('__class__')}"
+            loader = node.get("__loader__")
+            if (
+                name in names
+                and loader not in ALLOWED_LOADERS
+                and not (loader == "TupleNode" and _is_named_tuple(name))
+            ):
+                found.add(name)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return sorted(found)
+
+
 def load_model(model: str | os.PathLike | bytes) -> Any:
     """Load a model saved with ``skops.io.dump``, trusting only fairot and scikit-learn types.
 
@@ -151,4 +201,7 @@ def load_model(model: str | os.PathLike | bytes) -> Any:
         raise UntrustedModelError(
             MSG_UNTRUSTED.format(source=source, types=", ".join(refused)), refused
         )
+    called = _constructed_by_call(data, set(listed))
+    if called:
+        raise UntrustedModelError(MSG_LOADER.format(source=source, types=", ".join(called)), called)
     return skops.io.loads(data, trusted=listed)
