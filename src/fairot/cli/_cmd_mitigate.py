@@ -20,7 +20,13 @@ import numpy as np
 import pandas as pd
 
 from fairot.cli._cmd_audit import add_report_arguments, check_report_arguments, read_audit_columns
-from fairot.cli._io import add_table_arguments, numeric_column, read_table, require_columns
+from fairot.cli._io import (
+    add_table_arguments,
+    numeric_column,
+    read_table,
+    require_columns,
+    split_columns,
+)
 
 MSG_TOLERANCE_DPP = (
     "--{name} is a tolerance of --method regression; dpp always maps every group onto the "
@@ -126,7 +132,7 @@ def _fit(args: argparse.Namespace, scores: np.ndarray, labels, sensitive: pd.Dat
 
 def _adjust(model, args: argparse.Namespace, frame: pd.DataFrame, path: Path) -> np.ndarray:
     from fairot.cli._cmd_audit import MSG_SCORE_RANGE
-    from fairot.cli._io import check_no_missing, split_columns
+    from fairot.cli._io import check_no_missing
 
     columns = split_columns(args.sensitive)
     require_columns(frame, [args.score, *columns], path)
@@ -172,7 +178,11 @@ def run(args: argparse.Namespace) -> int:
         sep=args.sep,
         pos_label=args.pos_label,
     )
-    apply_frame = None if args.apply is None else read_table(args.apply, args.sep)
+    apply_frame = (
+        None
+        if args.apply is None
+        else read_table(args.apply, args.sep, text_columns=split_columns(args.sensitive))
+    )
     model, fair = _fit(args, scores, labels, sensitive)
     applied = None if apply_frame is None else _adjust(model, args, apply_frame, args.apply)
 
