@@ -37,6 +37,13 @@ MSG_NAN = (
 )
 MSG_NOT_NUMERIC = "column {column!r} must hold numbers; got {example!r} on line {line} of {path}"
 MSG_NOT_FINITE = "column {column!r} has {count} infinite value(s) (first on line {line} of {path})"
+#: Largest magnitude a numeric column may hold: the audits square differences of scores (MSE,
+#: W2), and beyond about 1e154 those squares overflow float64 to inf.
+MAX_MAGNITUDE = 1e150
+MSG_TOO_LARGE = (
+    "column {column!r} holds {value:g} on line {line} of {path}; values beyond {limit:g} in "
+    "magnitude overflow the squared distances of the audit: rescale the column"
+)
 MSG_LABELS = (
     "column {column!r} must hold two classes (0/1 or true/false); it holds {values}. "
     "Name the positive one with --pos-label"
@@ -170,6 +177,14 @@ def numeric_column(frame: pd.DataFrame, column: str, path: Path) -> np.ndarray:
         raise CLIError(
             MSG_NOT_FINITE.format(
                 column=column, count=int(infinite.sum()), line=_line(frame, infinite), path=path
+            )
+        )
+    huge = np.abs(array) > MAX_MAGNITUDE
+    if huge.any():
+        line = _line(frame, huge)
+        raise CLIError(
+            MSG_TOO_LARGE.format(
+                column=column, value=array[line - 2], line=line, path=path, limit=MAX_MAGNITUDE
             )
         )
     return array
