@@ -125,3 +125,73 @@ def test_monitor_boundary(scores, labels, window, threshold):
     assert all(0 <= s <= 1 for s in scores) and set(labels) <= {"a", "b"}
     for r in results:
         assert math.isfinite(r.value) and r.low <= r.high
+
+
+GROUP_NAMES = st.sampled_from(["01", "1", "001", "a", "A", "é", " b", "NaN", "", "x,y", "0"])
+SCORE_CELLS = st.one_of(
+    st.floats(min_value=0, max_value=1),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([1.7e308, -1.7e308, 1e200, 1e150, 5e-324, 0.0, "1e400", "", "x"]),
+)
+
+
+@st.composite
+def mitigate_tables(draw):
+    """A score column ``s``, a group column ``g`` and a label ``y``, values weird and plain."""
+    n_rows = draw(st.integers(0, 30))
+    rows = [
+        [draw(SCORE_CELLS), draw(GROUP_NAMES), draw(st.sampled_from([0, 1, 0.5, "yes", ""]))]
+        for _ in range(n_rows)
+    ]
+    sep = draw(st.sampled_from([",", "\t", ";"]))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter=sep)
+    writer.writerow(["s", "g", "y"])
+    writer.writerows(rows)
+    return buffer.getvalue(), sep
+
+
+@given(
+    data=mitigate_tables(),
+    apply=st.one_of(st.none(), mitigate_tables()),
+    method=st.sampled_from(["dpp", "regression"]),
+    extra=st.lists(
+        st.sampled_from([["--label", "y"], ["--tau", "0.5"], ["--p", "inf"], ["--p", "1"]]),
+        max_size=2,
+    ),
+    existing=st.booleans(),
+)
+def test_mitigate_hostile_values_and_groups(tmp_path_factory, data, apply, method, extra, existing):
+    folder = tmp_path_factory.mktemp("fuzz")
+    table, sep = data
+    path = folder / ("data.tsv" if sep == "\t" else "data.csv")
+    path.write_text(table, encoding="utf-8")
+    out = folder / "out"
+    if existing:
+        out.mkdir()
+        (out / "model.skops").write_bytes(b"old")
+        (out / "keep.txt").write_text("mine")
+    args = [
+        "mitigate", "--data", str(path), "--score", "s", "--sensitive", "g",
+        "--method", method, "--out", str(out), "--n-bootstrap", "0",
+    ]  # fmt: skip
+    if apply is not None:
+        new_table, new_sep = apply
+        new = folder / ("new.tsv" if new_sep == "\t" else "new.csv")
+        new.write_text(new_table, encoding="utf-8")
+        args += ["--apply", str(new)]
+    code, err = _main(args + [a for pair in extra for a in pair])
+    _check_outcome(code, err)
+    if code == 2:
+        # Nothing half-written: --out as it was.
+        if existing:
+            assert sorted(p.name for p in out.iterdir()) == ["keep.txt", "model.skops"]
+            assert (out / "model.skops").read_bytes() == b"old"
+        else:
+            assert not out.exists()
+    else:
+        names = {p.name for p in out.iterdir()}
+        assert {"model.skops", "before", "after"} <= names
+        assert (out / "model.skops").read_bytes() != b"old"
+        if apply is not None:
+            assert ("adjusted.tsv" if new_sep == "\t" else "adjusted.csv") in names

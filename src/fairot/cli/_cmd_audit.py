@@ -140,8 +140,8 @@ def read_audit_columns(
 
     if not score or not sensitive:
         raise CLIError(MSG_NEEDS_COLUMNS)
-    frame = read_table(path, sep)
     columns = split_columns(sensitive)
+    frame = read_table(path, sep, text_columns=columns)
     require_columns(frame, [score, *columns] + ([label] if label else []), path)
     scores = numeric_column(frame, score, path)
     if task == "classification" and (scores.min() < 0 or scores.max() > 1):

@@ -5,7 +5,8 @@ scores mapped onto their barycenter: strong demographic parity); ``--method regr
 :class:`~fairot.regression.WassersteinFairRegressor` (every pair of groups within ε in W_p, or
 τ times the current gap). Both wrap :class:`fairot.utils.ScoreColumn`, so the user's scores are
 the model. Writes ``model.skops``, ``before/`` and ``after/`` audits of the fit data and, with
-``--apply``, ``adjusted.csv``: the new table with a ``<score>_fair`` column.
+``--apply``, ``adjusted.csv`` (``adjusted.tsv`` for a tab-separated ``--apply`` table): the new
+table with a ``<score>_fair`` column.
 """
 
 from __future__ import annotations
@@ -20,7 +21,13 @@ import numpy as np
 import pandas as pd
 
 from fairot.cli._cmd_audit import add_report_arguments, check_report_arguments, read_audit_columns
-from fairot.cli._io import add_table_arguments, numeric_column, read_table, require_columns
+from fairot.cli._io import (
+    add_table_arguments,
+    numeric_column,
+    read_table,
+    require_columns,
+    split_columns,
+)
 
 MSG_TOLERANCE_DPP = (
     "--{name} is a tolerance of --method regression; dpp always maps every group onto the "
@@ -29,6 +36,12 @@ MSG_TOLERANCE_DPP = (
 MSG_TOLERANCE_VALUE = "--{name} must be a finite number >= 0; got {value}"
 MSG_BOTH = "give --tau or --epsilon, not both"
 MSG_SAME_FILE = "--apply {path} is inside --out; write the outputs elsewhere"
+MSG_WRITE_FAILED = "cannot write --out {path} ({reason}); it was left as it was"
+ADJUSTED_CSV = "adjusted.csv"
+ADJUSTED_TSV = "adjusted.tsv"
+#: Every entry mitigate writes in --out; all are replaced together (a stale adjusted table of an
+#: earlier run with --apply is removed, so it never sits beside a model it did not come from).
+OWNED = ("model.skops", "before", "after", ADJUSTED_CSV, ADJUSTED_TSV)
 COMPARED = (
     "sdd",
     "wass1",
@@ -50,7 +63,9 @@ def register(subparsers) -> None:
             "Fit a fairness post-processor on the scores in --data and write to --out: "
             "model.skops (load with fairot.load_model), before/ and after/ audits (report.html, "
             "report.md, metrics.json) and, with --apply, adjusted.csv (the --apply table with a "
-            "<score>_fair column). Files of the same names in --out are replaced."
+            "<score>_fair column, in the --apply file's separator; adjusted.tsv when that is a "
+            "tab). All outputs appear together or not at all: they replace those of an earlier "
+            "run in --out in one step; other files there are left alone."
         ),
     )
     p.add_argument("--data", type=Path, required=True, metavar="FILE", help="scores to fit on")
@@ -126,7 +141,7 @@ def _fit(args: argparse.Namespace, scores: np.ndarray, labels, sensitive: pd.Dat
 
 def _adjust(model, args: argparse.Namespace, frame: pd.DataFrame, path: Path) -> np.ndarray:
     from fairot.cli._cmd_audit import MSG_SCORE_RANGE
-    from fairot.cli._io import check_no_missing, split_columns
+    from fairot.cli._io import check_no_missing
 
     columns = split_columns(args.sensitive)
     require_columns(frame, [args.score, *columns], path)
@@ -158,6 +173,8 @@ def run(args: argparse.Namespace) -> int:
     """Fit, adjust, audit, then write everything; print the before/after comparison."""
     import skops.io
 
+    from fairot.cli import CLIError
+    from fairot.cli._outdir import staged_folder
     from fairot.reporting import audit
     from fairot.utils import write_atomic
 
@@ -172,7 +189,11 @@ def run(args: argparse.Namespace) -> int:
         sep=args.sep,
         pos_label=args.pos_label,
     )
-    apply_frame = None if args.apply is None else read_table(args.apply, args.sep)
+    apply_frame = (
+        None
+        if args.apply is None
+        else read_table(args.apply, args.sep, text_columns=split_columns(args.sensitive))
+    )
     model, fair = _fit(args, scores, labels, sensitive)
     applied = None if apply_frame is None else _adjust(model, args, apply_frame, args.apply)
 
@@ -191,22 +212,29 @@ def run(args: argparse.Namespace) -> int:
     )
     model_bytes = skops.io.dumps(model)
 
-    # Everything is computed; only now is anything written, each file atomically.
-    before.write(args.out / "before")
-    after.write(args.out / "after")
-    write_atomic(args.out / "model.skops", model_bytes)
+    # Everything is computed; only now is anything written, all into a staging folder that
+    # replaces the outputs in --out in one step (all or nothing).
+    adjusted_name = None
     if applied is not None:
-        table = apply_frame.copy()
-        table[f"{args.score}_fair"] = applied
-        buffer = io.StringIO()
-        table.to_csv(
-            buffer, index=False, sep="\t" if args.apply.suffix in (".tsv", ".tab") else ","
-        )
-        write_atomic(args.out / "adjusted.csv", buffer.getvalue())
+        sep = apply_frame.attrs.get("sep", ",")
+        adjusted_name = ADJUSTED_TSV if sep == "\t" else ADJUSTED_CSV
+    try:
+        with staged_folder(args.out, OWNED) as stage:
+            before.write(stage / "before")
+            after.write(stage / "after")
+            write_atomic(stage / "model.skops", model_bytes)
+            if applied is not None:
+                table = apply_frame.copy()
+                table[f"{args.score}_fair"] = applied
+                buffer = io.StringIO()
+                table.to_csv(buffer, index=False, sep=sep)
+                write_atomic(stage / adjusted_name, buffer.getvalue())
+    except OSError as exc:
+        raise CLIError(MSG_WRITE_FAILED.format(path=args.out, reason=exc.strerror or exc)) from None
 
     comparison = _comparison(before, after)
     print(f"fairot mitigate --method {args.method}: {args.score} on {name}\n")
     print(comparison.to_string(float_format=lambda v: f"{v:.4f}"))
-    written = "model.skops, before/, after/" + (", adjusted.csv" if applied is not None else "")
+    written = "model.skops, before/, after/" + (f", {adjusted_name}" if adjusted_name else "")
     print(f"\nWritten to {args.out}/: {written}", file=sys.stderr)
     return 0

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import argparse
 import csv
-import io
 import os
 import tempfile
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +37,13 @@ MSG_NAN = (
 )
 MSG_NOT_NUMERIC = "column {column!r} must hold numbers; got {example!r} on line {line} of {path}"
 MSG_NOT_FINITE = "column {column!r} has {count} infinite value(s) (first on line {line} of {path})"
+#: Largest magnitude a numeric column may hold: the audits square differences of scores (MSE,
+#: W2), and beyond about 1e154 those squares overflow float64 to inf.
+MAX_MAGNITUDE = 1e150
+MSG_TOO_LARGE = (
+    "column {column!r} holds {value:g} on line {line} of {path}; values beyond {limit:g} in "
+    "magnitude overflow the squared distances of the audit: rescale the column"
+)
 MSG_LABELS = (
     "column {column!r} must hold two classes (0/1 or true/false); it holds {values}. "
     "Name the positive one with --pos-label"
@@ -67,7 +74,9 @@ def _detect_separator(path: Path, head: str) -> str:
         return "\t" if head.count("\t") > head.count(",") else ","
 
 
-def read_table(path: Path, sep: str | None = None) -> pd.DataFrame:
+def read_table(
+    path: Path, sep: str | None = None, text_columns: Iterable[str] = ()
+) -> pd.DataFrame:
     """Read a delimited text file, refusing what would make later checks ambiguous.
 
     Parameters
@@ -76,10 +85,14 @@ def read_table(path: Path, sep: str | None = None) -> pd.DataFrame:
         The file.
     sep : str, optional
         Separator (a character or a name in :data:`SEP_NAMES`); detected when omitted.
+    text_columns : iterable of str, default=()
+        Columns read as text, never as numbers (sensitive groups: ``01`` and ``1`` are two
+        groups). Names absent from the file are ignored here; :func:`require_columns` names them.
 
     Returns
     -------
     pandas.DataFrame
+        With the separator used in ``frame.attrs["sep"]`` (so that outputs can match the input).
     """
     if not path.exists():
         raise CLIError(MSG_NO_FILE.format(path=path))
@@ -88,25 +101,37 @@ def read_table(path: Path, sep: str | None = None) -> pd.DataFrame:
     try:
         with path.open("r", encoding="utf-8-sig", newline="") as handle:
             head = handle.read(SNIFF_BYTES)
+            if not head.strip():
+                raise CLIError(MSG_UNREADABLE.format(path=path, reason="the file is empty"))
+            sep = SEP_NAMES.get(sep, sep) if sep else _detect_separator(path, head)
+            # The whole header record, however long (a duplicate at column 6,003 is still a
+            # duplicate), read by the csv module so that quoted names with separators count once.
+            handle.seek(0)
+            header = next(csv.reader(handle, delimiter=sep), [])
     except UnicodeDecodeError:
         raise CLIError(MSG_UNREADABLE.format(path=path, reason="not UTF-8 text")) from None
+    except csv.Error as exc:
+        raise CLIError(MSG_UNREADABLE.format(path=path, reason=exc)) from None
     except OSError as exc:
         raise CLIError(MSG_UNREADABLE.format(path=path, reason=exc.strerror or exc)) from None
-    if not head.strip():
-        raise CLIError(MSG_UNREADABLE.format(path=path, reason="the file is empty"))
-    sep = SEP_NAMES.get(sep, sep) if sep else _detect_separator(path, head)
-    header = next(csv.reader(io.StringIO(head), delimiter=sep), [])
     duplicated = sorted(name for name, n in Counter(h.strip() for h in header).items() if n > 1)
     if duplicated:
         raise CLIError(MSG_DUPLICATE.format(path=path, names=duplicated))
+    # Group-like columns are text: pandas would read the codes "01" and "1" as the integer 1
+    # and merge two groups. The dtype is keyed by the raw header name (before stripping).
+    wanted = set(text_columns)
+    dtype = {raw: str for raw in header if raw.strip() in wanted}
     try:
-        frame = pd.read_csv(path, sep=sep, encoding="utf-8-sig", skipinitialspace=True)
+        frame = pd.read_csv(
+            path, sep=sep, encoding="utf-8-sig", skipinitialspace=True, dtype=dtype or None
+        )
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise CLIError(MSG_UNREADABLE.format(path=path, reason=reason)) from None
     frame.columns = [str(c).strip() for c in frame.columns]
     if frame.empty:
         raise CLIError(f"{path} has no rows")
+    frame.attrs["sep"] = sep
     return frame
 
 
@@ -152,6 +177,14 @@ def numeric_column(frame: pd.DataFrame, column: str, path: Path) -> np.ndarray:
         raise CLIError(
             MSG_NOT_FINITE.format(
                 column=column, count=int(infinite.sum()), line=_line(frame, infinite), path=path
+            )
+        )
+    huge = np.abs(array) > MAX_MAGNITUDE
+    if huge.any():
+        line = _line(frame, huge)
+        raise CLIError(
+            MSG_TOO_LARGE.format(
+                column=column, value=array[line - 2], line=line, path=path, limit=MAX_MAGNITUDE
             )
         )
     return array

@@ -1,0 +1,207 @@
+"""Issue 19 (CLI reading and ``fairot mitigate`` writing): text group codes, long headers,
+all-or-nothing ``--out``, the adjusted table's format, and values near the float maximum."""
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import wasserstein_distance
+
+import fairot.utils
+from fairot.cli import main
+from fairot.cli._cmd_mitigate import MSG_WRITE_FAILED
+from fairot.cli._io import MAX_MAGNITUDE, MSG_DUPLICATE, MSG_TOO_LARGE
+
+
+def _run(capsys, *args):
+    code = main(list(map(str, args)))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _write(path, rows, header):
+    # Written by hand, not by pandas, so that "01" stays the text the user typed.
+    path.write_text("\n".join([header, *rows]) + "\n")
+    return path
+
+
+@pytest.fixture
+def coded_csv(tmp_path):
+    rng = np.random.default_rng(1)
+    groups = ["01", "1"] * 30
+    scores = rng.uniform(0, 1, 60)
+    rows = [f"{s:.17g},{g},{int(s > 0.5)}" for s, g in zip(scores, groups, strict=True)]
+    return _write(tmp_path / "coded.csv", rows, "score,group,y"), scores, np.array(groups)
+
+
+def test_audit_keeps_01_and_1_apart(coded_csv, capsys):
+    path, _, groups = coded_csv
+    code, out, err = _run(
+        capsys, "audit", "--data", path, "--score", "score", "--sensitive", "group",
+        "--label", "y", "--n-bootstrap", 0, "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["summary"]["n_groups"] == len(set(groups)) == 2
+
+
+def test_mitigate_keeps_01_and_1_apart(coded_csv, tmp_path, capsys):
+    path, scores, groups = coded_csv
+    out = tmp_path / "out"
+    code, _, err = _run(
+        capsys, "mitigate", "--data", path, "--score", "score", "--sensitive", "group",
+        "--method", "dpp", "--out", out, "--apply", path, "--n-bootstrap", 0,
+    )  # fmt: skip
+    assert code == 0, err
+    metrics = json.loads((out / "before" / "metrics.json").read_text())
+    assert metrics["n_groups"] == 2
+    adjusted = pd.read_csv(out / "adjusted.csv", dtype={"group": str})
+    assert sorted(adjusted["group"].unique()) == ["01", "1"]
+    # Oracle: dpp maps each group onto the common barycenter, so the fair scores of the two
+    # groups have the same sorted values (equal group sizes) — impossible if they were merged.
+    fair = adjusted["score_fair"].to_numpy()
+    a, b = np.sort(fair[groups == "01"]), np.sort(fair[groups == "1"])
+    np.testing.assert_allclose(a, b, atol=1e-9)
+
+
+def test_duplicate_beyond_64_kib_of_header(tmp_path, capsys):
+    names = ["score", "g"] + [f"column_{i:05d}" for i in range(6003)] + ["column_00005"]
+    header = ",".join(names)
+    assert len(header.encode()) > 65_536
+    rows = [",".join([str(0.1 * (i + 1)), str(i % 2)] + ["0"] * 6004) for i in range(6)]
+    path = _write(tmp_path / "wide.csv", rows, header)
+    code, out, err = _run(
+        capsys, "audit", "--data", path, "--score", "score", "--sensitive", "g",
+        "--n-bootstrap", 0,
+    )  # fmt: skip
+    assert code == 2 and out == ""
+    expected = MSG_DUPLICATE.format(path=path, names=["column_00005"])
+    assert re.search(re.escape(expected), err)
+    assert len(err.strip().splitlines()) == 1
+
+
+def _mitigate_args(path, out, *extra):
+    return [
+        "mitigate", "--data", path, "--score", "score", "--sensitive", "group",
+        "--method", "dpp", "--out", out, "--n-bootstrap", 0, *extra,
+    ]  # fmt: skip
+
+
+def _snapshot(folder):
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("fail_on", ["model.skops", "adjusted.csv"])
+def test_failed_write_leaves_new_out_absent(coded_csv, tmp_path, capsys, monkeypatch, fail_on):
+    path, _, _ = coded_csv
+    out = tmp_path / "new" / "out"
+    real = fairot.utils.write_atomic
+
+    def failing(target, data, **kwargs):
+        if str(target).endswith(fail_on):
+            raise OSError(28, "No space left on device")
+        return real(target, data, **kwargs)
+
+    monkeypatch.setattr(fairot.utils, "write_atomic", failing)
+    code, printed, err = _run(capsys, *_mitigate_args(path, out, "--apply", path))
+    assert code == 2 and printed == ""
+    assert MSG_WRITE_FAILED.format(path=out, reason="No space left on device") in err
+    assert not out.exists()
+    assert list(out.parent.iterdir()) == []  # no staging folder left behind
+
+
+def test_failed_write_leaves_existing_out_unchanged(coded_csv, tmp_path, capsys, monkeypatch):
+    path, _, _ = coded_csv
+    out = tmp_path / "out"
+    code, _, err = _run(capsys, *_mitigate_args(path, out, "--apply", path))
+    assert code == 0, err
+    (out / "notes.txt").write_text("mine")
+    before = _snapshot(out)
+    real = fairot.utils.write_atomic
+
+    def failing(target, data, **kwargs):
+        if str(target).endswith("adjusted.csv"):
+            raise OSError(28, "No space left on device")
+        return real(target, data, **kwargs)
+
+    monkeypatch.setattr(fairot.utils, "write_atomic", failing)
+    # A different fit (regression) would write different files: none of them may appear.
+    code, _, err = _run(
+        capsys, "mitigate", "--data", path, "--score", "score", "--sensitive", "group",
+        "--method", "regression", "--out", out, "--n-bootstrap", 0, "--apply", path,
+    )  # fmt: skip
+    assert code == 2
+    assert _snapshot(out) == before
+    assert sorted(p.name for p in out.iterdir()) == [
+        "adjusted.csv", "after", "before", "model.skops", "notes.txt",
+    ]  # fmt: skip
+
+
+def test_rerun_replaces_outputs_together(coded_csv, tmp_path, capsys):
+    path, _, _ = coded_csv
+    out = tmp_path / "out"
+    assert _run(capsys, *_mitigate_args(path, out, "--apply", path))[0] == 0
+    (out / "notes.txt").write_text("mine")
+    # Without --apply, the adjusted table of the first run would belong to no model: removed.
+    assert _run(capsys, *_mitigate_args(path, out))[0] == 0
+    assert sorted(p.name for p in out.iterdir()) == ["after", "before", "model.skops", "notes.txt"]
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_tsv_apply_writes_adjusted_tsv(coded_csv, tmp_path, capsys):
+    path, scores, _ = coded_csv
+    tsv = tmp_path / "new.tsv"
+    tsv.write_text(path.read_text().replace(",", "\t"))
+    out = tmp_path / "out"
+    code, _, err = _run(capsys, *_mitigate_args(path, out, "--apply", tsv))
+    assert code == 0, err
+    assert not (out / "adjusted.csv").exists()
+    adjusted = pd.read_csv(out / "adjusted.tsv", sep="\t", dtype={"group": str})
+    assert list(adjusted.columns) == ["score", "group", "y", "score_fair"]
+    np.testing.assert_array_equal(adjusted["score"].to_numpy(), scores)
+    assert "adjusted.tsv" in err
+
+
+@pytest.mark.parametrize("command", ["audit", "mitigate"])
+@pytest.mark.parametrize("value", [1.7e308, -1.7e308, 1e200])
+def test_values_near_float_max_one_clear_error(tmp_path, capsys, command, value):
+    rng = np.random.default_rng(2)
+    rows = [f"{v:.17g},{i % 2}" for i, v in enumerate(rng.uniform(0, 1, 40))]
+    rows[3] = f"{value!r},1"
+    path = _write(tmp_path / "big.csv", rows, "pred,group")
+    common = ["--data", path, "--score", "pred", "--sensitive", "group", "--n-bootstrap", 0]
+    if command == "audit":
+        args = ["audit", *common, "--task", "regression"]
+    else:
+        args = ["mitigate", *common, "--method", "regression", "--out", tmp_path / "out"]
+    code, out, err = _run(capsys, *args)
+    assert code == 2 and out == ""
+    expected = MSG_TOO_LARGE.format(
+        column="pred", value=value, line=5, path=path, limit=MAX_MAGNITUDE
+    )
+    assert expected in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_large_but_representable_values_audit(tmp_path, capsys):
+    # 1e150 is within the limit: the audit's W1 between the groups matches scipy's.
+    rng = np.random.default_rng(3)
+    pred = rng.uniform(0, 1e150, 40)
+    group = np.arange(40) % 2
+    rows = [f"{p:.17g},{g}" for p, g in zip(pred, group, strict=True)]
+    path = _write(tmp_path / "large.csv", rows, "pred,group")
+    code, out, err = _run(
+        capsys, "audit", "--data", path, "--score", "pred", "--sensitive", "group",
+        "--task", "regression", "--n-bootstrap", 0, "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    w1 = json.loads(out)["summary"]["max_pairwise_w1"]
+    expected = wasserstein_distance(pred[group == 0] / 1e150, pred[group == 1] / 1e150) * 1e150
+    np.testing.assert_allclose(w1, expected, rtol=1e-9)
