@@ -30,6 +30,7 @@ from fairot._validation import (
     check_sensitive_features,
 )
 from fairot.metrics._classification import UNIT_INTERVAL, check_binary_labels
+from fairot.metrics._scaled import residual_averages
 from fairot.transport._coupling import MASS_TOLERANCE, joint_quantile_cells
 
 MSG_THRESHOLD = "threshold must be a finite number in [0, 1]; got {value!r}."
@@ -122,10 +123,7 @@ def _rate_matrix(
             out["calibration_gap"] = (pred - positive) @ member / size
             out["accuracy"] = correct / size
     elif y is not None:
-        residual = y - pred
-        out["mae"] = np.abs(residual) @ member / size
-        out["rmse"] = np.sqrt((residual * residual) @ member / size)
-        out["mean_residual"] = residual @ member / size
+        out["mae"], out["rmse"], out["mean_residual"] = residual_averages(y, pred, member, size)
     return out
 
 
