@@ -6,22 +6,12 @@ Internal surface (plain names for the sibling modules of ``fairot.metrics``):
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 MSG_RESIDUAL_OVERFLOW = (
     "y_true - y_pred averages to more than the float maximum (about 1.8e308) in some group; "
     "rescale y_true and y_pred (e.g. divide both by 2) to get finite MAE/RMSE."
 )
-
-
-def _power_of_two(largest: float) -> float:
-    # A power of two makes the division exact (no rounding), unlike dividing by ``largest``;
-    # 2**(e - 1) <= largest < 2**e, and 2**(e - 1) is representable even at the float maximum.
-    if largest == 0.0 or not math.isfinite(largest):
-        return 1.0
-    return math.ldexp(1.0, math.frexp(largest)[1] - 1)
 
 
 def residual_averages(
@@ -44,20 +34,40 @@ def residual_averages(
 
     Notes
     -----
-    Both arrays are divided by one power of two near their largest magnitude first, so the
-    difference cannot overflow (``1.7e308 - (-1.7e308)``) and its square cannot overflow at
-    1e300 nor underflow to 0 at 1e-300; the averages are scaled back at the end. Where the true
+    The residual is taken on halved values, so it cannot overflow (``1.7e308 - (-1.7e308)``),
+    and each group's residuals are divided by a power of two near their largest magnitude
+    before squaring, so squares neither overflow at 1e300 nor underflow to 0 at 1e-300; the
+    averages are scaled back at the end. Where the true
     average exceeds the float range a ``ValueError`` says so.
     """
     largest = max(float(np.max(np.abs(y), initial=0.0)), float(np.max(np.abs(pred), initial=0.0)))
-    scale = _power_of_two(largest)
-    residual = y / scale - pred / scale
-    unit_mae = np.abs(residual) @ member / size
-    unit_rmse = np.sqrt((residual * residual) @ member / size)
-    unit_mean = residual @ member / size
+    # Halving is exact above the subnormal range, so y/2 - pred/2 cannot overflow and loses
+    # nothing; below it the plain difference cannot overflow either.
+    factor = 2.0 if largest > 1.0 else 1.0
+    half = y / factor - pred / factor
+    shape = (half.shape[0], member.shape[1])
+    unit_mae, unit_rmse, unit_mean = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+    scale = np.ones(shape)
+    for g in range(member.shape[1]):
+        part = half[:, member[:, g] > 0]
+        # One power of two per group and replicate: a group of residuals near 1 beside one of
+        # residuals near 1e308 keeps its own precision (its squares neither underflow nor overflow).
+        top = np.max(np.abs(part), axis=1, initial=0.0)
+        exponent = np.frexp(top)[1] - 1
+        s_g = np.where(top > 0, np.ldexp(1.0, exponent), 1.0)
+        unit = part / s_g[:, None]
+        scale[:, g] = s_g
+        unit_mae[:, g] = np.mean(np.abs(unit), axis=1)
+        unit_rmse[:, g] = np.sqrt(np.mean(unit * unit, axis=1))
+        unit_mean[:, g] = np.mean(unit, axis=1)
     # The true average is above the float maximum only when scaling back would overflow: say so
     # instead of returning inf with a stray RuntimeWarning.
-    limit = np.finfo(float).max / scale if scale > 1.0 else np.inf
+    with np.errstate(over="ignore"):  # an infinite limit for tiny scales is the right one
+        limit = np.finfo(float).max / factor / scale
     if np.any(unit_mae > limit) or np.any(unit_rmse > limit):
         raise ValueError(MSG_RESIDUAL_OVERFLOW)
-    return unit_mae * scale, unit_rmse * scale, unit_mean * scale
+    return (
+        unit_mae * scale * factor,
+        unit_rmse * scale * factor,
+        unit_mean * scale * factor,
+    )
