@@ -71,3 +71,15 @@ def residual_averages(
         unit_rmse * scale * factor,
         unit_mean * scale * factor,
     )
+
+
+def unit_scale(values: np.ndarray) -> float:
+    """Return a power of two ``s`` with ``max|values| / s`` in [1, 2) (1.0 for all zeros).
+
+    Dividing by it is exact, so distances of ``values / s`` times ``s`` are the distances of
+    ``values`` without the overflow of their differences and squares at 1e300 and beyond.
+    """
+    largest = float(np.max(np.abs(values), initial=0.0))
+    if largest == 0.0:
+        return 1.0
+    return float(np.ldexp(1.0, np.frexp(largest)[1] - 1))
