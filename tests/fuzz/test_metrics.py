@@ -171,3 +171,24 @@ def test_report_sensitive_features_as_frame_and_multiindex(data):
     report = fairness_report(None, scores, frame, sample_weight=weights, group_index="multi")
     assert report.index.names == ["g", "h"]
     assert report.iloc[:-1]["share"].sum() == pytest.approx(1.0)
+
+
+# Issue 19: scale equivariance from 1e-300 to 1e300 with a power-of-two factor (exact scaling).
+@given(
+    values=arrays(np.float64, 8, elements=st.floats(-1.0, 1.0, allow_nan=False)),
+    exponent=st.integers(-996, 996),
+)
+def test_rmse_and_w1_are_scale_equivariant_at_extreme_magnitudes(values, exponent):
+    from fairot.metrics import fairness_report, group_rates
+
+    factor = math.ldexp(1.0, exponent)
+    groups = np.array(["a"] * 4 + ["b"] * 4)
+    y = np.zeros(8)
+    unit = group_rates(y, values, groups, task="regression")["rmse"].to_numpy()
+    big = group_rates(y, values * factor, groups, task="regression")["rmse"].to_numpy()
+    np.testing.assert_allclose(big, unit * factor, rtol=1e-12)
+    w1 = fairness_report(None, values, groups, task="regression").attrs["summary"]
+    w1_big = fairness_report(None, values * factor, groups, task="regression").attrs["summary"]
+    np.testing.assert_allclose(
+        w1_big["max_pairwise_w1"], w1["max_pairwise_w1"] * factor, rtol=1e-12
+    )

@@ -30,6 +30,7 @@ from fairot._validation import (
     check_sensitive_features,
 )
 from fairot.metrics._classification import UNIT_INTERVAL, check_binary_labels
+from fairot.metrics._scaled import residual_averages, unit_scale
 from fairot.transport._coupling import MASS_TOLERANCE, joint_quantile_cells
 
 MSG_THRESHOLD = "threshold must be a finite number in [0, 1]; got {value!r}."
@@ -122,10 +123,7 @@ def _rate_matrix(
             out["calibration_gap"] = (pred - positive) @ member / size
             out["accuracy"] = correct / size
     elif y is not None:
-        residual = y - pred
-        out["mae"] = np.abs(residual) @ member / size
-        out["rmse"] = np.sqrt((residual * residual) @ member / size)
-        out["mean_residual"] = residual @ member / size
+        out["mae"], out["rmse"], out["mean_residual"] = residual_averages(y, pred, member, size)
     return out
 
 
@@ -376,7 +374,8 @@ def _distribution_summary(
     pred: np.ndarray, rows: list[np.ndarray], task: str
 ) -> dict[str, np.ndarray]:
     """The distributional summary metrics of :func:`fairness_report` for a batch of replicates."""
-    sorted_groups = [np.sort(pred[:, r], axis=1) for r in rows]
+    scale = unit_scale(pred)  # as the point estimate: W_p of scaled scores, scaled back
+    sorted_groups = [np.sort(pred[:, r] / scale, axis=1) for r in rows]
     out: dict[str, np.ndarray] = {}
     # The W1 barycenter of equally weighted groups is a median of their quantiles on each joint
     # cell, and every median gives the same sum of distances (Section "Metrics" of the COT paper).
@@ -398,7 +397,8 @@ def _distribution_summary(
     out["max_pairwise_w2"] = by_order[2.0].max(axis=1)
     if task == "regression":
         out["max_pairwise_winf"] = by_order[math.inf].max(axis=1)
-    return out
+    with np.errstate(over="ignore"):  # inf only where the true distance exceeds the float max
+        return {k: v * scale for k, v in out.items()}
 
 
 def _replicate_summary(y, pred, member, rows, task, threshold):

@@ -150,7 +150,9 @@ def fairness_report(
         if y is not None:
             row.update(_accuracy_columns(y[idx], pred[idx], gw, task, threshold, scale))
         row["mean_score"] = scale * float(np.average(pred[idx] / scale, weights=gw))
-        row["w1_to_pooled"] = _wasserstein_sorted(sorted_group, pooled, 1.0, group_w, pooled_w)
+        row["w1_to_pooled"] = _rescaled(
+            _wasserstein_sorted(sorted_group / scale, pooled / scale, 1.0, group_w, pooled_w), scale
+        )
         rows.append(row)
     report = pd.DataFrame(rows, index=_report_index(enc, group_index))
     report["size"] = report["size"].astype(int)
@@ -165,8 +167,12 @@ def fairness_report(
     # Each pair of groups is coupled once for every order needed; SDD is the sum of the rows'
     # distances to the pooled scores, already computed for the table.
     orders = (1.0, 2.0) if task == "classification" else (1.0, 2.0, np.inf)
-    gaps = pairwise_gaps(sorted_groups, enc.names, orders, sorted_weights)
-    summary["wass1"] = sum_w1_to_barycenter(sorted_groups, None, sorted_weights)
+    # Distances are computed on scores divided by a power of two, so the differences of scores
+    # near +-1.7e308 cannot overflow, then scaled back (issue 19).
+    unit_groups = [g / scale for g in sorted_groups]
+    gaps = pairwise_gaps(unit_groups, enc.names, orders, sorted_weights)
+    gaps = {p: _rescaled_gap(gap, scale) for p, gap in gaps.items()}
+    summary["wass1"] = _rescaled(sum_w1_to_barycenter(unit_groups, None, sorted_weights), scale)
     return finish_report(report, summary, gaps, task, labelled=y is not None)
 
 
@@ -259,6 +265,31 @@ def _check_targets(y_true: ArrayLike | None, pred: np.ndarray, task: Task) -> np
     return y
 
 
+MSG_DISTANCE_OVERFLOW = (
+    "a Wasserstein distance between the groups' y_pred exceeds the float maximum (about "
+    "1.8e308); rescale y_pred (e.g. divide it by 2) to get finite distances."
+)
+
+
+def _distance_limit(scale: float) -> float:
+    # Below 1 the scale cannot push a unit distance past the float maximum.
+    return float(np.finfo(float).max) / scale if scale >= 1.0 else math.inf
+
+
+def _rescaled(value: float, scale: float) -> float:
+    # The unit-scale distance times the scale overflows exactly when the true one does.
+    if value > _distance_limit(scale):
+        raise ValueError(MSG_DISTANCE_OVERFLOW)
+    return float(value) * scale
+
+
+def _rescaled_gap(gap: Any, scale: float) -> Any:
+    matrix = gap.matrix
+    if np.any(matrix.to_numpy() > _distance_limit(scale)):
+        raise ValueError(MSG_DISTANCE_OVERFLOW)
+    return gap._replace(distance=gap.distance * scale, matrix=matrix * scale)
+
+
 def _power_of_two_scale(values: np.ndarray) -> float:
     """Return a power of two near the largest magnitude.
 
@@ -268,7 +299,8 @@ def _power_of_two_scale(values: np.ndarray) -> float:
     largest = float(np.max(np.abs(values)))
     if largest == 0.0:
         return 1.0
-    return math.ldexp(1.0, math.frexp(largest)[1])
+    # 2**(e - 1) <= largest < 2**e; 2**e itself overflows at the float maximum (issue 19).
+    return math.ldexp(1.0, math.frexp(largest)[1] - 1)
 
 
 def _accuracy_columns(
