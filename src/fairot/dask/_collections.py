@@ -112,8 +112,12 @@ def label_arrays(values: np.ndarray, sf_block: Any, encoding: GroupEncoding) -> 
 
 
 def checked_values(block: Any, name: str, bounds: tuple[float, float] | None) -> np.ndarray:
-    """A partition of scores or predictions, validated as the in-memory functions do."""
-    return check_array_1d(block, name, bounds=bounds)
+    """A partition of scores or predictions, validated as the in-memory functions do.
+
+    A partition may be empty (a filter or ``from_delayed`` leaves such partitions); only an
+    entirely empty collection is an error, and that is checked on the merged result.
+    """
+    return check_array_1d(block, name, bounds=bounds, allow_empty=True)
 
 
 def compute(*tasks: Any) -> tuple:

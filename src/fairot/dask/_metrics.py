@@ -22,6 +22,7 @@ from fairot.dask._collections import (
 )
 from fairot.dask._exact import WindowSums, _window_sums, sort_labels, window_sums
 from fairot.dask._sketch import DEFAULT_K, check_sketch_k, sketch_curves
+from fairot.dask._threshold import check_threshold
 from fairot.metrics._classification import (
     MSG_GROUP_WEIGHTS,
     UNIT_INTERVAL,
@@ -481,6 +482,7 @@ def fairness_report(
     """
     if task not in ("classification", "regression"):
         raise ValueError(MSG_TASK.format(value=task))
+    threshold = check_threshold(threshold)
     orders = (1.0, 2.0) if task == "classification" else (1.0, 2.0, math.inf)
     d = group_distances(
         y_pred,

@@ -1,0 +1,69 @@
+"""Issue 19: empty Dask partitions are skipped; only an entirely empty collection is an error."""
+
+import re
+
+import dask
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats
+
+dd = pytest.importorskip("dask.dataframe")
+
+import fairot.dask as fd  # noqa: E402
+from fairot import metrics  # noqa: E402
+
+
+def _frame(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({"x": np.arange(float(n)), "s": rng.random(n), "g": rng.integers(0, 2, n)})
+
+
+def test_filter_leaving_empty_partitions_matches_memory():
+    df = _frame()
+    ddf = dd.from_pandas(df, npartitions=4)
+    sub, mem = ddf[ddf.x > 25], df[df.x > 25]
+    got = fd.max_pairwise_wasserstein(sub.s, sensitive_features=sub.g, p=1)
+    expected = metrics.max_pairwise_wasserstein(
+        mem.s.to_numpy(), sensitive_features=mem.g.to_numpy(), p=1
+    )
+    assert got.distance == pytest.approx(expected.distance, rel=1e-12, abs=1e-15)
+    a = mem.s[mem.g == 0].to_numpy()
+    b = mem.s[mem.g == 1].to_numpy()
+    assert got.distance == pytest.approx(scipy.stats.wasserstein_distance(a, b), rel=1e-12)
+
+
+def test_from_delayed_with_an_empty_frame_matches_memory():
+    df = _frame()
+    parts = [df.iloc[:20], df.iloc[:0], df.iloc[20:]]
+    ddf = dd.from_delayed([dask.delayed(p) for p in parts], meta=df.iloc[:0])
+    got = fd.max_pairwise_wasserstein(ddf.s, sensitive_features=ddf.g, p=1)
+    a = df.s[df.g == 0].to_numpy()
+    b = df.s[df.g == 1].to_numpy()
+    assert got.distance == pytest.approx(scipy.stats.wasserstein_distance(a, b), rel=1e-12)
+
+
+def test_entirely_empty_collection_is_an_error():
+    ddf = dd.from_pandas(_frame(), npartitions=4)
+    empty = ddf[ddf.x > 1000]
+    with pytest.raises(ValueError, match="is empty; at least one sample is needed"):
+        fd.max_pairwise_wasserstein(empty.s, sensitive_features=empty.g)
+
+
+@pytest.mark.parametrize("threshold", [float("nan"), 5, -0.1, float("inf")])
+def test_fairness_report_rejects_bad_threshold_like_memory(threshold):
+    from fairot.dask._threshold import MSG_THRESHOLD
+
+    da = pytest.importorskip("dask.array")
+    scores = np.array([0.2, 0.9, 0.6, 0.4])
+    groups = np.array(["a", "a", "b", "b"])
+    match = re.escape(MSG_THRESHOLD.split(";")[0])
+    with pytest.raises(ValueError, match=match):
+        metrics.fairness_report(None, scores, groups, threshold=threshold)
+    with pytest.raises(ValueError, match=match):
+        fd.fairness_report(
+            None,
+            da.from_array(scores, chunks=2),
+            da.from_array(groups, chunks=2),
+            threshold=threshold,
+        )
