@@ -17,6 +17,8 @@ from fairot._validation import check_sensitive_features
 from fairot.classification import DivergenceError
 from fairot.classification._targets import MAX_TARGET_LEVELS, build_target
 from fairot.metrics._classification import sum_w1_to_barycenter, sum_w1_to_reference
+from fairot.torch._device import check_device
+from fairot.torch._divergence import DivergenceMonitor
 from fairot.torch._penalty import WassersteinParityPenalty
 from fairot.transport import barycenter_quantiles, midpoint_grid, quantile_function
 
@@ -124,7 +126,8 @@ class FairTrainer:
     patience : int or None, default=10
         Epochs without improvement before stopping; ``None`` trains all ``n_epochs``.
     device : str or torch.device, optional
-        Where to train (default: the model's device).
+        Where to train (default: the model's device): ``"cpu"``, ``"cuda"``, ``"cuda:N"``,
+        ``"mps"`` or a ``torch.device``; one this machine lacks is a ``ValueError``.
     random_state : int, RandomState instance or None, default=None
         Seeds the batches.
     verbose : bool, default=False
@@ -228,6 +231,8 @@ class FairTrainer:
                     name="patience", expected="a positive integer or None", value=patience
                 )
             )
+        if device is not None:
+            check_device(device)
         self.model = model
         self.penalty = penalty
         self.lam = lam
@@ -366,6 +371,13 @@ class FairTrainer:
         Returns
         -------
         self : FairTrainer
+
+        Raises
+        ------
+        fairot.classification.DivergenceError
+            If the loss or a parameter became non-finite, every logit ran past ±110 (scores
+            exactly 0/1) while the starting model's did not, or an epoch's cross-entropy rose
+            past ten times the start's (see ``fairot.torch._divergence``).
         """
         device, dtype = self._device(), self._dtype()
         self.model.to(device)
@@ -407,6 +419,7 @@ class FairTrainer:
         self.n_steps_ = 0
         history = []
         best_value, best_state, stale = np.inf, None, 0
+        monitor = DivergenceMonitor.start(self.model, Xt, yt, self.learning_rate)
         self.model.train()
         self.penalty.train()
         for epoch in tqdm(range(self.n_epochs), disable=not self.verbose, desc="epochs"):
@@ -453,6 +466,7 @@ class FairTrainer:
             record.update(
                 zip(("loss", "bce", "penalty"), (totals / steps_per_epoch).tolist(), strict=True)
             )
+            monitor.check_epoch(self.model, epoch, lam, record["bce"], logits)
             if evaluation is not None:
                 metrics = self._val_metrics(evaluation, lam)
                 record.update(metrics)
@@ -472,5 +486,6 @@ class FairTrainer:
         if best_state is not None:
             self.model.load_state_dict(best_state[0])
             self.penalty.load_state_dict(best_state[1])
+        monitor.check_model(self.model, Xt, epoch, lam)
         self.history_ = pd.DataFrame(history)
         return self
