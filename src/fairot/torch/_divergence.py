@@ -13,8 +13,9 @@ from:
   :math:`\log 2`, the cross-entropy of the constant score 1/2, when the start was better).
 
 Internal surface (for :mod:`fairot.torch`'s trainer): ``DivergenceMonitor``,
-``advice``, ``SATURATED_LOGIT``, ``LOSS_BLOWUP_FACTOR``, ``MSG_SATURATED``,
-``MSG_LOSS_BLOWUP``, ``MSG_PARAMETER_NOT_FINITE``.
+``default_adam``, ``advice``, ``SATURATED_LOGIT``, ``LOSS_BLOWUP_FACTOR``, ``MSG_SATURATED``,
+``MSG_LOSS_BLOWUP``, ``MSG_PARAMETER_NOT_FINITE``, ``MSG_FIRST_STEP_OVERFLOW``,
+``MSG_WEIGHT_DECAY``.
 """
 
 from __future__ import annotations
@@ -48,6 +49,11 @@ MSG_LOSS_BLOWUP = (
     "training diverged at epoch {epoch}: the mean cross-entropy rose to {bce:.3g}, more than "
     "{factor:g} times the starting model's {start:.3g} (or log 2, if larger). {advice}."
 )
+MSG_FIRST_STEP_OVERFLOW = (
+    "training would diverge at its first step: Adam's first step, learning_rate / (1 - beta1) "
+    "= {step:g}, overflows the parameters' {dtype} (largest {largest:g}). {advice}."
+)
+MSG_WEIGHT_DECAY = "weight_decay must be at most {largest:g} (the largest {dtype}); got {value!r}."
 MSG_PARAMETER_NOT_FINITE = (
     "training diverged at epoch {epoch}: parameter {name!r} became non-finite. {advice}."
 )
@@ -57,6 +63,31 @@ def advice(learning_rate: float, lam: float) -> str:
     """What to lower: the step size, and ``lam`` once the penalty is on."""
     text = ADVICE.format(lr=learning_rate)
     return text + ADVICE_LAM.format(lam=lam) if lam > 0 else text
+
+
+def default_adam(
+    params: list[torch.Tensor], learning_rate: float, weight_decay: float, dtype: torch.dtype
+) -> torch.optim.Adam:
+    """Adam, refused where its first step would overflow the parameters' dtype.
+
+    Torch computes the first step as ``learning_rate / (1 - beta1)`` and the decay term as
+    ``weight_decay * param`` in the parameters' dtype; past its largest value
+    (``learning_rate`` above about 3.4e37 in float32) ``opt.step()`` fails with an overflow
+    RuntimeError from inside Adam that names neither argument.
+    """
+    optimizer = torch.optim.Adam(params, lr=learning_rate, weight_decay=weight_decay)
+    beta1 = optimizer.defaults["betas"][0]
+    largest = torch.finfo(dtype).max
+    step = learning_rate / (1.0 - beta1)
+    if not step <= largest:
+        raise DivergenceError(
+            MSG_FIRST_STEP_OVERFLOW.format(
+                step=step, dtype=dtype, largest=largest, advice=advice(learning_rate, 0.0)
+            )
+        )
+    if not weight_decay <= largest:
+        raise ValueError(MSG_WEIGHT_DECAY.format(largest=largest, dtype=dtype, value=weight_decay))
+    return optimizer
 
 
 def _logits(model: nn.Module, X: torch.Tensor, batch_size: int = 8192) -> torch.Tensor:

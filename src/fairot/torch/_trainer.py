@@ -18,7 +18,7 @@ from fairot.classification import DivergenceError
 from fairot.classification._targets import MAX_TARGET_LEVELS, build_target
 from fairot.metrics._classification import sum_w1_to_barycenter, sum_w1_to_reference
 from fairot.torch._device import check_device
-from fairot.torch._divergence import DivergenceMonitor
+from fairot.torch._divergence import DivergenceMonitor, advice, default_adam
 from fairot.torch._penalty import WassersteinParityPenalty
 from fairot.transport import barycenter_quantiles, midpoint_grid, quantile_function
 
@@ -36,8 +36,7 @@ MSG_LABELS = (
 )
 MSG_EVAL_SET = "eval_set must be a tuple (X, y, groups); got {value!r}."
 MSG_NOT_FINITE = (
-    "training diverged at epoch {epoch}, step {step}: the loss became {loss}. Lower "
-    "learning_rate (now {lr:g}) or lam (now {lam:g})."
+    "training diverged at epoch {epoch}, step {step}: the loss became {loss}. {advice}."
 )
 
 
@@ -209,9 +208,15 @@ class FairTrainer:
                     MSG_PARAM.format(name=name, expected=f"an integer >= {low}", value=value)
                 )
         for name, value in (("learning_rate", learning_rate), ("weight_decay", weight_decay)):
-            if isinstance(value, bool) or not isinstance(value, Real) or value < 0:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, Real)
+                or not (np.isfinite(value) and value >= 0)
+            ):
                 raise ValueError(
-                    MSG_PARAM.format(name=name, expected="a non-negative number", value=value)
+                    MSG_PARAM.format(
+                        name=name, expected="a finite non-negative number", value=value
+                    )
                 )
         if not callable(lr_schedule) and lr_schedule not in ("constant", "cosine"):
             raise ValueError(
@@ -409,7 +414,7 @@ class FairTrainer:
         opt = (
             self.optimizer(params)
             if self.optimizer is not None
-            else torch.optim.Adam(params, lr=self.learning_rate, weight_decay=self.weight_decay)
+            else default_adam(params, self.learning_rate, self.weight_decay, dtype)
         )
         scheduler = self._scheduler(opt)
         bce = nn.BCEWithLogitsLoss(reduction="none")
@@ -451,8 +456,7 @@ class FairTrainer:
                             epoch=epoch,
                             step=step,
                             loss=float(values[0]),
-                            lr=self.learning_rate,
-                            lam=lam,
+                            advice=advice(self.learning_rate, lam),
                         )
                     )
                 opt.zero_grad(set_to_none=True)
