@@ -204,3 +204,24 @@ def test_non_finite_step_arguments_are_refused(name, value):
     message = MSG_PARAM.format(name=name, expected="a finite non-negative number", value=value)
     with pytest.raises(ValueError, match=re.escape(message)):
         FairTrainer(_linear(), WassersteinParityPenalty(2), **{name: value})
+
+
+@pytest.mark.parametrize(
+    ("warmup_epochs", "n_epochs", "where"),
+    [
+        (0, 1, "training data"),  # the returned model
+        (1, 2, "training data"),  # the warm model, before its NaN scores could fix the target
+        (0, 2, "batch"),  # the penalty's input, instead of its ValueError about scores
+    ],
+)
+def test_overflowed_network_is_divergence_not_a_nan_model(warmup_epochs, n_epochs, where):
+    # Found by the fuzz: two rows, lr=1e30. One Adam step leaves finite weights near 1e31 whose
+    # logits overflow; the fit returned NaN probabilities or raised the penalty's or the
+    # target's "scores/samples contain NaN".
+    X = np.array([[-0.0862689, -0.30787726], [-0.75125653, -0.30029074]])
+    clf = FairMLPClassifier(
+        hidden_layer_sizes=(4,), n_epochs=n_epochs, warmup_epochs=warmup_epochs, batch_size=1,
+        learning_rate=1e30, validation_fraction=0.0, random_state=0,
+    )  # fmt: skip
+    with pytest.raises(DivergenceError, match=re.escape(f"logits of the {where} are non-finite")):
+        clf.fit(X, np.array([1, 0]), sensitive_features=np.array([0, 1]))

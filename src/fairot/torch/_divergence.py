@@ -8,14 +8,15 @@ this module gives the torch loop the same three signals, measured against the mo
 from:
 
 - the loss (checked at every step by the trainer) or a parameter is non-finite;
-- every logit is beyond :data:`SATURATED_LOGIT`, while the starting model's were not;
+- a logit is non-finite, or every logit is beyond :data:`SATURATED_LOGIT` while the starting
+  model's were not;
 - an epoch's mean cross-entropy exceeds :data:`LOSS_BLOWUP_FACTOR` times the start's (or
   :math:`\log 2`, the cross-entropy of the constant score 1/2, when the start was better).
 
 Internal surface (for :mod:`fairot.torch`'s trainer): ``DivergenceMonitor``,
 ``default_adam``, ``advice``, ``SATURATED_LOGIT``, ``LOSS_BLOWUP_FACTOR``, ``MSG_SATURATED``,
-``MSG_LOSS_BLOWUP``, ``MSG_PARAMETER_NOT_FINITE``, ``MSG_FIRST_STEP_OVERFLOW``,
-``MSG_WEIGHT_DECAY``.
+``MSG_LOSS_BLOWUP``, ``MSG_LOGITS_NOT_FINITE``, ``MSG_PARAMETER_NOT_FINITE``,
+``MSG_FIRST_STEP_OVERFLOW``, ``MSG_WEIGHT_DECAY``.
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ MSG_FIRST_STEP_OVERFLOW = (
     "= {step:g}, overflows the parameters' {dtype} (largest {largest:g}). {advice}."
 )
 MSG_WEIGHT_DECAY = "weight_decay must be at most {largest:g} (the largest {dtype}); got {value!r}."
+MSG_LOGITS_NOT_FINITE = (
+    "training diverged at epoch {epoch}: {count} of the {n} logits of the {where} are "
+    "non-finite (the parameters are so large that the network overflows). {advice}."
+)
 MSG_PARAMETER_NOT_FINITE = (
     "training diverged at epoch {epoch}: parameter {name!r} became non-finite. {advice}."
 )
@@ -139,7 +144,21 @@ class DivergenceMonitor:
         # is divergence.
         return self.start_logit <= SATURATED_LOGIT
 
-    def _saturated(self, logits: torch.Tensor, epoch: int, lam: float, where: str) -> None:
+    def _not_finite(self, n_bad: int, logits, epoch: int, lam: float, where: str):
+        return DivergenceError(
+            MSG_LOGITS_NOT_FINITE.format(
+                epoch=epoch,
+                count=n_bad,
+                n=logits.numel(),
+                where=where,
+                advice=advice(self.learning_rate, lam),
+            )
+        )
+
+    def _check_logits(self, logits: torch.Tensor, epoch: int, lam: float, where: str) -> None:
+        n_bad = int((~torch.isfinite(logits)).sum())
+        if n_bad:
+            raise self._not_finite(n_bad, logits, epoch, lam, where)
         smallest = _smallest_abs(logits)
         if self._saturation_checked and smallest > SATURATED_LOGIT:
             raise DivergenceError(
@@ -152,6 +171,21 @@ class DivergenceMonitor:
                     advice=advice(self.learning_rate, lam),
                 )
             )
+
+    def penalty(self, penalty: nn.Module, logits: torch.Tensor, groups, epoch: int, lam: float):
+        """``penalty(sigmoid(logits), groups)``, with non-finite logits a ``DivergenceError``.
+
+        The penalty refuses non-finite scores with a ``ValueError`` about its input; in the loop
+        they mean that the last step overflowed the network, which is the step size's fault.
+        The logits are only inspected when the penalty refused them (no sync otherwise).
+        """
+        try:
+            return penalty(torch.sigmoid(logits), groups)
+        except ValueError:
+            n_bad = int((~torch.isfinite(logits)).sum())
+            if not n_bad:
+                raise
+            raise self._not_finite(n_bad, logits, epoch, lam, "batch") from None
 
     def check_epoch(
         self, model: nn.Module, epoch: int, lam: float, bce: float, last_logits: torch.Tensor
@@ -168,7 +202,8 @@ class DivergenceMonitor:
         bce : float
             The epoch's mean (importance-weighted) cross-entropy.
         last_logits : Tensor
-            The logits of the epoch's last batch: all of them saturated is divergence.
+            The logits of the epoch's last batch: any non-finite, or all of them saturated, is
+            divergence.
         """
         named = list(model.named_parameters())
         if named:
@@ -191,8 +226,11 @@ class DivergenceMonitor:
                     advice=advice(self.learning_rate, lam),
                 )
             )
-        self._saturated(last_logits.detach(), epoch, lam, "last batch")
+        self._check_logits(last_logits.detach(), epoch, lam, "last batch")
 
     def check_model(self, model: nn.Module, X: torch.Tensor, epoch: int, lam: float) -> None:
-        """Raise ``DivergenceError`` if the returned model saturates every training row."""
-        self._saturated(_logits(model, X), epoch, lam, "training data")
+        """Raise ``DivergenceError`` if the model overflows or saturates every training row.
+
+        Called on the warm model before its scores fix the target, and on the returned model.
+        """
+        self._check_logits(_logits(model, X), epoch, lam, "training data")

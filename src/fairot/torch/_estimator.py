@@ -20,6 +20,29 @@ from fairot.torch._penalty import WassersteinParityPenalty
 from fairot.torch._trainer import FairTrainer
 
 MSG_HIDDEN = "hidden_layer_sizes must be a tuple of positive integers; got {value!r}."
+MSG_LOGITS = (
+    "X gives {count} non-finite logit(s): its values, standardised with the training mean_ and "
+    "scale_, reach {peak:.3g}, beyond what the float32 network can carry."
+)
+
+
+def standardisation(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Column means and standard deviations (1 for constant columns), without overflow.
+
+    ``X.std()`` squares the deviations, which overflows past about 1e154; computing on
+    ``X / max|X|`` and scaling back keeps any finite ``X`` finite.
+    """
+    peak = np.max(np.abs(X), axis=0)
+    peak = np.where(peak > 0, peak, 1.0)
+    unit = X / peak
+    mean = unit.mean(axis=0) * peak
+    scale = unit.std(axis=0) * peak
+    return mean, np.where(scale > 0, scale, 1.0)
+
+
+def standardise(X: np.ndarray, mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``(X - mean) / scale`` as float32; dividing first keeps ``X - mean`` from overflowing."""
+    return (X / scale - mean / scale).astype(np.float32)
 
 
 def build_mlp(n_features: int, hidden_layer_sizes: tuple[int, ...]) -> nn.Sequential:
@@ -212,10 +235,8 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         self.groups_ = list(encoding.labels)
         self.group_names_ = list(encoding.names)
         y01 = (y == self.classes_[1]).astype(np.float32)
-        self.mean_ = X.mean(axis=0)
-        scale = X.std(axis=0)
-        self.scale_ = np.where(scale > 0, scale, 1.0)
-        Z = ((X - self.mean_) / self.scale_).astype(np.float32)
+        self.mean_, self.scale_ = standardisation(X)
+        Z = standardise(X, self.mean_, self.scale_)
         membership = encoding.membership
 
         rng = check_random_state(self.random_state)
@@ -272,14 +293,27 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples,)
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is so far outside the training data's range that a logit is not finite.
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         # The fitted network's device, not self.device: set_params after fit must not strand it.
         device = next(self.model_.parameters()).device
-        Z = torch.as_tensor(((X - self.mean_) / self.scale_).astype(np.float32), device=device)
+        with np.errstate(over="ignore"):  # past float32's range: refused below, by name
+            Z = standardise(X, self.mean_, self.scale_)
         with torch.no_grad():
-            return self.model_(Z).reshape(-1).double().cpu().numpy()
+            logits = self.model_(torch.as_tensor(Z, device=device)).reshape(-1)
+        logits = logits.double().cpu().numpy()
+        bad = ~np.isfinite(logits)
+        if bad.any():
+            with np.errstate(over="ignore"):
+                peak = float(np.max(np.abs(X / self.scale_ - self.mean_ / self.scale_)))
+            raise ValueError(MSG_LOGITS.format(count=int(bad.sum()), peak=peak))
+        return logits
 
     def predict_proba(self, X) -> np.ndarray:
         """Scores as class probabilities.

@@ -435,6 +435,7 @@ class FairTrainer:
                 and self.warmup_epochs > 0
                 and epoch >= self.warmup_epochs
             ):
+                monitor.check_model(self.model, Xt, epoch, lam)  # a NaN target is no target
                 self._fix_target(Xt, membership)
             totals = torch.zeros(3, dtype=torch.float64, device=device)
             for step in range(steps_per_epoch):
@@ -443,7 +444,7 @@ class FairTrainer:
                 logits = self.model(Xt[idx]).reshape(-1)
                 ce = (weights * bce(logits, yt[idx])).sum()
                 if lam > 0:
-                    pen = self.penalty(torch.sigmoid(logits), batch_groups)
+                    pen = monitor.penalty(self.penalty, logits, batch_groups, epoch, lam)
                     loss = ce + lam * pen
                 else:
                     pen = torch.zeros((), dtype=dtype, device=device)
