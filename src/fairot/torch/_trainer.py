@@ -380,9 +380,9 @@ class FairTrainer:
         Raises
         ------
         fairot.classification.DivergenceError
-            If the loss or a parameter became non-finite, every logit ran past ±110 (scores
-            exactly 0/1) while the starting model's did not, or an epoch's cross-entropy rose
-            past ten times the start's (see ``fairot.torch._divergence``).
+            If the loss, a parameter or a logit became non-finite, every logit ran past ±110
+            (scores exactly 0/1) while the starting model's did not, or an epoch's
+            cross-entropy rose past ten times the start's (see ``docs/torch.md``).
         """
         device, dtype = self._device(), self._dtype()
         self.model.to(device)
