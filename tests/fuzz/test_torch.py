@@ -1,21 +1,26 @@
-"""Fuzz of fairot.torch's public boundary: WassersteinParityPenalty.forward.
+"""Fuzz of fairot.torch's public boundary: the penalty, FairTrainer and FairMLPClassifier.
 
 Any batch of scores in [0, 1] with any group codes gives a finite, non-negative DOT penalty equal
 to POT's exact cost and invariant to the order of the batch, with finite gradients for every
 method; anything else is a ValueError or TypeError from our validation, never another exception.
+``FairMLPClassifier`` with any learning rate, device and tiny data either fits a sound model
+(finite probabilities in [0, 1], not saturated to hard 0/1 labels) or raises one clear error: a
+ValueError/TypeError naming the argument, or a DivergenceError advising a lower learning_rate.
 """
 
+import re
 import warnings
 
 import numpy as np
 import ot
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import event, given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from fairot.torch import WassersteinParityPenalty
+from fairot.classification import DivergenceError
+from fairot.torch import FairMLPClassifier, FairTrainer, WassersteinParityPenalty
 
 pytestmark = pytest.mark.fuzz
 
@@ -105,3 +110,162 @@ def test_reused_group_matrices_equal_fresh_ones(calls, method):
             codes = torch.tensor(groups)
         s = torch.tensor(scores)
         assert float(reused(s, codes)) == pytest.approx(float(make()(s, codes.clone())), abs=1e-12)
+
+
+# --------------------------------------------------------------- FairMLPClassifier and FairTrainer
+CUDA = torch.cuda.is_available()
+COUNT = torch.cuda.device_count() if CUDA else 0
+MPS = torch.backends.mps.is_available()
+
+DEVICES = st.one_of(
+    st.sampled_from(
+        ["cpu", "cpu:0", "cpu:1", "cuda", "cuda:0", "cuda:1", "cuda:7", "mps", "mps:0", "tpu",
+         "CPU", "", " cpu", "meta", "xla", "cuda:-1", "cuda:01"]
+    ),
+    st.sampled_from([torch.device("cpu"), torch.device("meta"), torch.device("cuda", 3)]),
+    st.from_regex(r"(cpu|cuda|mps)(:[0-9]{1,2})?", fullmatch=True),
+    st.text(max_size=8),
+)  # fmt: skip
+
+
+def _device_is_valid(device) -> bool:
+    """What this machine accepts, from torch's availability queries (not from check_device)."""
+    if isinstance(device, torch.device):
+        kind, index = device.type, device.index
+    else:
+        match = re.fullmatch(r"(cpu|cuda|mps)(?::(0|[1-9][0-9]*))?", device)
+        if match is None:
+            return False
+        kind, index = match[1], None if match[2] is None else int(match[2])
+    if kind == "cuda":
+        return CUDA and (index is None or index < COUNT)
+    available = kind == "cpu" or MPS
+    return available and index in (None, 0)
+
+
+LEARNING_RATES = st.one_of(
+    st.floats(1e-5, 1e8),
+    st.sampled_from([1e-3, 1e6, 1e30, 1e38, 0.0, -1.0, np.nan, np.inf]),
+    st.floats(-6, 9).map(lambda e: 10.0**e),
+)
+
+
+@st.composite
+def tiny_data(draw):
+    n = draw(
+        st.integers(0, 9).flatmap(lambda k: st.integers(0, 3) if k == 0 else st.integers(4, 24))
+    )
+    d = draw(st.integers(1, 3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**31)))
+    X = rng.normal(size=(n, d)) * draw(st.sampled_from([1.0, 1.0, 1e-6, 1e6, 1e-300, 1e300]))
+    # Every class and group present whenever n allows (a permuted cycle), so that most examples
+    # train; one class or one group now and then.
+    y = rng.permutation(np.arange(n) % draw(st.sampled_from([2] * 7 + [1])))
+    a = rng.permutation(np.arange(n) % draw(st.sampled_from([2] * 4 + [3] * 3 + [1])))
+    return X, y, a
+
+
+def _check_sound(clf, X):
+    p = clf.predict_proba(X)
+    assert p.shape == (X.shape[0], 2)
+    assert np.isfinite(p).all() and (p >= 0).all() and (p <= 1).all()
+    np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    logits = clf.decision_function(X)
+    # Not the silent hard classifier that a diverged run used to return.
+    assert np.abs(logits).min() <= 110.0
+
+
+# Every message a user may see names the argument at fault (or what to change).
+CLEAR = (
+    "device",
+    "learning_rate",
+    "sensitive_features",
+    "classes",
+    "group",
+    "minimum of",
+    "n_samples",
+)
+
+
+@given(
+    tiny_data(),
+    LEARNING_RATES,
+    # Mostly the CPU, so that most examples train; test_device_* covers the device strings.
+    st.integers(0, 9).flatmap(
+        lambda k: DEVICES if k == 0 else st.sampled_from(["cpu", "cpu:0", torch.device("cpu")])
+    ),
+    st.sampled_from(["dot", "cot"]),
+    st.integers(1, 3),
+    st.integers(1, 16),
+    st.sampled_from([0.0, 0.2]),
+    st.integers(0, 1),
+)
+def test_mlp_fits_a_sound_model_or_raises_one_clear_error(
+    data, learning_rate, device, method, n_epochs, batch_size, validation_fraction, warmup
+):
+    X, y, a = data
+    clf = FairMLPClassifier(
+        hidden_layer_sizes=(4,), method=method, n_epochs=n_epochs, warmup_epochs=warmup,
+        batch_size=batch_size, learning_rate=learning_rate, validation_fraction=validation_fraction,
+        device=device, random_state=0,
+    )  # fmt: skip
+    try:
+        clf.fit(X, y, sensitive_features=a)
+    except DivergenceError as error:
+        event("DivergenceError")
+        assert "Lower learning_rate" in str(error)
+        # No false alarm: Adam moves a weight by at most about learning_rate a step, and these
+        # runs take at most 3 epochs of 24 steps.
+        assert learning_rate > 1e-2
+        return
+    except (ValueError, TypeError) as error:
+        event(type(error).__name__)
+        message = str(error)
+        assert any(word in message for word in CLEAR), message
+        if "device" in message:
+            assert isinstance(device, torch.device | str) and not _device_is_valid(device)
+        return
+    event("fitted")
+    assert _device_is_valid(device)
+    _check_sound(clf, X)
+
+
+@given(DEVICES)
+def test_device_accepted_exactly_when_the_machine_has_it(device):
+    penalty = WassersteinParityPenalty(2, method="dot")
+    try:
+        trainer = FairTrainer(torch.nn.Linear(2, 1), penalty, device=device)
+    except (ValueError, TypeError) as error:
+        assert str(error).startswith("device must be"), str(error)
+        assert not _device_is_valid(device)
+    else:
+        assert _device_is_valid(device)
+        assert trainer.device == device
+
+
+@given(st.floats(-4, 8), st.integers(0, 2**31), st.sampled_from([0.0, 3.0]))
+def test_trainer_returns_an_unsaturated_model_or_raises_divergence(log_lr, seed, lam):
+    rng = np.random.default_rng(seed)
+    n = 64
+    a = rng.integers(0, 2, n)
+    X = np.column_stack([rng.normal(a, 1.0), a]).astype(np.float32)
+    y = (X[:, 0] + rng.normal(0, 1, n) > 0.5).astype(np.float32)
+    torch.manual_seed(seed % 1000)
+    model = torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.ReLU(), torch.nn.Linear(4, 1))
+    trainer = FairTrainer(
+        model, WassersteinParityPenalty(2, method="dot"), lam=lam, warmup_epochs=1, n_epochs=3,
+        batch_size=16, learning_rate=10.0**log_lr, random_state=seed,
+    )  # fmt: skip
+    try:
+        trainer.fit(X, y, a)
+    except DivergenceError as error:
+        event("DivergenceError")
+        assert "Lower learning_rate" in str(error)
+        return
+    event("trained")
+    # Oracle: the returned model itself, evaluated directly.
+    assert all(bool(torch.isfinite(p).all()) for p in model.parameters())
+    with torch.no_grad():
+        logits = model(torch.as_tensor(X)).reshape(-1)
+    assert float(logits.abs().min()) <= 110.0
+    assert np.isfinite(trainer.history_[["loss", "bce", "penalty"]].to_numpy()).all()

@@ -9,7 +9,7 @@ import torch
 
 from fairot.metrics import error_rate, wass1
 from fairot.torch import FairMLPClassifier
-from fairot.torch._estimator import MSG_HIDDEN
+from fairot.torch._estimator import MSG_HIDDEN, MSG_LOGITS
 
 
 def _data(seed, n=800):
@@ -77,3 +77,29 @@ def test_fit_on_cuda_predicts_like_cpu(method):
     gpu = _clf(method=method, device="cuda").fit(X, y, sensitive_features=groups)
     # float32 on two devices: the same seeded run up to the order of floating-point sums.
     np.testing.assert_allclose(gpu.predict_proba(X), cpu.predict_proba(X), atol=1e-3)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_standardisation_of_extreme_columns_matches_unit_data(scale):
+    # Standardising makes the model invariant to a column's unit; X.std() overflowed past
+    # 1e154 (a RuntimeWarning, then NaN). The same data in unit scale is the oracle.
+    X, y, s = _data(5, n=300)
+    unit = _clf(n_epochs=3).fit(X, y, sensitive_features=s["a"])
+    extreme = _clf(n_epochs=3).fit(X * scale, y, sensitive_features=s["a"])
+    np.testing.assert_allclose(extreme.mean_, unit.mean_ * scale, rtol=1e-12)
+    np.testing.assert_allclose(extreme.scale_, unit.scale_ * scale, rtol=1e-12)
+    np.testing.assert_allclose(
+        extreme.predict_proba(X * scale), unit.predict_proba(X), rtol=0, atol=1e-5
+    )
+
+
+def test_inputs_beyond_float32_after_standardising_are_refused():
+    X, y, s = _data(6, n=300)
+    clf = _clf(n_epochs=2).fit(X, y, sensitive_features=s["a"])
+    far = X[:3].copy()
+    far[0, 1] = 1e300
+    peak = abs((1e300 - clf.mean_[1]) / clf.scale_[1])
+    with pytest.raises(ValueError, match=re.escape(MSG_LOGITS.format(count=1, peak=peak))):
+        clf.predict_proba(far)
+    # In range, the same rows are scored (no error from the check itself).
+    assert np.isfinite(clf.predict_proba(X[:3])).all()

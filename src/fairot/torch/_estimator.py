@@ -15,10 +15,34 @@ from torch import nn
 
 from fairot._validation import check_sensitive_features
 from fairot.classification._base import check_binary_target
+from fairot.torch._device import check_device
 from fairot.torch._penalty import WassersteinParityPenalty
 from fairot.torch._trainer import FairTrainer
 
 MSG_HIDDEN = "hidden_layer_sizes must be a tuple of positive integers; got {value!r}."
+MSG_LOGITS = (
+    "X gives {count} non-finite logit(s): its values, standardised with the training mean_ and "
+    "scale_, reach {peak:.3g}, beyond what the float32 network can carry."
+)
+
+
+def standardisation(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Column means and standard deviations (1 for constant columns), without overflow.
+
+    ``X.std()`` squares the deviations, which overflows past about 1e154; computing on
+    ``X / max|X|`` and scaling back keeps any finite ``X`` finite.
+    """
+    peak = np.max(np.abs(X), axis=0)
+    peak = np.where(peak > 0, peak, 1.0)
+    unit = X / peak
+    mean = unit.mean(axis=0) * peak
+    scale = unit.std(axis=0) * peak
+    return mean, np.where(scale > 0, scale, 1.0)
+
+
+def standardise(X: np.ndarray, mean: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``(X - mean) / scale`` as float32; dividing first keeps ``X - mean`` from overflowing."""
+    return (X / scale - mean / scale).astype(np.float32)
 
 
 def build_mlp(n_features: int, hidden_layer_sizes: tuple[int, ...]) -> nn.Sequential:
@@ -61,7 +85,9 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
     batch_size : int, default=256
         Rows per step, split equally between groups.
     learning_rate : float, default=1e-3
-        Adam's step size.
+        Adam's step size. One so large that training diverges (non-finite parameters, every
+        logit beyond ±110, or the cross-entropy ten times the start's) raises
+        :class:`~fairot.classification.DivergenceError`.
     lr_schedule : {"constant", "cosine"}, default="cosine"
         ``"cosine"``: after the warm-up the step decays to 0 by the last epoch, which averages
         the penalty's mini-batch noise (see :class:`FairTrainer`).
@@ -71,8 +97,10 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         Share of the training rows held out for early stopping (0: none).
     patience : int or None, default=10
         Epochs without improvement of the validation Wass1 before stopping.
-    device : str, default="cpu"
-        Torch device.
+    device : str or torch.device, default="cpu"
+        Torch device: ``"cpu"``, ``"cuda"``, ``"cuda:N"`` (N below
+        ``torch.cuda.device_count()``), ``"mps"``, or a ``torch.device`` of these. One this
+        machine does not have is a ``ValueError`` at ``fit`` saying what it has.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights, the validation split, the batches and the penalty.
     verbose : bool, default=False
@@ -131,7 +159,7 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         "weight_decay": [Interval(Real, 0, None, closed="left")],
         "validation_fraction": [Interval(Real, 0, 1, closed="left")],
         "patience": [Interval(Integral, 1, None, closed="left"), None],
-        "device": [str],
+        "device": [str, torch.device],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -152,7 +180,7 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         weight_decay: float = 0.0,
         validation_fraction: float = 0.1,
         patience: int | None = 10,
-        device: str = "cpu",
+        device: str | torch.device = "cpu",
         random_state=None,
         verbose: bool = False,
     ):
@@ -188,7 +216,15 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         self : FairMLPClassifier
+
+        Raises
+        ------
+        ValueError
+            If ``device`` is not a device of this machine.
+        fairot.classification.DivergenceError
+            If training diverged (advice: lower ``learning_rate``).
         """
+        device = check_device(self.device)
         sizes = tuple(self.hidden_layer_sizes)
         if not all(isinstance(h, Integral) and not isinstance(h, bool) and h > 0 for h in sizes):
             raise ValueError(MSG_HIDDEN.format(value=self.hidden_layer_sizes))
@@ -199,10 +235,8 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         self.groups_ = list(encoding.labels)
         self.group_names_ = list(encoding.names)
         y01 = (y == self.classes_[1]).astype(np.float32)
-        self.mean_ = X.mean(axis=0)
-        scale = X.std(axis=0)
-        self.scale_ = np.where(scale > 0, scale, 1.0)
-        Z = ((X - self.mean_) / self.scale_).astype(np.float32)
+        self.mean_, self.scale_ = standardisation(X)
+        Z = standardise(X, self.mean_, self.scale_)
         membership = encoding.membership
 
         rng = check_random_state(self.random_state)
@@ -210,7 +244,7 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         holdout = self._holdout(membership, rng)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            self.model_ = build_mlp(X.shape[1], sizes).to(self.device)
+            self.model_ = build_mlp(X.shape[1], sizes).to(device)
         self.penalty_ = WassersteinParityPenalty(
             encoding.n_groups, method=self.method, random_state=seed, **(self.penalty_params or {})
         )
@@ -225,7 +259,7 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
             lr_schedule=self.lr_schedule,
             weight_decay=self.weight_decay,
             patience=self.patience,
-            device=self.device,
+            device=device,
             random_state=rng,
             verbose=self.verbose,
         )
@@ -259,12 +293,27 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples,)
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is so far outside the training data's range that a logit is not finite.
         """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        Z = torch.as_tensor(((X - self.mean_) / self.scale_).astype(np.float32), device=self.device)
+        # The fitted network's device, not self.device: set_params after fit must not strand it.
+        device = next(self.model_.parameters()).device
+        with np.errstate(over="ignore"):  # past float32's range: refused below, by name
+            Z = standardise(X, self.mean_, self.scale_)
         with torch.no_grad():
-            return self.model_(Z).reshape(-1).double().cpu().numpy()
+            logits = self.model_(torch.as_tensor(Z, device=device)).reshape(-1)
+        logits = logits.double().cpu().numpy()
+        bad = ~np.isfinite(logits)
+        if bad.any():
+            with np.errstate(over="ignore"):
+                peak = float(np.max(np.abs(X / self.scale_ - self.mean_ / self.scale_)))
+            raise ValueError(MSG_LOGITS.format(count=int(bad.sum()), peak=peak))
+        return logits
 
     def predict_proba(self, X) -> np.ndarray:
         """Scores as class probabilities.

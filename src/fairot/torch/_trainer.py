@@ -17,6 +17,8 @@ from fairot._validation import check_sensitive_features
 from fairot.classification import DivergenceError
 from fairot.classification._targets import MAX_TARGET_LEVELS, build_target
 from fairot.metrics._classification import sum_w1_to_barycenter, sum_w1_to_reference
+from fairot.torch._device import check_device
+from fairot.torch._divergence import DivergenceMonitor, advice, default_adam
 from fairot.torch._penalty import WassersteinParityPenalty
 from fairot.transport import barycenter_quantiles, midpoint_grid, quantile_function
 
@@ -34,8 +36,7 @@ MSG_LABELS = (
 )
 MSG_EVAL_SET = "eval_set must be a tuple (X, y, groups); got {value!r}."
 MSG_NOT_FINITE = (
-    "training diverged at epoch {epoch}, step {step}: the loss became {loss}. Lower "
-    "learning_rate (now {lr:g}) or lam (now {lam:g})."
+    "training diverged at epoch {epoch}, step {step}: the loss became {loss}. {advice}."
 )
 
 
@@ -124,7 +125,8 @@ class FairTrainer:
     patience : int or None, default=10
         Epochs without improvement before stopping; ``None`` trains all ``n_epochs``.
     device : str or torch.device, optional
-        Where to train (default: the model's device).
+        Where to train (default: the model's device): ``"cpu"``, ``"cuda"``, ``"cuda:N"``,
+        ``"mps"`` or a ``torch.device``; one this machine lacks is a ``ValueError``.
     random_state : int, RandomState instance or None, default=None
         Seeds the batches.
     verbose : bool, default=False
@@ -206,9 +208,15 @@ class FairTrainer:
                     MSG_PARAM.format(name=name, expected=f"an integer >= {low}", value=value)
                 )
         for name, value in (("learning_rate", learning_rate), ("weight_decay", weight_decay)):
-            if isinstance(value, bool) or not isinstance(value, Real) or value < 0:
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, Real)
+                or not (np.isfinite(value) and value >= 0)
+            ):
                 raise ValueError(
-                    MSG_PARAM.format(name=name, expected="a non-negative number", value=value)
+                    MSG_PARAM.format(
+                        name=name, expected="a finite non-negative number", value=value
+                    )
                 )
         if not callable(lr_schedule) and lr_schedule not in ("constant", "cosine"):
             raise ValueError(
@@ -228,6 +236,8 @@ class FairTrainer:
                     name="patience", expected="a positive integer or None", value=patience
                 )
             )
+        if device is not None:
+            check_device(device)
         self.model = model
         self.penalty = penalty
         self.lam = lam
@@ -366,6 +376,13 @@ class FairTrainer:
         Returns
         -------
         self : FairTrainer
+
+        Raises
+        ------
+        fairot.classification.DivergenceError
+            If the loss, a parameter or a logit became non-finite, every logit ran past ±110
+            (scores exactly 0/1) while the starting model's did not, or an epoch's
+            cross-entropy rose past ten times the start's (see ``docs/torch.md``).
         """
         device, dtype = self._device(), self._dtype()
         self.model.to(device)
@@ -397,7 +414,7 @@ class FairTrainer:
         opt = (
             self.optimizer(params)
             if self.optimizer is not None
-            else torch.optim.Adam(params, lr=self.learning_rate, weight_decay=self.weight_decay)
+            else default_adam(params, self.learning_rate, self.weight_decay, dtype)
         )
         scheduler = self._scheduler(opt)
         bce = nn.BCEWithLogitsLoss(reduction="none")
@@ -407,6 +424,7 @@ class FairTrainer:
         self.n_steps_ = 0
         history = []
         best_value, best_state, stale = np.inf, None, 0
+        monitor = DivergenceMonitor.start(self.model, Xt, yt, self.learning_rate)
         self.model.train()
         self.penalty.train()
         for epoch in tqdm(range(self.n_epochs), disable=not self.verbose, desc="epochs"):
@@ -417,6 +435,7 @@ class FairTrainer:
                 and self.warmup_epochs > 0
                 and epoch >= self.warmup_epochs
             ):
+                monitor.check_model(self.model, Xt, epoch, lam)  # a NaN target is no target
                 self._fix_target(Xt, membership)
             totals = torch.zeros(3, dtype=torch.float64, device=device)
             for step in range(steps_per_epoch):
@@ -425,7 +444,7 @@ class FairTrainer:
                 logits = self.model(Xt[idx]).reshape(-1)
                 ce = (weights * bce(logits, yt[idx])).sum()
                 if lam > 0:
-                    pen = self.penalty(torch.sigmoid(logits), batch_groups)
+                    pen = monitor.penalty(self.penalty, logits, batch_groups, epoch, lam)
                     loss = ce + lam * pen
                 else:
                     pen = torch.zeros((), dtype=dtype, device=device)
@@ -438,8 +457,7 @@ class FairTrainer:
                             epoch=epoch,
                             step=step,
                             loss=float(values[0]),
-                            lr=self.learning_rate,
-                            lam=lam,
+                            advice=advice(self.learning_rate, lam),
                         )
                     )
                 opt.zero_grad(set_to_none=True)
@@ -453,6 +471,7 @@ class FairTrainer:
             record.update(
                 zip(("loss", "bce", "penalty"), (totals / steps_per_epoch).tolist(), strict=True)
             )
+            monitor.check_epoch(self.model, epoch, lam, record["bce"], logits)
             if evaluation is not None:
                 metrics = self._val_metrics(evaluation, lam)
                 record.update(metrics)
@@ -472,5 +491,6 @@ class FairTrainer:
         if best_state is not None:
             self.model.load_state_dict(best_state[0])
             self.penalty.load_state_dict(best_state[1])
+        monitor.check_model(self.model, Xt, epoch, lam)
         self.history_ = pd.DataFrame(history)
         return self
