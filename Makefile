@@ -31,7 +31,7 @@ $(VENV)/.chromium: | $(BIN)/python
 	touch $@
 
 test: $(VENV)/.test-installed $(VENV)/.chromium
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=30
 
 # The hypothesis fuzz of every public boundary with a large budget (make test runs a small one).
 fuzz: $(VENV)/.test-installed

@@ -1,7 +1,9 @@
 """keep_freed_memory: glibc stops faulting freed blocks in again (checked in a child process).
 
 torch's CPU allocator, unlike NumPy's, does not ask for transparent huge pages, so each 4 KiB page
-of a block that glibc returned to the kernel faults in again.
+of a block that glibc returned to the kernel faults in again. With the memory kept, a block is
+reused, except now and then when a small allocation splits the freed block (heap fragmentation:
+measured 1, 3 or 5 blocks faulted over 20 rounds, where the default faults all 20).
 """
 
 import subprocess
@@ -9,7 +11,8 @@ import sys
 
 import pytest
 
-CHILD = """
+ROUNDS = 20
+CHILD = f"""
 import resource, sys
 import torch
 from fairot.face import keep_freed_memory
@@ -17,7 +20,7 @@ from fairot.face import keep_freed_memory
 kept = keep_freed_memory() if sys.argv[1] == "keep" else False
 torch.ones(2**25).sum()  # a first 128 MiB block: faulted in either way
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(5):
+for _ in range({ROUNDS}):
     torch.ones(2**25).sum()
 print(kept, resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 """
@@ -36,6 +39,7 @@ def test_kept_memory_is_not_faulted_in_again():
         pytest.skip("not glibc: keep_freed_memory changes nothing here")
     _, faults_default = _page_faults("default")
     pages_per_block = 2**27 // 4096
-    assert faults_default > 4 * pages_per_block  # the default faults each block in again
-    # kept: reused (at most one block's worth, where a small allocation took the top of the heap)
-    assert faults_kept <= 1.5 * pages_per_block
+    # the default faults every block in again
+    assert faults_default > (ROUNDS - 1) * pages_per_block
+    # kept: reused, but for the odd block that fragmentation splits (a quarter of the rounds at most)
+    assert faults_kept <= ROUNDS / 4 * pages_per_block

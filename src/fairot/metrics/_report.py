@@ -94,7 +94,9 @@ def fairness_report(
     Regression metrics are computed in a unit scaled by a power of two (exact), so that
     responses from 1e-300 to 1e300 give the right R² and distances; ``mse`` is the square of
     ``rmse`` and is infinite only where the true value exceeds the float range (residuals above
-    about 1e154), when ``rmse`` is still finite.
+    about 1e154), when ``rmse`` is still finite. A group distance whose true value exceeds the
+    float range (groups near ±1.7e308, whose gap is about 3.4e308) raises ``ValueError`` naming
+    the cause rather than reporting ``inf`` or overflowing.
 
     See Also
     --------
