@@ -41,5 +41,5 @@ def test_kept_memory_is_not_faulted_in_again():
     pages_per_block = 2**27 // 4096
     # the default faults every block in again
     assert faults_default > (ROUNDS - 1) * pages_per_block
-    # kept: reused, but for the odd block that fragmentation splits (a quarter of the rounds at most)
+    # kept: reused, but for the odd block fragmentation splits (a quarter of the rounds at most)
     assert faults_kept <= ROUNDS / 4 * pages_per_block
