@@ -6,7 +6,6 @@ our messages, never a traceback.
 """
 
 import json
-import re
 import warnings
 
 import numpy as np
@@ -25,26 +24,18 @@ from fairot.face import _methods as methods
 from fairot.face import _skewness as sk
 from fairot.face import _trainer as trainer
 from fairot.face import load_config, losses
+from tests.fuzz.messages import fills_template, message_constants
 
 pytestmark = pytest.mark.fuzz
 
 D, C, K = 4, 5, 3
-OUR_MESSAGES = [
-    getattr(module, name)
-    for module in (ml, sk)
-    for name in dir(module)
-    if name.endswith("_ERROR") and isinstance(getattr(module, name), str)
-]
+OUR_MESSAGES = message_constants((ml, sk), suffix="_ERROR")
 DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
 
 
 def _ours(message: str) -> bool:
     """Whether ``message`` is one of the modules' error constants, placeholders filled."""
-    for template in OUR_MESSAGES:
-        pattern = ".*".join(re.escape(part) for part in re.split(r"\{[^}]*\}", template))
-        if re.fullmatch(pattern, message, re.S):
-            return True
-    return False
+    return fills_template(message, OUR_MESSAGES)
 
 
 values = st.one_of(
@@ -129,20 +120,11 @@ def test_constructors_accept_only_finite_positive_numbers(scale, margin):
 # -- ``fairot face train`` configs (issue 19): validation only, no training ------------------
 
 
-CONFIG_MESSAGES = [
-    getattr(module, name)
-    for module in (cfg, checks, gcsv, methods, trainer)
-    for name in dir(module)
-    if name.endswith("_ERROR") and isinstance(getattr(module, name), str)
-]
+CONFIG_MESSAGES = message_constants((cfg, checks, gcsv, methods, trainer), suffix="_ERROR")
 
 
 def _ours_config(message: str) -> bool:
-    for template in CONFIG_MESSAGES:
-        pattern = ".*".join(re.escape(part) for part in re.split(r"\{[^}]*\}", template))
-        if re.fullmatch(pattern, message, re.S):
-            return True
-    return False
+    return fills_template(message, CONFIG_MESSAGES)
 
 
 hostile = st.one_of(

@@ -9,7 +9,6 @@ import contextlib
 import csv
 import io
 import math
-import re
 
 import numpy as np
 import pytest
@@ -19,24 +18,16 @@ from hypothesis import strategies as st
 import fairot._validation as validation
 from fairot.cli import main
 from fairot.monitoring import FairnessMonitor, _monitor
+from tests.fuzz.messages import fills_template, message_constants
 
 pytestmark = pytest.mark.fuzz
 
-TEMPLATES = [
-    getattr(module, name)
-    for module in (_monitor, validation)
-    for name in dir(module)
-    if name.startswith("MSG_") and isinstance(getattr(module, name), str)
-]
+TEMPLATES = message_constants((_monitor, validation), prefix="MSG_")
 
 
 def _ours(message: str) -> bool:
     """Whether ``message`` fills one of the monitor's or validation's message constants."""
-    for template in TEMPLATES:
-        pattern = ".*".join(re.escape(part) for part in re.split(r"\{[^}]*\}", template))
-        if re.fullmatch(pattern, message, re.S):
-            return True
-    return False
+    return fills_template(message, TEMPLATES)
 
 
 SCORE = st.one_of(
