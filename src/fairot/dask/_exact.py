@@ -166,23 +166,61 @@ class WindowSums:
     Attributes
     ----------
     power : dict of float to numpy.ndarray of shape (L, L)
-        ``power[p][a, b]`` is :math:`\int_0^1 |Q_a - Q_b|^p du` (``p = inf``: the largest gap
-        over cells of positive mass).
+        ``power[p][a, b]`` is :math:`\int_0^1 |Q_a - Q_b|^p du` for ``p = 1``, the largest gap
+        over cells of positive mass for ``p = inf``, and for any other ``p`` the same integral
+        of the gaps divided by :math:`2^{e_{ab}}`, ``e = exponent``, a power of two near the
+        pair's largest gap (so that ``|gap|**p`` neither overflows nor underflows at p = 1000 or
+        at values near 1e200; :meth:`distance` undoes the scale).
     to_barycenter : numpy.ndarray of shape (K,) or None
         :math:`\int_0^1 |Q_a - Q_{bar}| du` for the first ``K`` labels, with :math:`Q_{bar}`
         their weighted median at each rank (the W1 barycenter).
+    exponent : numpy.ndarray of shape (L, L)
+        The powers of two that scale the ``p ∉ {1, inf}`` sums, pair by pair.
     """
 
     power: dict
     to_barycenter: np.ndarray | None
+    exponent: np.ndarray
 
     def __add__(self, other: WindowSums) -> WindowSums:
-        power = {
-            p: np.maximum(v, other.power[p]) if math.isinf(p) else v + other.power[p]
-            for p, v in self.power.items()
-        }
+        exponent = np.maximum(self.exponent, other.exponent)
+        power = {}
+        for p, v in self.power.items():
+            w = other.power[p]
+            if math.isinf(p):
+                power[p] = np.maximum(v, w)
+            elif p == 1:
+                power[p] = v + w
+            else:
+                # Bring both to the larger scale: factors 2^(-k p) <= 1 (exact or underflowing
+                # to a negligible share, never overflowing).
+                power[p] = _rescaled(v, self.exponent - exponent, p) + _rescaled(
+                    w, other.exponent - exponent, p
+                )
         bary = None if self.to_barycenter is None else self.to_barycenter + other.to_barycenter
-        return WindowSums(power, bary)
+        return WindowSums(power, bary, exponent)
+
+    def distance(self, p: float) -> np.ndarray:
+        """:math:`W_p` between every pair of labels, of shape (L, L)."""
+        value = np.asarray(self.power[p], dtype=float)
+        if p == 1 or math.isinf(p):
+            return value
+        with np.errstate(over="ignore"):
+            # Past the float maximum the true distance is not representable: inf.
+            return np.ldexp(value ** (1.0 / p), self.exponent)
+
+
+def _rescaled(value: np.ndarray, shift: np.ndarray, p: float) -> np.ndarray:
+    """``value * (2**shift) ** p`` for ``shift <= 0`` without overflow."""
+    with np.errstate(under="ignore"):
+        return value * np.exp2(shift * p)
+
+
+def _scale_exponent(q: np.ndarray) -> int:
+    """``e`` with every ``|q| / 2**e`` at most 1/2, so every gap of the scaled values is <= 1."""
+    finite = np.abs(q[np.isfinite(q)])
+    largest = float(finite.max()) if finite.size else 0.0
+    return math.frexp(largest)[1] + 1 if largest > 0 else 0
 
 
 def _window_cells(
@@ -237,22 +275,35 @@ def _window_sums(
     index, mass = _window_cells(los, his, sizes, m0, m1, sizes[-1])
     q = np.stack([v[i] for v, i in zip(values, index, strict=True)])
     n_labels = q.shape[0]
+    # Gaps of values scaled by a power of two (exact): |q_a - q_b| cannot overflow, nor its
+    # p-th power; W1 and W_inf are scaled back here, the other orders by WindowSums.distance.
+    exponent = _scale_exponent(q)
+    scaled = np.ldexp(q, -exponent)
     power = {p: np.zeros((n_labels, n_labels)) for p in orders}
+    pair_exponent = np.zeros((n_labels, n_labels), dtype=int)
     heavy = mass > MASS_TOLERANCE
-    for a in range(n_labels):
-        for b in range(a + 1, n_labels):
-            gap = np.abs(q[a] - q[b])
-            for p in orders:
-                if math.isinf(p):
-                    value = float(gap[heavy].max()) if heavy.any() else 0.0
-                else:
-                    value = float(mass @ (gap if p == 1 else gap**p))
-                power[p][a, b] = power[p][b, a] = value
-    bary = None
-    if n_groups is not None:
-        median = barycenter_quantiles(q[:n_groups], group_weights, p=1)
-        bary = np.abs(q[:n_groups] - median) @ mass
-    return WindowSums(power, bary)
+    with np.errstate(over="ignore"):
+        for a in range(n_labels):
+            for b in range(a + 1, n_labels):
+                gap = np.abs(scaled[a] - scaled[b])
+                # The pair's own power of two for the other orders: its largest gap in [1/2, 1).
+                shift = math.frexp(float(gap.max()))[1] if gap.size else 0
+                pair_exponent[a, b] = pair_exponent[b, a] = exponent + shift
+                relative = np.ldexp(gap, -shift)
+                for p in orders:
+                    if math.isinf(p):
+                        top = float(gap[heavy].max()) if heavy.any() else 0.0
+                        value = float(np.ldexp(top, exponent))
+                    elif p == 1:
+                        value = float(np.ldexp(float(mass @ gap), exponent))
+                    else:
+                        value = float(mass @ relative**p)
+                    power[p][a, b] = power[p][b, a] = value
+        bary = None
+        if n_groups is not None:
+            median = barycenter_quantiles(scaled[:n_groups], group_weights, p=1)
+            bary = np.ldexp(np.abs(scaled[:n_groups] - median) @ mass, exponent)
+    return WindowSums(power, bary, pair_exponent)
 
 
 def window_sums(

@@ -66,8 +66,7 @@ class GroupDistances:
 
     def distance(self, a: int, b: int, p: float) -> float:
         """:math:`W_p` between labels ``a`` and ``b``."""
-        value = float(self.sums.power[p][a, b])
-        return value if p == 1 or math.isinf(p) else value ** (1.0 / p)
+        return float(self.sums.distance(p)[a, b])
 
     def gap(self, p: float) -> PairwiseGap:
         """Largest pairwise :math:`W_p` between groups, as ``max_pairwise_wasserstein``."""
@@ -208,8 +207,7 @@ def wasserstein_distance(
     else:
         (lengths,) = compute([delayed(len)(b) for b in [*blocks_u, *blocks_v]])
         sums = window_sums(sort_labels(labelled, max(lengths)), (p,), window_rows=max(lengths))
-    value = float(sums.power[p][0, 1])
-    return value if p == 1 or math.isinf(p) else value ** (1.0 / p)
+    return float(sums.distance(p)[0, 1])
 
 
 def wass1(
