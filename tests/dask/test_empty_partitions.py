@@ -67,3 +67,26 @@ def test_fairness_report_rejects_bad_threshold_like_memory(threshold):
             da.from_array(groups, chunks=2),
             threshold=threshold,
         )
+
+
+def test_quantile_parity_fit_predict_with_empty_partitions_matches_memory():
+    from fairot.classification import QuantileParityPostProcessor
+
+    rng = np.random.default_rng(0)
+    n = 400
+    df = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n)})
+    df["g"] = rng.integers(0, 2, n)
+    df["y"] = (df.a + rng.normal(size=n) > 0).astype(int)
+    ddf = dd.from_pandas(df, npartitions=4)
+    sub = ddf[ddf.a > 0]
+    early = sub.b.map_partitions(lambda s: pd.Series(s.index < 150, index=s.index))
+    sub = sub[early]  # the last partitions: empty
+    X = sub[["a", "b"]].to_dask_array(lengths=True)
+    assert 0 in X.chunks[0]
+    y, g = sub.y.to_dask_array(lengths=True), sub.g.to_dask_array(lengths=True)
+    model = QuantileParityPostProcessor().fit(X, y, sensitive_features=g)
+    got = model.predict_proba(X, sensitive_features=g).compute()
+    mem = sub.compute()
+    Xm, gm = mem[["a", "b"]].to_numpy(), mem.g.to_numpy()
+    expected = QuantileParityPostProcessor().fit(Xm, mem.y.to_numpy(), sensitive_features=gm)
+    np.testing.assert_allclose(got, expected.predict_proba(Xm, sensitive_features=gm), atol=1e-12)

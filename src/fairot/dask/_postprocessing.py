@@ -56,7 +56,9 @@ def _unique(block: Any) -> np.ndarray:
 
 def _scores(i: int, model: Any, X: Any, sf: Any, encoding: Any) -> list[np.ndarray]:
     check_block_lengths(i, X=X, sensitive_features=sf)
-    return label_arrays(model._base_scores(X), sf, encoding)
+    # An empty partition (from a filter, say) has no scores; scikit-learn refuses 0 rows.
+    scores = model._base_scores(X) if X.shape[0] else np.empty(0)
+    return label_arrays(scores, sf, encoding)
 
 
 def fit_quantile_parity(
@@ -122,6 +124,8 @@ def fit_quantile_parity(
 
 
 def _block_proba(model: Any, X: Any, sf: Any) -> np.ndarray:
+    if X.shape[0] == 0:
+        return np.empty((0, 2))
     return model.predict_proba(X, sensitive_features=sf)
 
 
