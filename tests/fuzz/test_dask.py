@@ -43,3 +43,24 @@ def test_exact_metrics_equal_in_memory(case):
     for key in keys:
         assert abs(got.attrs["summary"][key] - expected.attrs["summary"][key]) <= 1e-12
     np.testing.assert_allclose(got["w1_to_pooled"], expected["w1_to_pooled"], rtol=0, atol=1e-12)
+
+
+# A handful of small tasks per example (synchronous scheduler): the profile's budget.
+@given(
+    u=st.lists(st.floats(-1, 1, allow_nan=False), min_size=1, max_size=30),
+    v=st.lists(st.floats(-1, 1, allow_nan=False), min_size=1, max_size=30),
+    k=st.sampled_from([-996, -200, 0, 200, 660, 1000]),
+    p=st.sampled_from([1, 2, 7.5, 1000, np.inf]),
+    chunk=st.integers(1, 12),
+    empty_front=st.booleans(),
+)
+def test_wasserstein_distance_equals_memory_at_any_scale(u, v, k, p, chunk, empty_front):
+    # Values scaled by 2^k (exact), with an empty leading partition in u when drawn.
+    u, v = np.ldexp(np.array(u), k), np.ldexp(np.array(v), k)
+    du = da.from_array(u, chunks=chunk)
+    if empty_front:
+        du = da.concatenate([da.from_array(np.empty(0), chunks=1), du])
+    with dask.config.set(scheduler="sync"):
+        got = fd.wasserstein_distance(du, da.from_array(v, chunks=chunk), p=p)
+    expected = metrics.wasserstein_distance(u, v, p=p)
+    assert got == pytest.approx(expected, rel=1e-9, abs=0)

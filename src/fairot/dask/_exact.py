@@ -210,6 +210,11 @@ class WindowSums:
             return np.ldexp(value ** (1.0 / p), self.exponent)
 
 
+#: The scale exponent of a pair without any gap in a window: below every real one (whose
+#: smallest is about -2100, subnormal values over a gap), so merging never lets it win.
+NO_GAP_EXPONENT = -(2**20)
+
+
 def _rescaled(value: np.ndarray, shift: np.ndarray, p: float) -> np.ndarray:
     """``value * (2**shift) ** p`` for ``shift <= 0`` without overflow."""
     with np.errstate(under="ignore"):
@@ -287,8 +292,11 @@ def _window_sums(
             for b in range(a + 1, n_labels):
                 gap = np.abs(scaled[a] - scaled[b])
                 # The pair's own power of two for the other orders: its largest gap in [1/2, 1).
-                shift = math.frexp(float(gap.max()))[1] if gap.size else 0
-                pair_exponent[a, b] = pair_exponent[b, a] = exponent + shift
+                largest = float(gap.max()) if gap.size else 0.0
+                shift = math.frexp(largest)[1]
+                # A window with no gap for this pair must not set the merged scale.
+                pair = exponent + shift if largest > 0 else NO_GAP_EXPONENT
+                pair_exponent[a, b] = pair_exponent[b, a] = pair
                 relative = np.ldexp(gap, -shift)
                 for p in orders:
                     if math.isinf(p):
