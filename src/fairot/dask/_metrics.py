@@ -22,11 +22,11 @@ from fairot.dask._collections import (
 )
 from fairot.dask._exact import WindowSums, _window_sums, sort_labels, window_sums
 from fairot.dask._sketch import DEFAULT_K, check_sketch_k, sketch_curves
-from fairot.dask._threshold import check_threshold
 from fairot.metrics._classification import (
     MSG_GROUP_WEIGHTS,
     UNIT_INTERVAL,
     check_binary_labels,
+    check_threshold,
 )
 from fairot.metrics._distances import PairwiseGap
 from fairot.metrics._report import MSG_TASK, OVERALL, Task, finish_report
