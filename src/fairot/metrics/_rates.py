@@ -123,7 +123,7 @@ def _rate_matrix(
             out["calibration_gap"] = (pred - positive) @ member / size
             out["accuracy"] = correct / size
     elif y is not None:
-        out["mae"], out["rmse"], out["mean_residual"] = residual_averages(y, pred, member, size)
+        out["mae"], out["rmse"], out["mean_residual"] = residual_averages(y, pred, member)
     return out
 
 

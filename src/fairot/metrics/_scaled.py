@@ -15,7 +15,7 @@ MSG_RESIDUAL_OVERFLOW = (
 
 
 def residual_averages(
-    y: np.ndarray, pred: np.ndarray, member: np.ndarray, size: np.ndarray
+    y: np.ndarray, pred: np.ndarray, member: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return the per-group MAE, RMSE and mean residual of ``y - pred``.
 
@@ -25,8 +25,6 @@ def residual_averages(
         Responses and predictions.
     member : ndarray of shape (n_samples, n_groups)
         Group membership (0/1).
-    size : ndarray of shape (n_groups,) or (n_replicates, n_groups)
-        Members per group.
 
     Returns
     -------
