@@ -205,3 +205,17 @@ def test_large_but_representable_values_audit(tmp_path, capsys):
     w1 = json.loads(out)["summary"]["max_pairwise_w1"]
     expected = wasserstein_distance(pred[group == 0] / 1e150, pred[group == 1] / 1e150) * 1e150
     np.testing.assert_allclose(w1, expected, rtol=1e-9)
+
+
+def test_new_out_folder_gets_the_usual_permissions(tmp_path):
+    import os
+
+    from fairot.cli._outdir import staged_folder
+
+    out = tmp_path / "fresh"
+    with staged_folder(out, ["a.txt"]) as stage:
+        (stage / "a.txt").write_text("x")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (out / "a.txt").read_text() == "x"
+    assert out.stat().st_mode & 0o777 == 0o777 & ~umask

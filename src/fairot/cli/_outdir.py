@@ -73,6 +73,10 @@ def staged_folder(out: Path, owned: Iterable[str]) -> Iterator[Path]:
         return
     out.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{out.name}{_STAGE_PREFIX}", dir=out.parent))
+    # mkdtemp makes a private folder (0700); the renamed --out gets what mkdir would give it.
+    umask = os.umask(0)
+    os.umask(umask)
+    stage.chmod(0o777 & ~umask)
     try:
         yield stage
         os.rename(stage, out)
