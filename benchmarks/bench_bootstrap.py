@@ -15,9 +15,9 @@ from _timing import best_time
 from fairlearn.metrics import demographic_parity_difference, equalized_odds_difference
 
 import fairot
-from fairot._validation import check_sensitive_features
 from fairot.metrics import bootstrap_intervals, fairness_report
 from fairot.metrics._rates import _stratified_indices
+from fairot.utils.sensitive import check_sensitive_features
 
 N = 20_000
 B = 200

@@ -7,7 +7,7 @@ baselines measured in the same run:
    post-processor (a frozen model whose score is the first column) against the unavoidable work:
    ``np.sort`` of the calibration scores, ``np.argsort`` of the test scores and one
    ``np.searchsorted`` of the sorted test scores into the sorted calibration scores. The time of
-   the sensitive-feature validation (``fairot._validation``) is shown on its own line.
+   the sensitive-feature validation (``fairot.utils.sensitive``) is shown on its own line.
 2. The largest error at strict parity against the exact map of the design (issue 10 §2), and
    EquiPy's ``FairWasserstein`` fit + transform at strict parity on the same data, run in its
    own virtual environment (``$EQUIPY_PYTHON``, default ``/tmp/equipy-venv/bin/python``; create
@@ -32,9 +32,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.frozen import FrozenEstimator
 
 import fairot
-from fairot._validation import check_sensitive_features
 from fairot.regression import WassersteinFairRegressor, adjust_quantiles
 from fairot.regression._projections import pairwise_grid_distances
+from fairot.utils.sensitive import check_sensitive_features
 
 N = 1_000_000
 M = 2000

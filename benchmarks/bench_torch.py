@@ -52,7 +52,7 @@ def _adult():
     X = adult.data[train].to_numpy(float)
     X = (X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0)
     y = adult.target[train].to_numpy().astype(float)
-    from fairot._validation import check_sensitive_features
+    from fairot.utils.sensitive import check_sensitive_features
 
     enc = check_sensitive_features(adult.sensitive[train], X.shape[0])
     return X, y, enc.codes, enc.n_groups

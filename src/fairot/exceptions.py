@@ -1,11 +1,13 @@
 """Errors that fairot raises for its own failure kinds (the bottom floor: imports nothing).
 
+- :class:`DivergenceError` — an optimisation diverged (non-finite iterates or a collapsed
+  model); the message names the setting to change.
 - :class:`UntrustedModelError` — a saved model holds types that :func:`fairot.load_model` will
   not construct (anything outside fairot's own classes and the scikit-learn/NumPy types that
   fairot models contain).
 """
 
-__all__ = ["UntrustedModelError"]
+__all__ = ["DivergenceError", "UntrustedModelError"]
 
 
 class UntrustedModelError(ValueError):
@@ -20,3 +22,30 @@ class UntrustedModelError(ValueError):
     def __init__(self, message: str, types: list[str]) -> None:
         super().__init__(message)
         self.types = list(types)
+
+
+class DivergenceError(RuntimeError, FloatingPointError):
+    """The optimisation diverged or collapsed; the message says which step size to lower.
+
+    Raised by every fairot optimiser (COT, DOT, the torch penalty and trainers, the face trainer,
+    Dykstra's projections). It is both a :class:`RuntimeError` and a :class:`FloatingPointError`,
+    the two classes fairot raised for this failure before it had one of its own.
+
+    Examples
+    --------
+    A dual step far too large for a weak entropic regularisation makes COT's potentials blow up;
+    the error says which setting to change:
+
+    >>> import numpy as np
+    >>> from fairot.classification import COTClassifier, DivergenceError
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 2, 400)
+    >>> X = np.column_stack([rng.normal(a, 1.0), a])
+    >>> y = (X[:, 0] + rng.normal(0, 1, 400) > 0.5).astype(int)
+    >>> model = COTClassifier(reg_strength=0.01, dual_step_size=1.0, random_state=0)
+    >>> try:
+    ...     model.fit(X, y, sensitive_features=a)
+    ... except DivergenceError as error:
+    ...     print(str(error).split(". ")[-1])
+    Lower dual_step_size (epsilon_lambda, now 1) or raise reg_strength (lambda, now 0.01).
+    """

@@ -20,9 +20,9 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from threadpoolctl import threadpool_limits
 
-from fairot._validation import MSG_SF_REQUIRED
 from fairot.classification import COTClassifier, DOTClassifier, QuantileParityPostProcessor
 from fairot.datasets import load_adult
+from fairot.utils.sensitive import MSG_SF_REQUIRED
 
 from .conftest import make_biased
 

@@ -8,7 +8,6 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
-from fairot._validation import check_sensitive_features
 from fairot.classification import COTClassifier, DOTClassifier, QuantileParityPostProcessor
 from fairot.classification._base import (
     MSG_NO_WEIGHTS,
@@ -17,6 +16,7 @@ from fairot.classification._base import (
     _weighted_batches,
 )
 from fairot.classification._targets import build_target
+from fairot.utils.sensitive import check_sensitive_features
 
 from .conftest import make_biased
 

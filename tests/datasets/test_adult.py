@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from fairot._validation import check_sensitive_features
 from fairot.datasets import load_adult
+from fairot.utils.sensitive import check_sensitive_features
 
 from .datasets_raw import shipped_bytes, shipped_rows
 

@@ -3,7 +3,6 @@ import re
 import numpy as np
 import pytest
 
-from fairot._validation import check_sensitive_features
 from fairot.datasets import load_communities_crime
 from fairot.datasets._communities_crime import (
     MSG_N_GROUPS,
@@ -12,6 +11,7 @@ from fairot.datasets._communities_crime import (
     MSG_TERTILES_MEAN,
     MSG_THRESHOLD,
 )
+from fairot.utils.sensitive import check_sensitive_features
 
 from .datasets_raw import shipped_bytes, shipped_rows
 

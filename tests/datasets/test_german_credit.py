@@ -3,8 +3,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from fairot._validation import check_sensitive_features
 from fairot.datasets import load_german_credit
+from fairot.utils.sensitive import check_sensitive_features
 
 from .datasets_raw import shipped_bytes, shipped_rows
 

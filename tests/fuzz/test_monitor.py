@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import fairot._validation as validation
+import fairot.utils.sensitive as validation
 from fairot.cli import main
 from fairot.monitoring import FairnessMonitor, _monitor
 from tests.fuzz.messages import fills_template, message_constants

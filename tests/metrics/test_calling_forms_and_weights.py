@@ -8,7 +8,6 @@ import pytest
 from fairlearn.metrics import MetricFrame
 from sklearn.metrics import mean_squared_error, r2_score
 
-from fairot._validation import MSG_WEIGHTS
 from fairot.metrics import (
     error_rate,
     fairness_report,
@@ -24,6 +23,7 @@ from fairot.metrics._calling import (
     MSG_NO_SENSITIVE,
 )
 from fairot.metrics._report import MSG_GROUP_INDEX
+from fairot.utils.arrays import MSG_WEIGHTS
 
 GROUP_METRICS = [
     wass1,

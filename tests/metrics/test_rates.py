@@ -17,7 +17,6 @@ from fairlearn.metrics import demographic_parity_difference as fl_dpd
 from fairlearn.metrics import equalized_odds_difference as fl_eod
 from sklearn.metrics import mean_absolute_error, precision_score, roc_auc_score
 
-from fairot._validation import check_sensitive_features
 from fairot.metrics import (
     bootstrap_intervals,
     demographic_parity_difference,
@@ -26,6 +25,7 @@ from fairot.metrics import (
     group_rates,
 )
 from fairot.metrics._rates import MSG_N_BOOTSTRAP, MSG_THRESHOLD, _stratified_indices
+from fairot.utils.sensitive import check_sensitive_features
 
 
 def _data(n=900, seed=0, k=3):

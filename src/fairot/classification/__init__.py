@@ -9,7 +9,6 @@ Three ways to make a classifier's scores independent of the sensitive groups, fr
 - :class:`QuantileParityPostProcessor` — DPP: each group's scores mapped to the target quantiles.
 """
 
-from fairot.classification._base import DivergenceError
 from fairot.classification._cot import COTClassifier, DualPotentials
 from fairot.classification._dot import DOTClassifier
 from fairot.classification._duals import DualFit, fit_dual_potentials
@@ -20,6 +19,7 @@ from fairot.classification._features import (
     tabulate_features,
 )
 from fairot.classification._postprocessing import QuantileParityPostProcessor
+from fairot.exceptions import DivergenceError
 
 __all__ = [
     "COTClassifier",

@@ -25,17 +25,14 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, has_fit_para
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from fairot._validation import (
-    check_consistent_length,
-    check_sample_weight,
-    check_sensitive_features,
-    group_attributes,
-    resolve_sensitive_features,
-)
 from fairot.classification._kernels import STATUS_OK, logits, padded_rows, score_rows
 from fairot.classification._reference import sigmoid
 from fairot.classification._targets import build_target
+from fairot.exceptions import DivergenceError
 from fairot.metrics._classification import sum_w1_to_reference
+from fairot.utils.arrays import check_consistent_length, check_sample_weight
+from fairot.utils.groups import group_attributes
+from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 
 MSG_NOT_BINARY = (
     "Only binary classification is supported: y must have exactly two classes. The type of the "
@@ -180,29 +177,6 @@ def atomic(method):
             raise
 
     return wrapper
-
-
-class DivergenceError(RuntimeError):
-    """The optimisation diverged or collapsed; the message says which step size to lower.
-
-    Examples
-    --------
-    A dual step far too large for a weak entropic regularisation makes COT's potentials blow up;
-    the error says which setting to change:
-
-    >>> import numpy as np
-    >>> from fairot.classification import COTClassifier, DivergenceError
-    >>> rng = np.random.default_rng(0)
-    >>> a = rng.integers(0, 2, 400)
-    >>> X = np.column_stack([rng.normal(a, 1.0), a])
-    >>> y = (X[:, 0] + rng.normal(0, 1, 400) > 0.5).astype(int)
-    >>> model = COTClassifier(reg_strength=0.01, dual_step_size=1.0, random_state=0)
-    >>> try:
-    ...     model.fit(X, y, sensitive_features=a)
-    ... except DivergenceError as error:
-    ...     print(str(error).split(". ")[-1])
-    Lower dual_step_size (epsilon_lambda, now 1) or raise reg_strength (lambda, now 0.01).
-    """
 
 
 class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):

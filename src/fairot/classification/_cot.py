@@ -12,7 +12,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from fairot.classification._base import (
-    DivergenceError,
     OTInProcessingClassifier,
     atomic,
 )
@@ -24,6 +23,7 @@ from fairot.classification._features import (
 )
 from fairot.classification._kernels import STATUS_DUAL_OVERFLOW, cot_kernel
 from fairot.classification._reference import REG_ENTROPIC, REG_L2
+from fairot.exceptions import DivergenceError
 
 MSG_DUAL_OVERFLOW = (
     "COT diverged at update {update}: the dual exponent "
@@ -109,7 +109,7 @@ class COTClassifier(OTInProcessingClassifier):
         scores in [0, 1]. Kept fixed while :math:`\theta` moves.
     groups : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns define groups (see
-        :func:`fairot._validation.check_sensitive_features`); marginal groups may overlap.
+        :func:`fairot.utils.sensitive.check_sensitive_features`); marginal groups may overlap.
     reg : {"entropic", "l2"}, default="entropic"
         Regulariser :math:`\phi` of the transport plan.
     reg_strength : float, default=0.1

@@ -19,14 +19,6 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from fairot._validation import (
-    check_consistent_length,
-    check_sample_weight,
-    check_scores,
-    check_sensitive_features,
-    group_attributes,
-    resolve_sensitive_features,
-)
 from fairot.classification._base import (
     atomic,
     check_binary_target,
@@ -35,8 +27,11 @@ from fairot.classification._base import (
     user_stacklevel,
 )
 from fairot.classification._targets import build_target
-from fairot.dask._collections import is_dask_collection
 from fairot.transport import ecdf_rank, quantile_function
+from fairot.utils.arrays import check_consistent_length, check_sample_weight, check_scores
+from fairot.utils.backends import is_dask_collection
+from fairot.utils.groups import group_attributes
+from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 
 MSG_MARGINAL_CELLS = (
     "overlapping (marginal) groups cannot be post-processed one person at a time: "

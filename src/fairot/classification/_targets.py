@@ -6,8 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from fairot._validation import MSG_EMPTY, GroupEncoding, check_scores
 from fairot.transport import barycenter_quantiles, midpoint_grid, quantile_function
+from fairot.utils.arrays import MSG_EMPTY, check_scores
+from fairot.utils.groups import GroupEncoding
 
 MSG_TARGET = (
     "target must be 'barycenter', the label or name of one group, or an array of target scores "
@@ -54,7 +55,7 @@ def build_target(
     Examples
     --------
     >>> import numpy as np
-    >>> from fairot._validation import check_sensitive_features
+    >>> from fairot.utils.sensitive import check_sensitive_features
     >>> groups = check_sensitive_features([0, 0, 1, 1])
     >>> build_target("barycenter", np.array([0.1, 0.3, 0.5, 0.7]), groups)
     array([0.3, 0.5])

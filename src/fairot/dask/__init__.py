@@ -11,8 +11,7 @@ package does.
 from importlib import import_module
 from typing import Any
 
-# Loaded on first use, so that the estimators' and metrics' dispatch hooks can import
-# ``fairot.dask._collections.is_dask_collection`` without a circular import.
+# Loaded on first use: importing fairot.dask imports dask, which a user may not have asked for.
 _PUBLIC = {
     "fairness_report": "_metrics",
     "max_pairwise_wasserstein": "_metrics",
@@ -24,6 +23,16 @@ _PUBLIC = {
     "wasserstein_distance": "_metrics",
 }
 __all__ = sorted(_PUBLIC)
+
+
+def _metric(*args: Any, **kwargs: Any) -> Any:
+    from fairot.dask._dispatch import dispatch_metric
+
+    return dispatch_metric(*args, **kwargs)
+
+
+#: The backend protocol of :mod:`fairot.utils.backends`: operation name -> implementation.
+IMPLEMENTATIONS = {"metric": _metric}
 
 
 def __getattr__(name: str) -> Any:

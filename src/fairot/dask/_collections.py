@@ -8,13 +8,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairot._validation import (
-    GroupEncoding,
-    GroupsMode,
-    _as_frame,
-    check_array_1d,
-    check_sensitive_features,
-)
+from fairot.utils.arrays import check_array_1d
+from fairot.utils.backends import is_dask_collection
+from fairot.utils.groups import GroupEncoding, GroupsMode
+from fairot.utils.groups import sensitive_frame as _as_frame
+from fairot.utils.sensitive import check_sensitive_features
 
 MSG_PARTITIONS = (
     "{name} has {got} partitions but {reference} has {expected}; give every Dask argument the "
@@ -26,17 +24,6 @@ MSG_BLOCK_LENGTH = (
 )
 MSG_NOT_DASK = "{name} must be a Dask array, Series or DataFrame; got {type}."
 MSG_COLUMNS = "{name} must have its columns in one chunk; got column chunks {chunks}."
-
-
-def is_dask_collection(x: Any) -> bool:
-    """Whether ``x`` is a Dask collection (without importing dask when it is not loaded)."""
-    import sys
-
-    if "dask" not in sys.modules:
-        return False
-    from dask import is_dask_collection as _is
-
-    return bool(_is(x))
 
 
 def to_blocks(x: Any, name: str) -> list:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fairot.dask._collections import is_dask_collection
+from fairot.utils.backends import is_dask_collection
 
 MSG_DASK_OPTION = (
     "{option} is not supported on Dask collections yet; got {option} of type {value}. Compute "

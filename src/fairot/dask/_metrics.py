@@ -9,7 +9,6 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from fairot._validation import GroupEncoding, GroupsMode
 from fairot.dask._collections import (
     aligned_blocks,
     check_block_lengths,
@@ -31,6 +30,7 @@ from fairot.metrics._classification import (
 from fairot.metrics._distances import PairwiseGap
 from fairot.metrics._report import MSG_TASK, OVERALL, Task, finish_report
 from fairot.transport import check_p
+from fairot.utils.groups import GroupEncoding, GroupsMode
 
 Quantiles = Literal["exact", "sketch"]
 MSG_QUANTILES = "quantiles must be 'exact' or 'sketch'; got {value!r}."

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 
-from fairot._validation import group_attributes
 from fairot.dask._collections import (
     aligned_blocks,
     check_block_lengths,
@@ -28,6 +27,7 @@ from fairot.regression._estimator import (
     MSG_TAU_ABOVE_ONE,
     _is_frozen,
 )
+from fairot.utils.groups import group_attributes
 
 MSG_DASK_REGRESSOR = (
     "on Dask collections WassersteinFairRegressor calibrates an already trained model: wrap it "

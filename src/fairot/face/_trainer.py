@@ -35,6 +35,8 @@ from torch.autograd import forward_ad
 from torch.func import functional_call
 from tqdm.auto import tqdm
 
+from fairot.exceptions import DivergenceError
+
 from ..utils import atomic_write, remove_stale_temporaries
 from ._callbacks import Callback
 from ._distributed import all_reduce_mean_, broadcast_, rank_and_world
@@ -524,7 +526,7 @@ class MetaBalancedTrainer:
             emb = self.model(x)
         if not bool(torch.isfinite(emb).all()):
             # Before the loss: its own check would say NaN embeddings, not at which step and why.
-            raise FloatingPointError(
+            raise DivergenceError(
                 NAN_LOSS_ERROR.format(
                     value="undefined (NaN/inf embeddings)",
                     step=self.step_,
@@ -535,7 +537,7 @@ class MetaBalancedTrainer:
         scores = self.loss.scores(emb)
         train_loss = self.loss(emb, y, g, sample_weight=sample_weight, scores=scores)
         if not torch.isfinite(train_loss):
-            raise FloatingPointError(
+            raise DivergenceError(
                 NAN_LOSS_ERROR.format(
                     value=train_loss.item(), step=self.step_, lr=lr, margins=self._margins_list()
                 )
@@ -789,9 +791,7 @@ class MetaBalancedTrainer:
             grad_m = grad_m.detach().clone()
             all_reduce_mean_([grad_m])  # each rank's share of Eq. (10); identical margins after
         if not (math.isfinite(meta_value) and bool(torch.isfinite(grad_m).all())):
-            raise FloatingPointError(
-                NAN_META_ERROR.format(value=meta_value, step=self.step_, lr=beta)
-            )
+            raise DivergenceError(NAN_META_ERROR.format(value=meta_value, step=self.step_, lr=beta))
         for group in self.margin_optimizer_.param_groups:
             group["lr"] = beta
         self.margin_optimizer_.zero_grad(set_to_none=True)

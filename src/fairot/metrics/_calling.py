@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairot._validation import check_consistent_length
+from fairot.utils.arrays import check_consistent_length
 
 MSG_N_POSITIONAL = (
     "{name} takes (scores, sensitive_features) or (y_true, y_pred, *, sensitive_features=...); "

@@ -9,15 +9,6 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairot._validation import (
-    GroupEncoding,
-    GroupsMode,
-    check_array_1d,
-    check_consistent_length,
-    check_sample_weight,
-    check_sensitive_features,
-)
-from fairot.dask._dispatch import any_dask, dispatch_metric
 from fairot.metrics._calling import (
     sorted_group_samples,
     sorted_sample,
@@ -25,6 +16,10 @@ from fairot.metrics._calling import (
 )
 from fairot.transport import barycenter_distribution
 from fairot.transport._coupling import _wasserstein_sorted
+from fairot.utils.arrays import check_array_1d, check_consistent_length, check_sample_weight
+from fairot.utils.backends import any_dask, dispatch
+from fairot.utils.groups import GroupEncoding, GroupsMode
+from fairot.utils.sensitive import check_sensitive_features
 
 MSG_NOT_BINARY = "{name} must be binary with values in {{0, 1}} (or booleans); got values {values}."
 MSG_THRESHOLD = "threshold must be a number in [0, 1]; got {value!r}."
@@ -184,7 +179,8 @@ def wass1(
     0.9
     """
     if any_dask(*args, sensitive_features):
-        return dispatch_metric(
+        return dispatch(
+            "metric",
             "wass1",
             args,
             sensitive_features,
@@ -289,7 +285,8 @@ def strong_demographic_disparity(
     0.5
     """
     if any_dask(*args, sensitive_features):
-        return dispatch_metric(
+        return dispatch(
+            "metric",
             "strong_demographic_disparity",
             args,
             sensitive_features,
@@ -345,7 +342,8 @@ def strong_pairwise_demographic_disparity(
     1.0
     """
     if any_dask(*args, sensitive_features):
-        return dispatch_metric(
+        return dispatch(
+            "metric",
             "strong_pairwise_demographic_disparity",
             args,
             sensitive_features,

@@ -9,16 +9,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairot._validation import (
-    GroupsMode,
-    check_array_1d,
-    check_sample_weight,
-    check_sensitive_features,
-)
-from fairot.dask._dispatch import any_dask, dispatch_metric
 from fairot.metrics._calling import sorted_group_samples, split_metric_args
 from fairot.transport import check_p, wasserstein_1d
 from fairot.transport._coupling import _wasserstein_sorted_orders
+from fairot.utils.arrays import check_array_1d, check_sample_weight
+from fairot.utils.backends import any_dask, dispatch
+from fairot.utils.groups import GroupsMode
+from fairot.utils.sensitive import check_sensitive_features
 
 
 def wasserstein_distance(
@@ -44,8 +41,14 @@ def wasserstein_distance(
     0.5
     """
     if any_dask(u, v):
-        return dispatch_metric(
-            "wasserstein_distance", (u, v), None, p=p, u_weights=u_weights, v_weights=v_weights
+        return dispatch(
+            "metric",
+            "wasserstein_distance",
+            (u, v),
+            None,
+            p=p,
+            u_weights=u_weights,
+            v_weights=v_weights,
         )
     return wasserstein_1d(u, v, p, u_weights, v_weights)
 
@@ -122,7 +125,8 @@ def max_pairwise_wasserstein(
     (3.0, ('a', 'b'))
     """
     if any_dask(*args, sensitive_features):
-        return dispatch_metric(
+        return dispatch(
+            "metric",
             "max_pairwise_wasserstein",
             args,
             sensitive_features,

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from fairot._validation import check_array_1d
+from fairot.utils.arrays import check_array_1d
 
 MSG_ACCURACY_RANGE = (
     "accuracies must be fractions in [0, 1]; got values in [{vmin}, {vmax}] "

@@ -23,15 +23,12 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairot._validation import (
-    GroupsMode,
-    check_array_1d,
-    check_consistent_length,
-    check_sensitive_features,
-)
 from fairot.metrics._classification import UNIT_INTERVAL, check_binary_labels
 from fairot.metrics._scaled import residual_averages, unit_scale
 from fairot.transport._coupling import MASS_TOLERANCE, joint_quantile_cells
+from fairot.utils.arrays import check_array_1d, check_consistent_length
+from fairot.utils.groups import GroupsMode
+from fairot.utils.sensitive import check_sensitive_features
 
 MSG_THRESHOLD = "threshold must be a finite number in [0, 1]; got {value!r}."
 MSG_TASK = "task must be 'classification' or 'regression'; got {value!r}."

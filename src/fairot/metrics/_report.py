@@ -9,15 +9,6 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairot._validation import (
-    GroupEncoding,
-    GroupsMode,
-    check_array_1d,
-    check_consistent_length,
-    check_sample_weight,
-    check_sensitive_features,
-)
-from fairot.dask._dispatch import any_dask, dispatch_metric
 from fairot.metrics._calling import sorted_group_samples, sorted_sample
 from fairot.metrics._classification import (
     UNIT_INTERVAL,
@@ -28,6 +19,10 @@ from fairot.metrics._classification import (
 from fairot.metrics._distances import pairwise_gaps
 from fairot.metrics._groups import group_accuracy_std, skewed_error_ratio
 from fairot.transport._coupling import _wasserstein_sorted
+from fairot.utils.arrays import check_array_1d, check_consistent_length, check_sample_weight
+from fairot.utils.backends import any_dask, dispatch
+from fairot.utils.groups import GroupEncoding, GroupsMode
+from fairot.utils.sensitive import check_sensitive_features
 
 Task = Literal["classification", "regression"]
 GroupIndex = Literal["names", "multi"]
@@ -112,7 +107,8 @@ def fairness_report(
     np.float64(1.0)
     """
     if any_dask(y_true, y_pred, sensitive_features):
-        return dispatch_metric(
+        return dispatch(
+            "metric",
             "fairness_report",
             (y_true, y_pred),
             sensitive_features,

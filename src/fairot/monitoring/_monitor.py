@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairot._validation import check_array_1d, check_sensitive_features
 from fairot.metrics import demographic_parity_difference, wass1
 from fairot.metrics._classification import UNIT_INTERVAL
 from fairot.metrics._rates import (
@@ -30,6 +29,8 @@ from fairot.metrics._rates import (
     bootstrap_intervals,
 )
 from fairot.monitoring._null import p_value, permutation_null, positive_rate_gap, reference_null
+from fairot.utils.arrays import check_array_1d
+from fairot.utils.sensitive import check_sensitive_features
 
 Metric = Literal["sdd", "wass1", "demographic_parity_difference", "reference_w1"]
 METRICS = ("sdd", "wass1", "demographic_parity_difference", "reference_w1")

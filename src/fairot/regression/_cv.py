@@ -12,7 +12,8 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
 
-from fairot._validation import check_array_1d, check_sensitive_features, resolve_sensitive_features
+from fairot.utils.arrays import check_array_1d
+from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 
 from ._estimator import WassersteinFairRegressor, fairness_accuracy_path
 

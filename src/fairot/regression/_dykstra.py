@@ -24,6 +24,8 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from fairot.exceptions import DivergenceError
+
 from ._feasibility import shrink_to_feasible
 from ._projections import (
     P_CODE,
@@ -463,7 +465,7 @@ def projected_gradient(
         n_iter += 1
         step = y - step_size * gradient(y)
         if not np.all(np.isfinite(step)):
-            raise FloatingPointError(MSG_DIVERGED.format(n_iter=n_iter, step_size=step_size))
+            raise DivergenceError(MSG_DIVERGED.format(n_iter=n_iter, step_size=step_size))
         new, _, projected = project(step)
         residual = np.abs(new - y).max()
         value = objective(new)

@@ -49,16 +49,12 @@ from sklearn.utils.validation import (
     indexable,
 )
 
-from fairot._validation import (
-    check_array_1d,
-    check_sample_weight,
-    check_sensitive_features,
-    group_attributes,
-    resolve_sensitive_features,
-)
-from fairot.dask._collections import is_dask_collection
 from fairot.metrics import max_pairwise_wasserstein
 from fairot.transport import midpoint_grid
+from fairot.utils.arrays import check_array_1d, check_sample_weight
+from fairot.utils.backends import is_dask_collection
+from fairot.utils.groups import group_attributes
+from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 
 from ._adjust import QuantileAdjustment, adjust_quantiles, check_bounds, check_p
 from ._costs import (

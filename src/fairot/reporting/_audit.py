@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairot._validation import GroupsMode, check_sensitive_features
 from fairot.experiments._result import _jsonable
 from fairot.metrics import bootstrap_intervals, fairness_report, group_rates
 from fairot.metrics._rates import BootstrapIntervals, check_threshold, rate_summary
@@ -25,6 +24,8 @@ from fairot.reporting._plots import (
     plot_group_quantile_functions,
 )
 from fairot.utils import escape_markdown, markdown_table, write_atomic
+from fairot.utils.groups import GroupsMode
+from fairot.utils.sensitive import check_sensitive_features
 
 SUMMARY_LABELS = {
     "n_samples": "samples",

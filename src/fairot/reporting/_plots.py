@@ -7,8 +7,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from fairot._validation import GroupsMode, check_array_1d, check_sensitive_features
 from fairot.transport import midpoint_grid, quantile_function
+from fairot.utils.arrays import check_array_1d
+from fairot.utils.groups import GroupsMode
+from fairot.utils.sensitive import check_sensitive_features
 
 # A bar taller than this multiple of the typical (80th-percentile) bar height is a spike: the
 # axis stops above the typical bars and the spike's height is written on it, so that one clipped

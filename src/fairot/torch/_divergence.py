@@ -28,7 +28,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from fairot.classification import DivergenceError
+from fairot.exceptions import DivergenceError
 
 # Past |logit| = 110 float32's sigmoid is exactly 0 or 1 on every backend (it reaches 0 from
 # -88.7 where exp flushes to zero, -103.3 with subnormals; 1 from 16.7), so the scores are hard

@@ -10,7 +10,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from fairot.classification import DivergenceError, draw_fourier_features, tabulate_features
+from fairot.classification import draw_fourier_features, tabulate_features
+from fairot.exceptions import DivergenceError
 from fairot.torch._cot import cot_batch_terms, feature_matrix, group_terms
 from fairot.torch._transport import (
     batch_barycenter,

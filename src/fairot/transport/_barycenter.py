@@ -13,9 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from fairot._validation import check_array_1d, check_sample_weight
 from fairot.transport._coupling import joint_quantile_cells
 from fairot.transport._quantiles import MASS_TOLERANCE
+from fairot.utils.arrays import check_array_1d, check_sample_weight
 
 MSG_CURVES = "curves must be a 2-D array of shape (n_groups, n_levels); got shape {shape}."
 MSG_BARY_P = "p must be 1 (weighted median) or 2 (weighted mean); got {value!r}."

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike
 
-from fairot._validation import check_array_1d, check_sample_weight
 from fairot.transport._quantiles import MASS_TOLERANCE, cumulative_levels
+from fairot.utils.arrays import check_array_1d, check_sample_weight
 
 MSG_P = "p must be a number >= 1 or numpy.inf; got {value!r}."
 

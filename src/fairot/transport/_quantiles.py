@@ -6,7 +6,7 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike
 
-from fairot._validation import check_array_1d, check_sample_weight
+from fairot.utils.arrays import check_array_1d, check_sample_weight
 
 # One tolerance, in probability mass, for every comparison of ranks: quantile levels against
 # cumulative weights here, breakpoints of different samples in the couplings, the half-mass of a

@@ -4,16 +4,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairot._validation import (
-    MSG_GROUPS_MODE,
-    MSG_NAME_CLASH,
-    MSG_SF_REQUIRED,
+from fairot.utils.arrays import (
     check_array_1d,
     check_consistent_length,
     check_sample_weight,
     check_scores,
+)
+from fairot.utils.groups import MSG_GROUPS_MODE, MSG_NAME_CLASH, group_attributes
+from fairot.utils.sensitive import (
+    MSG_SF_REQUIRED,
     check_sensitive_features,
-    group_attributes,
     resolve_sensitive_features,
 )
 
