@@ -17,7 +17,6 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 
 from fairot.classification import COTClassifier, DOTClassifier
-from fairot.classification._features import draw_fourier_features
 from fairot.classification._reference import (
     REG_ENTROPIC,
     CotParams,
@@ -25,6 +24,7 @@ from fairot.classification._reference import (
     dot_updates_numpy,
 )
 from fairot.datasets import load_adult
+from fairot.transport import draw_fourier_features
 
 N_UPDATES = 100_000
 N_REFERENCE = int(os.environ.get("FAIROT_BENCH_REFERENCE_UPDATES", "300"))

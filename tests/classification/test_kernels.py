@@ -6,7 +6,6 @@ import numpy as np
 import ot
 import pytest
 
-from fairot.classification._features import draw_fourier_features, tabulate_features
 from fairot.classification._kernels import (
     STATUS_DUAL_OVERFLOW,
     STATUS_OK,
@@ -23,6 +22,7 @@ from fairot.classification._reference import (
     dot_updates_numpy,
     scores,
 )
+from fairot.transport import draw_fourier_features, tabulate_features
 
 
 @pytest.fixture(scope="module")

@@ -7,13 +7,13 @@ import pytest
 from scipy.stats import wasserstein_distance
 
 from fairot.classification import fit_dual_potentials
-from fairot.classification._features import draw_fourier_features
 from fairot.classification._reference import (
     REG_ENTROPIC,
     REG_L2,
     CotParams,
     cot_objective_and_gradients,
 )
+from fairot.transport import draw_fourier_features
 
 
 def _problem(seed=0, n_groups=2, n=6, d=3, n_dual=8):

@@ -15,7 +15,7 @@ from fairot.classification._base import (
     _cumulative,
     _weighted_batches,
 )
-from fairot.classification._targets import build_target
+from fairot.transport import build_target
 from fairot.utils.sensitive import check_sensitive_features
 
 from .conftest import make_biased

@@ -14,7 +14,6 @@ import pytest
 import torch
 
 from fairot.classification import DivergenceError
-from fairot.classification._features import draw_fourier_features, tabulate_features
 from fairot.classification._kernels import cot_kernel, dot_kernel, padded_rows
 from fairot.classification._reference import REG_ENTROPIC, REG_L2
 from fairot.torch import WassersteinParityPenalty
@@ -30,6 +29,7 @@ from fairot.torch._penalty import (
     MSG_TARGET,
     MSG_TARGET_BATCH,
 )
+from fairot.transport import draw_fourier_features, tabulate_features
 
 GRID = 4096
 

@@ -12,14 +12,14 @@ Three ways to make a classifier's scores independent of the sensitive groups, fr
 from fairot.classification._cot import COTClassifier, DualPotentials
 from fairot.classification._dot import DOTClassifier
 from fairot.classification._duals import DualFit, fit_dual_potentials
-from fairot.classification._features import (
+from fairot.classification._postprocessing import QuantileParityPostProcessor
+from fairot.exceptions import DivergenceError
+from fairot.transport import (
     FourierFeatures,
     draw_fourier_features,
     fourier_features,
     tabulate_features,
 )
-from fairot.classification._postprocessing import QuantileParityPostProcessor
-from fairot.exceptions import DivergenceError
 
 __all__ = [
     "COTClassifier",

@@ -15,15 +15,15 @@ from fairot.classification._base import (
     OTInProcessingClassifier,
     atomic,
 )
-from fairot.classification._features import (
+from fairot.classification._kernels import STATUS_DUAL_OVERFLOW, cot_kernel
+from fairot.classification._reference import REG_ENTROPIC, REG_L2
+from fairot.exceptions import DivergenceError
+from fairot.transport import (
     FourierFeatures,
     draw_fourier_features,
     fourier_features,
     tabulate_features,
 )
-from fairot.classification._kernels import STATUS_DUAL_OVERFLOW, cot_kernel
-from fairot.classification._reference import REG_ENTROPIC, REG_L2
-from fairot.exceptions import DivergenceError
 
 MSG_DUAL_OVERFLOW = (
     "COT diverged at update {update}: the dual exponent "

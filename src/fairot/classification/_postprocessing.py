@@ -26,8 +26,7 @@ from fairot.classification._base import (
     fit_base_estimator,
     user_stacklevel,
 )
-from fairot.classification._targets import build_target
-from fairot.transport import ecdf_rank, quantile_function
+from fairot.transport import build_target, ecdf_rank, quantile_function
 from fairot.utils.arrays import check_consistent_length, check_sample_weight, check_scores
 from fairot.utils.backends import is_dask_collection
 from fairot.utils.groups import group_attributes

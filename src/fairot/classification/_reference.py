@@ -35,14 +35,14 @@ from typing import NamedTuple
 
 import numpy as np
 
-from fairot.classification._features import (
+from fairot.transport import (
     FeatureTable,
     FourierFeatures,
     fourier_features,
     fourier_features_derivative,
     interpolate_features,
+    optimal_coupling_1d,
 )
-from fairot.transport import optimal_coupling_1d
 
 REG_ENTROPIC = 0
 REG_L2 = 1

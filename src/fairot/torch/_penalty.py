@@ -10,7 +10,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from fairot.classification import draw_fourier_features, tabulate_features
 from fairot.exceptions import DivergenceError
 from fairot.torch._cot import cot_batch_terms, feature_matrix, group_terms
 from fairot.torch._transport import (
@@ -20,6 +19,7 @@ from fairot.torch._transport import (
     sinkhorn_to_target,
     sorted_quantiles,
 )
+from fairot.transport import draw_fourier_features, tabulate_features
 
 METHODS = ("cot", "dot", "sinkhorn")
 MSG_OPTION = "{name} must be one of {options}; got {value!r}."

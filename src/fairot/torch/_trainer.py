@@ -13,13 +13,18 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from fairot.classification._targets import MAX_TARGET_LEVELS, build_target
 from fairot.exceptions import DivergenceError
 from fairot.metrics._classification import sum_w1_to_barycenter, sum_w1_to_reference
 from fairot.torch._device import check_device
 from fairot.torch._divergence import DivergenceMonitor, advice, default_adam
 from fairot.torch._penalty import WassersteinParityPenalty
-from fairot.transport import barycenter_quantiles, midpoint_grid, quantile_function
+from fairot.transport import (
+    MAX_TARGET_LEVELS,
+    barycenter_quantiles,
+    build_target,
+    midpoint_grid,
+    quantile_function,
+)
 from fairot.utils.sensitive import check_sensitive_features
 
 MSG_PARAM = "{name} must be {expected}; got {value!r}."

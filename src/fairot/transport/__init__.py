@@ -11,14 +11,35 @@ from fairot.transport._barycenter import (
     weighted_median,
 )
 from fairot.transport._coupling import check_p, optimal_coupling_1d, wasserstein_1d
+from fairot.transport._fourier import (
+    DEFAULT_GRID_SIZE,
+    FeatureTable,
+    FourierFeatures,
+    draw_fourier_features,
+    fourier_features,
+    fourier_features_derivative,
+    interpolate_features,
+    tabulate_features,
+)
 from fairot.transport._quantiles import (
     ecdf_rank,
     midpoint_grid,
     quantile_curves,
     quantile_function,
 )
+from fairot.transport._targets import MAX_TARGET_LEVELS, build_target
 
 __all__ = [
+    "DEFAULT_GRID_SIZE",
+    "MAX_TARGET_LEVELS",
+    "FeatureTable",
+    "FourierFeatures",
+    "build_target",
+    "draw_fourier_features",
+    "fourier_features",
+    "fourier_features_derivative",
+    "interpolate_features",
+    "tabulate_features",
     "barycenter_distribution",
     "barycenter_quantiles",
     "check_p",

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from fairot.classification import draw_fourier_features, fourier_features, tabulate_features
-from fairot.classification._features import fourier_features_derivative, interpolate_features
+from fairot.transport import fourier_features_derivative, interpolate_features
 
 
 @pytest.mark.parametrize("kernel_variance", [0.01, 0.1, 1.0])

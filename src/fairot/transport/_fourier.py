@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 # 4,096 intervals keep the interpolation error of lambda(s) near 1e-6 for sigma^2 >= 0.01
-# (|omega| up to ~50); see tests/classification/test_features.py.
+# (|omega| up to ~50); see tests/transport/test_fourier.py.
 DEFAULT_GRID_SIZE = 4096
 
 
@@ -38,7 +38,7 @@ class FourierFeatures(NamedTuple):
     Examples
     --------
     >>> import numpy as np
-    >>> from fairot.classification import FourierFeatures
+    >>> from fairot.transport import FourierFeatures
     >>> FourierFeatures(np.array([1.0, -2.0]), np.array([0.0, np.pi])).n_features
     2
     """
@@ -89,7 +89,7 @@ def draw_fourier_features(
     Examples
     --------
     >>> import numpy as np
-    >>> from fairot.classification import draw_fourier_features
+    >>> from fairot.transport import draw_fourier_features
     >>> features = draw_fourier_features(500, 0.1, np.random.RandomState(0))
     >>> features.frequencies.shape, bool(np.all(features.phases <= 2 * np.pi))
     ((500,), True)
@@ -108,7 +108,7 @@ def fourier_features(s: np.ndarray, features: FourierFeatures) -> np.ndarray:
     :math:`\exp(-(s - t)^2 / \sigma^2)`:
 
     >>> import numpy as np
-    >>> from fairot.classification import draw_fourier_features, fourier_features
+    >>> from fairot.transport import draw_fourier_features, fourier_features
     >>> features = draw_fourier_features(200_000, 0.1, np.random.RandomState(0))
     >>> psi = fourier_features(np.array([0.2, 0.5]), features)
     >>> round(float(psi[0] @ psi[1]), 2), round(float(np.exp(-(0.3**2) / 0.1)), 2)
@@ -133,7 +133,7 @@ def tabulate_features(
     Examples
     --------
     >>> import numpy as np
-    >>> from fairot.classification import (
+    >>> from fairot.transport import (
     ...     draw_fourier_features, fourier_features, tabulate_features)
     >>> features = draw_fourier_features(8, 0.1, np.random.RandomState(0))
     >>> table = tabulate_features(features, grid_size=4)
