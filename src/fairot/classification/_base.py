@@ -28,7 +28,7 @@ from tqdm.auto import tqdm
 from fairot.classification._kernels import STATUS_OK, logits, padded_rows, score_rows
 from fairot.classification._reference import sigmoid
 from fairot.exceptions import DivergenceError
-from fairot.metrics._classification import sum_w1_to_reference
+from fairot.metrics.reductions import sum_w1_to_reference
 from fairot.transport import build_target
 from fairot.utils.arrays import check_consistent_length, check_sample_weight
 from fairot.utils.groups import group_attributes

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fairot.dask._collections import compute, delayed
-from fairot.transport import barycenter_quantiles
-from fairot.transport._coupling import MASS_TOLERANCE
+from fairot.transport import MASS_TOLERANCE, barycenter_quantiles
 
 # Regular samples taken from each sorted partition and label to place the splitters: with s
 # samples per partition a bucket exceeds its target size by at most about n_partitions / s of it.

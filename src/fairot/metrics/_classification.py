@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from typing import Any, Literal
 
 import numpy as np
@@ -14,8 +13,8 @@ from fairot.metrics._calling import (
     sorted_sample,
     split_metric_args,
 )
-from fairot.transport import barycenter_distribution
-from fairot.transport._coupling import _wasserstein_sorted
+from fairot.metrics.reductions import sum_pairwise_w1, sum_w1_to_barycenter, sum_w1_to_reference
+from fairot.transport import wasserstein_sorted
 from fairot.utils.arrays import check_array_1d, check_consistent_length, check_sample_weight
 from fairot.utils.backends import any_dask, dispatch
 from fairot.utils.groups import GroupEncoding, GroupsMode
@@ -204,46 +203,6 @@ def wass1(
     return sum_w1_to_barycenter(xs, weights, ws)
 
 
-def sum_w1_to_barycenter(
-    sorted_groups: list[np.ndarray], weights: Any = None, sample_weights: list | None = None
-) -> float:
-    """Sum of exact W1 distances from each sorted group sample to their W1 barycenter."""
-    bary, mass, group_q, _ = barycenter_distribution(
-        sorted_groups, weights, p=1, sample_weights=sample_weights, assume_sorted=True
-    )
-    return float(sum(_w1_on_cells(q, bary, mass) for q in group_q))
-
-
-def _w1_on_cells(q: np.ndarray, bary: np.ndarray, mass: np.ndarray) -> float:
-    # Divided by the largest gap first, so that values near the float limit cannot overflow.
-    with np.errstate(over="ignore"):
-        gaps = np.abs(q - bary)
-    if not np.isfinite(gaps.max()):
-        return 2.0 * float(mass @ np.abs(0.5 * q - 0.5 * bary))
-    scale = float(gaps.max())
-    return 0.0 if scale == 0.0 else scale * float(mass @ (gaps / scale))
-
-
-def sum_w1_to_reference(
-    sorted_groups: list[np.ndarray], reference: np.ndarray, sample_weights: list | None = None
-) -> float:
-    """Sum of exact W1 distances from each sorted group sample to one sorted reference."""
-    ws = [None] * len(sorted_groups) if sample_weights is None else sample_weights
-    return float(
-        sum(
-            _wasserstein_sorted(g, reference, 1.0, w)
-            for g, w in zip(sorted_groups, ws, strict=True)
-        )
-    )
-
-
-def sum_pairwise_w1(sorted_groups: list[np.ndarray], sample_weights: list | None = None) -> float:
-    """Sum of exact W1 distances over unordered pairs of sorted group samples."""
-    ws = [None] * len(sorted_groups) if sample_weights is None else sample_weights
-    pairs = itertools.combinations(zip(sorted_groups, ws, strict=True), 2)
-    return float(sum(_wasserstein_sorted(a, b, 1.0, wa, wb) for (a, wa), (b, wb) in pairs))
-
-
 def strong_demographic_disparity(
     *args: ArrayLike,
     sensitive_features: Any = None,
@@ -298,7 +257,7 @@ def strong_demographic_disparity(
     )
     pooled, pooled_w = sorted_sample(s, w)
     return float(
-        sum(_wasserstein_sorted(g, pooled, 1.0, gw, pooled_w) for g, gw in zip(xs, ws, strict=True))
+        sum(wasserstein_sorted(g, pooled, 1.0, gw, pooled_w) for g, gw in zip(xs, ws, strict=True))
     )
 
 

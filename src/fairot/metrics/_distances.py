@@ -10,8 +10,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from fairot.metrics._calling import sorted_group_samples, split_metric_args
-from fairot.transport import check_p, wasserstein_1d
-from fairot.transport._coupling import _wasserstein_sorted_orders
+from fairot.transport import check_p, wasserstein_1d, wasserstein_sorted_orders
 from fairot.utils.arrays import check_array_1d, check_sample_weight
 from fairot.utils.backends import any_dask, dispatch
 from fairot.utils.groups import GroupsMode
@@ -156,9 +155,7 @@ def pairwise_gaps(
     ws = [None] * k if sample_weights is None else sample_weights
     matrices = {p: np.zeros((k, k)) for p in orders}
     for a, b in itertools.combinations(range(k), 2):
-        values = _wasserstein_sorted_orders(
-            sorted_groups[a], sorted_groups[b], orders, ws[a], ws[b]
-        )
+        values = wasserstein_sorted_orders(sorted_groups[a], sorted_groups[b], orders, ws[a], ws[b])
         for p, value in zip(orders, values, strict=True):
             matrices[p][a, b] = matrices[p][b, a] = value
     gaps = {}

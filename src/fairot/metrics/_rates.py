@@ -25,7 +25,7 @@ from numpy.typing import ArrayLike
 
 from fairot.metrics._classification import UNIT_INTERVAL, check_binary_labels
 from fairot.metrics._scaled import residual_averages, unit_scale
-from fairot.transport._coupling import MASS_TOLERANCE, joint_quantile_cells
+from fairot.transport import MASS_TOLERANCE, joint_quantile_cells
 from fairot.utils.arrays import check_array_1d, check_consistent_length
 from fairot.utils.groups import GroupsMode
 from fairot.utils.sensitive import check_sensitive_features

@@ -14,11 +14,11 @@ from fairot.metrics._classification import (
     UNIT_INTERVAL,
     check_binary_labels,
     check_threshold,
-    sum_w1_to_barycenter,
 )
 from fairot.metrics._distances import pairwise_gaps
 from fairot.metrics._groups import group_accuracy_std, skewed_error_ratio
-from fairot.transport._coupling import _wasserstein_sorted
+from fairot.metrics.reductions import sum_w1_to_barycenter
+from fairot.transport import wasserstein_sorted
 from fairot.utils.arrays import check_array_1d, check_consistent_length, check_sample_weight
 from fairot.utils.backends import any_dask, dispatch
 from fairot.utils.groups import GroupEncoding, GroupsMode
@@ -149,7 +149,7 @@ def fairness_report(
             row.update(_accuracy_columns(y[idx], pred[idx], gw, task, threshold, scale))
         row["mean_score"] = scale * float(np.average(pred[idx] / scale, weights=gw))
         row["w1_to_pooled"] = _rescaled(
-            _wasserstein_sorted(sorted_group / scale, pooled / scale, 1.0, group_w, pooled_w), scale
+            wasserstein_sorted(sorted_group / scale, pooled / scale, 1.0, group_w, pooled_w), scale
         )
         rows.append(row)
     report = pd.DataFrame(rows, index=_report_index(enc, group_index))

@@ -33,7 +33,7 @@ from typing import Literal
 import numpy as np
 from scipy.special import expit, ndtr, ndtri
 
-from fairot.transport._quantiles import MASS_TOLERANCE
+from fairot.transport import MASS_TOLERANCE
 
 __all__ = [
     "AbsoluteGaussianCost",

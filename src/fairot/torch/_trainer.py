@@ -14,7 +14,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from fairot.exceptions import DivergenceError
-from fairot.metrics._classification import sum_w1_to_barycenter, sum_w1_to_reference
+from fairot.metrics.reductions import sum_w1_to_barycenter, sum_w1_to_reference
 from fairot.torch._device import check_device
 from fairot.torch._divergence import DivergenceMonitor, advice, default_adam
 from fairot.torch._penalty import WassersteinParityPenalty

@@ -10,7 +10,14 @@ from fairot.transport._barycenter import (
     barycenter_quantiles,
     weighted_median,
 )
-from fairot.transport._coupling import check_p, optimal_coupling_1d, wasserstein_1d
+from fairot.transport._coupling import (
+    check_p,
+    joint_quantile_cells,
+    optimal_coupling_1d,
+    wasserstein_1d,
+    wasserstein_sorted,
+    wasserstein_sorted_orders,
+)
 from fairot.transport._fourier import (
     DEFAULT_GRID_SIZE,
     FeatureTable,
@@ -22,6 +29,7 @@ from fairot.transport._fourier import (
     tabulate_features,
 )
 from fairot.transport._quantiles import (
+    MASS_TOLERANCE,
     ecdf_rank,
     midpoint_grid,
     quantile_curves,
@@ -30,6 +38,10 @@ from fairot.transport._quantiles import (
 from fairot.transport._targets import MAX_TARGET_LEVELS, build_target
 
 __all__ = [
+    "MASS_TOLERANCE",
+    "joint_quantile_cells",
+    "wasserstein_sorted",
+    "wasserstein_sorted_orders",
     "DEFAULT_GRID_SIZE",
     "MAX_TARGET_LEVELS",
     "FeatureTable",

@@ -229,12 +229,12 @@ def wasserstein_1d(
         # No weights to carry along: a plain sort is several times faster than an argsort.
         x = np.sort(check_array_1d(u, "u_values"))
         y = np.sort(check_array_1d(v, "v_values"))
-        return _wasserstein_sorted(x, y, p)
+        return wasserstein_sorted(x, y, p)
     _, xs, ws = _sorted_inputs(u, v, u_weights, v_weights)
-    return _wasserstein_sorted(xs[0], xs[1], p, ws[0], ws[1])
+    return wasserstein_sorted(xs[0], xs[1], p, ws[0], ws[1])
 
 
-def _wasserstein_sorted(
+def wasserstein_sorted(
     x: np.ndarray,
     y: np.ndarray,
     p: float,
@@ -242,10 +242,10 @@ def _wasserstein_sorted(
     y_weights: np.ndarray | None = None,
 ) -> float:
     """:func:`wasserstein_1d` on already sorted, validated samples."""
-    return _wasserstein_sorted_orders(x, y, (p,), x_weights, y_weights)[0]
+    return wasserstein_sorted_orders(x, y, (p,), x_weights, y_weights)[0]
 
 
-def _wasserstein_sorted_orders(
+def wasserstein_sorted_orders(
     x: np.ndarray,
     y: np.ndarray,
     orders: tuple[float, ...],
