@@ -15,8 +15,8 @@ from fairot.classification import (
     DOTClassifier,
     QuantileParityPostProcessor,
 )
-from fairot.classification._base import MSG_Y_NAN
 from fairot.classification._kernels import STATUS_NOT_FINITE
+from fairot.utils.targets import MSG_Y_NAN
 
 from .conftest import make_biased
 

@@ -20,7 +20,6 @@ from sklearn.metrics import accuracy_score
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, has_fit_parameter, validate_data
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
@@ -33,11 +32,8 @@ from fairot.transport import build_target
 from fairot.utils.arrays import check_consistent_length, check_sample_weight
 from fairot.utils.groups import group_attributes
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
+from fairot.utils.targets import check_binary_target
 
-MSG_NOT_BINARY = (
-    "Only binary classification is supported: y must have exactly two classes. The type of the "
-    "target is {y_type}, with {n} class(es): {classes}."
-)
 MSG_NOT_LINEAR = (
     "estimator must be a fitted-or-fittable linear binary classifier exposing coef_ of shape "
     "(1, n_features) and intercept_ (e.g. LogisticRegression, possibly in FrozenEstimator); "
@@ -70,10 +66,6 @@ MSG_NO_WEIGHTS = (
     "for a meta-estimator, or fit it yourself and wrap it in FrozenEstimator."
 )
 MSG_ZERO_WEIGHT_GROUP = "group {group!r} has zero total sample_weight; no row of it can be drawn."
-MSG_Y_NAN = (
-    "{name} contains a missing or infinite label (NaN, inf or None) at row {row}; give every "
-    "row a class label."
-)
 
 # A fair model keeps roughly the spread of its target; one whose scores spread this much less
 # has collapsed to a constant (Err-.5 = share of the minority class, Wass1 ~ 0: "fair" and useless).
@@ -88,26 +80,6 @@ SATURATED_SHARE = 0.5
 def saturated_share(scores: np.ndarray) -> float:
     """Share of scores within ``SATURATION_MARGIN`` of 0 or 1."""
     return float(np.mean(np.minimum(scores, 1.0 - scores) < SATURATION_MARGIN))
-
-
-def check_binary_target(y: np.ndarray, classes=None, name: str = "y") -> np.ndarray:
-    """The two classes of ``y`` (and of ``classes`` when given), or a ValueError."""
-    missing = pd.isna(y)
-    if np.asarray(y).dtype.kind == "f":
-        missing = missing | ~np.isfinite(y)
-    if np.any(missing):
-        row = int(np.flatnonzero(missing)[0])
-        raise ValueError(MSG_Y_NAN.format(name=name, row=row))
-    check_classification_targets(y)
-    found = np.unique(y if classes is None else np.concatenate([np.unique(y), classes]))
-    if found.shape[0] != 2:
-        raise ValueError(
-            f"{name}: "
-            + MSG_NOT_BINARY.format(
-                y_type=type_of_target(y), n=found.shape[0], classes=found[:10].tolist()
-            )
-        )
-    return found
 
 
 def user_stacklevel() -> int:

@@ -21,7 +21,6 @@ from sklearn.utils.validation import (
 
 from fairot.classification._base import (
     atomic,
-    check_binary_target,
     check_group_weights,
     fit_base_estimator,
     user_stacklevel,
@@ -31,6 +30,7 @@ from fairot.utils.arrays import check_consistent_length, check_sample_weight, ch
 from fairot.utils.backends import is_dask_collection
 from fairot.utils.groups import group_attributes
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
+from fairot.utils.targets import check_binary_target
 
 MSG_MARGINAL_CELLS = (
     "overlapping (marginal) groups cannot be post-processed one person at a time: "

@@ -10,7 +10,6 @@ from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 
-from fairot.classification._base import check_binary_target
 from fairot.classification._postprocessing import MSG_NO_PROBA
 from fairot.dask._collections import (
     aligned_blocks,
@@ -26,6 +25,7 @@ from fairot.dask._exact import sort_labels
 from fairot.dask._metrics import check_quantiles
 from fairot.dask._sketch import check_sketch_k, sketch_curves
 from fairot.transport import build_target
+from fairot.utils.targets import check_binary_target
 
 MSG_DASK_MARGINAL = (
     "groups='marginal' is not supported on Dask collections by QuantileParityPostProcessor; "

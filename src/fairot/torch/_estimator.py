@@ -13,11 +13,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 
-from fairot.classification._base import check_binary_target
 from fairot.torch._device import check_device
 from fairot.torch._penalty import WassersteinParityPenalty
 from fairot.torch._trainer import FairTrainer
 from fairot.utils.sensitive import check_sensitive_features
+from fairot.utils.targets import check_binary_target
 
 MSG_HIDDEN = "hidden_layer_sizes must be a tuple of positive integers; got {value!r}."
 MSG_LOGITS = (

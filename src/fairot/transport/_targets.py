@@ -6,7 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from fairot.transport import barycenter_quantiles, midpoint_grid, quantile_function
+from fairot.transport._barycenter import barycenter_quantiles
+from fairot.transport._quantiles import midpoint_grid, quantile_function
 from fairot.utils.arrays import MSG_EMPTY, check_scores
 from fairot.utils.groups import GroupEncoding
 
