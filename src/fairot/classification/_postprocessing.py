@@ -19,7 +19,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from fairot.classification._base import (
+from fairot.classification._common import (
     atomic,
     check_group_weights,
     fit_base_estimator,
