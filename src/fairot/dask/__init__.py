@@ -13,7 +13,7 @@ from typing import Any
 
 # Loaded on first use: importing fairot.dask imports dask, which a user may not have asked for.
 _PUBLIC = {
-    "fairness_report": "_metrics",
+    "fairness_report": "_report",
     "max_pairwise_wasserstein": "_metrics",
     "rank_error": "_sketch",
     "strong_demographic_disparity": "_metrics",

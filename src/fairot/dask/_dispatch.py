@@ -24,7 +24,7 @@ def _scores_and_groups(args: tuple, sensitive_features: Any) -> tuple[Any, Any]:
 
 def dispatch_metric(name: str, args: tuple, sensitive_features: Any, **options: Any) -> Any:
     """Run the Dask version of metric ``name`` on ``fairot.metrics``-style arguments."""
-    from fairot.dask import _metrics
+    from fairot.dask import _metrics, _report
 
     quantiles, sketch_k = quantiles_option()
     refuse_options(
@@ -39,7 +39,7 @@ def dispatch_metric(name: str, args: tuple, sensitive_features: Any, **options: 
             *args, quantiles=quantiles, sketch_k=sketch_k, **options
         )
     if name == "fairness_report":
-        return _metrics.fairness_report(
+        return _report.fairness_report(
             *args, sensitive_features, quantiles=quantiles, sketch_k=sketch_k, **options
         )
     scores, groups = _scores_and_groups(args, sensitive_features)
