@@ -20,6 +20,7 @@ from fairot.dask._collections import (
     distinct_rows,
     encoding_from_distinct,
     label_arrays,
+    predict_by_partition,
     share,
 )
 from fairot.dask._exact import sort_labels
@@ -88,30 +89,11 @@ def fit_quantile_parity(
     return model.fit_group_scores(group_scores, encoding)
 
 
-def _block_proba(model: Any, X: Any, sf: Any) -> np.ndarray:
-    if X.shape[0] == 0:
-        return np.empty((0, 2))
-    return model.predict_proba(X, sensitive_features=sf)
-
-
 def predict_proba_quantile_parity(model: Any, X: Any, sensitive_features: Any) -> Any:
     """Post-processed probabilities, lazily per partition: a Dask array aligned with ``X``."""
-    import dask.array as da
-
-    blocks = aligned_blocks({"X": X, "sensitive_features": sensitive_features})
-    model_d = share(model)
-    lengths = X.chunks[0] if hasattr(X, "chunks") else [np.nan] * len(blocks["X"])
-    parts = [
-        da.from_delayed(delayed(_block_proba)(model_d, xb, sb), shape=(n, 2), dtype=np.float64)
-        for xb, sb, n in zip(blocks["X"], blocks["sensitive_features"], lengths, strict=True)
-    ]
-    return da.concatenate(parts, axis=0)
+    return predict_by_partition(model, "predict_proba", X, sensitive_features, n_columns=2)
 
 
 def predict_quantile_parity(model: Any, X: Any, sensitive_features: Any) -> Any:
     """Predicted classes, lazily per partition: a Dask array aligned with ``X``."""
-    proba = predict_proba_quantile_parity(model, X, sensitive_features)
-    classes = model.classes_
-    return proba.map_blocks(
-        lambda b: classes[(b[:, 1] > 0.5).astype(int)], drop_axis=1, dtype=classes.dtype
-    )
+    return predict_by_partition(model, "predict", X, sensitive_features, dtype=model.classes_.dtype)
