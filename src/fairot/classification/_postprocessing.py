@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from typing import Literal
 
@@ -394,17 +393,35 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         return tags
 
 
+class _ConcatenatedGroups:
+    """The groups of the concatenated sorted group scores, as ``build_target`` reads groups.
+
+    ``build_target`` asks an encoding for each group's rows (``indices``), a group's position
+    (``index_of``) and the names; over the concatenation, group ``g``'s rows are its block.
+    """
+
+    def __init__(self, encoding: GroupEncoding, sizes: list[int]):
+        self.encoding = encoding
+        self.names = encoding.names
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+        self.rows = [np.arange(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+
+    def indices(self) -> list[np.ndarray]:
+        return self.rows
+
+    def index_of(self, label) -> int:
+        return self.encoding.index_of(label)
+
+
 def _target_from_groups(
     target, group_scores: list[np.ndarray], group_weights: list, encoding: GroupEncoding
 ) -> np.ndarray:
-    """``build_target`` on the concatenated sorted groups (the same target as on the raw rows).
+    """``build_target`` on the concatenated sorted groups: the target of the rows they came from.
 
-    ``build_target`` reads the groups through an encoding of the rows; one whose codes number
-    the concatenated groups in order gives the target of the rows they were sorted from (the
-    group quantiles and sizes do not depend on the order of a group's rows).
+    The group quantiles and sizes do not depend on the order of a group's rows, so the sorted
+    groups give the target that the rows themselves give.
     """
-    codes = np.repeat(np.arange(len(group_scores)), [g.shape[0] for g in group_scores])
-    concatenated = dataclasses.replace(encoding, codes=codes, _membership=None)
+    groups = _ConcatenatedGroups(encoding, [g.shape[0] for g in group_scores])
     weights = None
     if any(w is not None for w in group_weights):
         weights = np.concatenate(
@@ -413,4 +430,4 @@ def _target_from_groups(
                 for g, w in zip(group_scores, group_weights, strict=True)
             ]
         )
-    return build_target(target, np.concatenate(group_scores), concatenated, weights)
+    return build_target(target, np.concatenate(group_scores), groups, weights)
