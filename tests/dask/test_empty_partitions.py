@@ -52,7 +52,7 @@ def test_entirely_empty_collection_is_an_error():
 
 @pytest.mark.parametrize("threshold", [float("nan"), 5, -0.1, float("inf")])
 def test_fairness_report_rejects_bad_threshold_like_memory(threshold):
-    from fairot.metrics._classification import MSG_THRESHOLD
+    from fairot.metrics.checks import MSG_THRESHOLD
 
     da = pytest.importorskip("dask.array")
     scores = np.array([0.2, 0.9, 0.6, 0.4])

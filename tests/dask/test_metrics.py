@@ -14,7 +14,7 @@ dd = pytest.importorskip("dask.dataframe")
 import fairot.dask as fd  # noqa: E402
 from fairot import metrics  # noqa: E402
 from fairot.dask._collections import MSG_PARTITIONS  # noqa: E402
-from fairot.dask._metrics import MSG_QUANTILES  # noqa: E402
+from fairot.dask._options import MSG_QUANTILES  # noqa: E402
 
 CHUNK = 5_000  # 4 partitions of the 2·10^4 rows
 TOL = 1e-12
@@ -149,7 +149,7 @@ def test_import_fairot_does_not_import_dask():
 
 
 def test_fairot_metrics_dispatch_dask_inputs(client, data):
-    from fairot.dask._dispatch import MSG_DASK_OPTION
+    from fairot.dask._options import MSG_DASK_OPTION
 
     s, race = data["scores"][:8_000], data["race"][:8_000]
     ds, dr = arr(s, 2_000), arr(race, 2_000)

@@ -71,3 +71,27 @@ def test_marginal_groups_rejected(client, problem):
     dX, dy = da.from_array(X, chunks=(CHUNK, 2)), da.from_array(y, chunks=CHUNK)
     with pytest.raises(ValueError, match=MSG_DASK_MARGINAL[:40]):
         QuantileParityPostProcessor(groups="marginal").fit(dX, dy, sensitive_features=sf)
+
+
+def test_both_backends_fit_through_the_seam(client, problem, monkeypatch):
+    import fairot.dask
+
+    X, y, race = problem
+    calls = []
+    seam = QuantileParityPostProcessor.fit_group_scores
+
+    def recording(self, group_scores, encoding, **kwargs):
+        calls.append([g.shape[0] for g in group_scores])
+        return seam(self, group_scores, encoding, **kwargs)
+
+    monkeypatch.setattr(QuantileParityPostProcessor, "fit_group_scores", recording)
+    QuantileParityPostProcessor().fit(X, y, sensitive_features=race)
+    dX = da.from_array(X, chunks=(CHUNK, 2))
+    dy, drace = da.from_array(y, chunks=CHUNK), da.from_array(race, chunks=CHUNK)
+    QuantileParityPostProcessor().fit(dX, dy, sensitive_features=drace)
+    assert len(calls) == 2 and calls[0] == calls[1]
+    assert {
+        "QuantileParityPostProcessor.fit",
+        "QuantileParityPostProcessor.predict",
+        "QuantileParityPostProcessor.predict_proba",
+    } <= set(fairot.dask.IMPLEMENTATIONS)

@@ -15,7 +15,7 @@ from fairot.metrics import (
     strong_pairwise_demographic_disparity,
     wass1,
 )
-from fairot.metrics._classification import MSG_GROUP_WEIGHTS
+from fairot.metrics.checks import MSG_GROUP_WEIGHTS
 
 
 def _data(seed=0, n=600, k=4):

@@ -16,8 +16,7 @@ from fairot.metrics import (
     strong_pairwise_demographic_disparity,
     wass1,
 )
-from fairot.metrics._classification import MSG_THRESHOLD
-from fairot.metrics._report import MSG_TASK
+from fairot.metrics.checks import MSG_TASK, MSG_THRESHOLD
 
 
 def _frame(seed=0, n=500):

@@ -1,31 +1,26 @@
-"""What COT and DOT share: validation, the logistic start, batches, history, divergence checks."""
+"""What COT and DOT share: validation, the logistic start, the update loop and its checks."""
 
 from __future__ import annotations
 
-import copy
-import functools
-import inspect
-import sys
 import warnings
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn import get_config
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.frozen import FrozenEstimator
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
-from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, column_or_1d, has_fit_parameter, validate_data
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from fairot.classification._batches import cumulative_weights, drawing_weights, weighted_batches
+from fairot.classification._common import check_group_weights, fit_base_estimator, user_stacklevel
 from fairot.classification._kernels import STATUS_OK, logits, padded_rows, score_rows
-from fairot.classification._reference import sigmoid
+from fairot.classification._objective import sigmoid
 from fairot.exceptions import DivergenceError
 from fairot.metrics.reductions import sum_w1_to_reference
 from fairot.transport import build_target
@@ -60,12 +55,6 @@ MSG_NOT_FINITE = (
     "Lower step_size (epsilon_theta, now {step:g}){extra}."
 )
 MSG_EVAL_SET = "eval_set must be a tuple (X, y, sensitive_features); got {value!r}."
-MSG_NO_WEIGHTS = (
-    "sample_weight was given but estimator {name} does not accept sample_weight in fit (nor "
-    "its last step, for a Pipeline); use an estimator that does, turn on metadata routing "
-    "for a meta-estimator, or fit it yourself and wrap it in FrozenEstimator."
-)
-MSG_ZERO_WEIGHT_GROUP = "group {group!r} has zero total sample_weight; no row of it can be drawn."
 
 # A fair model keeps roughly the spread of its target; one whose scores spread this much less
 # has collapsed to a constant (Err-.5 = share of the minority class, Wass1 ~ 0: "fair" and useless).
@@ -80,75 +69,6 @@ SATURATED_SHARE = 0.5
 def saturated_share(scores: np.ndarray) -> float:
     """Share of scores within ``SATURATION_MARGIN`` of 0 or 1."""
     return float(np.mean(np.minimum(scores, 1.0 - scores) < SATURATION_MARGIN))
-
-
-def user_stacklevel() -> int:
-    """The ``stacklevel`` that points a warning at the user's line, past fairot and sklearn.
-
-    The estimators' methods are wrapped (parameter validation, atomic fits), so the depth of
-    the user's call differs from one path to another.
-    """
-    frame = sys._getframe(1)
-    level = 1
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(
-        ("fairot.", "sklearn.")
-    ):
-        frame = frame.f_back
-        level += 1
-    return level
-
-
-def fit_base_estimator(base, X, y, sample_weight: np.ndarray | None):
-    """Clone and fit ``base`` on the data as given, passing ``sample_weight`` when there is one.
-
-    Fitting a clone keeps the user's estimator untouched; a model wrapped in
-    :class:`sklearn.frozen.FrozenEstimator` stays as trained (its ``fit`` does nothing). The
-    weights go to ``fit(..., sample_weight=)`` when the estimator takes it; to a pipeline's
-    last step (``<step>__sample_weight``) without metadata routing; and, with routing on, to
-    any meta-estimator, which routes them as its steps request.
-    """
-    estimator = clone(base)
-    if sample_weight is None or isinstance(base, FrozenEstimator):
-        return estimator.fit(X, y)
-    if has_fit_parameter(base, "sample_weight"):
-        return estimator.fit(X, y, sample_weight=sample_weight)
-    takes_kwargs = any(
-        p.kind is inspect.Parameter.VAR_KEYWORD
-        for p in inspect.signature(base.fit).parameters.values()
-    )
-    if takes_kwargs and get_config()["enable_metadata_routing"]:
-        return estimator.fit(X, y, sample_weight=sample_weight)
-    if isinstance(base, Pipeline) and has_fit_parameter(base.steps[-1][1], "sample_weight"):
-        return estimator.fit(X, y, **{f"{base.steps[-1][0]}__sample_weight": sample_weight})
-    raise TypeError(MSG_NO_WEIGHTS.format(name=type(base).__name__))
-
-
-_MUTABLE = (np.ndarray, list, dict, np.random.Generator)
-
-
-def atomic(method):
-    """Run an estimator method so that, if it raises, the estimator is exactly as before.
-
-    A diverged or rejected ``fit``/``partial_fit`` leaves neither a half-fitted object (a
-    ``predict`` that fails with AttributeError) nor a mix of new groups and old coefficients.
-    """
-
-    @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
-        # The updates write arrays, lists and random streams in place; everything else (the
-        # fitted base model, the groups) is only ever replaced, so a reference keeps it.
-        before = {
-            name: copy.deepcopy(value) if isinstance(value, _MUTABLE) else value
-            for name, value in self.__dict__.items()
-        }
-        try:
-            return method(self, *args, **kwargs)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
-
-    return wrapper
 
 
 class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
@@ -192,7 +112,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         self.estimator_, theta = self._initial_model(X, y, sample_weight)
         self.initial_coef_ = theta[None, :-1].copy()
         self.initial_intercept_ = theta[-1:].copy()
-        sample_weight = _drawing_weights(sample_weight)
+        sample_weight = drawing_weights(sample_weight)
         if sample_weight is not None:
             check_group_weights(sample_weight, encoding.indices(), encoding.names)
         initial_scores = sigmoid(logits(theta, X))
@@ -235,7 +155,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         drawable = counts
         if sample_weight is not None:
             group_weights = check_group_weights(sample_weight, rows, names)
-            cumulative = [_cumulative(w) for w in group_weights]
+            cumulative = [cumulative_weights(w) for w in group_weights]
             drawable = np.array([np.count_nonzero(w) for w in group_weights])
         for name, count in zip(names, drawable, strict=True):
             if count < self.batch_size:
@@ -266,7 +186,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
                 if cumulative is None:
                     batches = self._batch_sampler.integers(0, counts[None, :, None], size=shape)
                 else:
-                    batches = _weighted_batches(self._batch_sampler, cumulative, shape)
+                    batches = weighted_batches(self._batch_sampler, cumulative, shape)
                 target_batches = self._target_sampler.integers(
                     0, target.shape[0], size=(m, self.batch_size)
                 )
@@ -399,7 +319,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         )
         check_binary_target(y, self.classes_)
         rows = self._group_rows(sf, X.shape[0], "partial_fit")
-        self._run_updates(X, y, rows, eval_set, n_updates, _drawing_weights(sample_weight))
+        self._run_updates(X, y, rows, eval_set, n_updates, drawing_weights(sample_weight))
         return self
 
     # ------------------------------------------------------------- predicting
@@ -483,17 +403,6 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
 
-def check_group_weights(
-    sample_weight: np.ndarray, rows: list[np.ndarray], names: list[str]
-) -> list[np.ndarray]:
-    """Each group's weights; a group of zero total weight has no distribution: an error."""
-    group_weights = [sample_weight[r] for r in rows]
-    for name, w in zip(names, group_weights, strict=True):
-        if not w.sum() > 0:
-            raise ValueError(MSG_ZERO_WEIGHT_GROUP.format(group=name))
-    return group_weights
-
-
 def _validate_numeric(estimator, X, y="no_validation", **kwargs):
     """scikit-learn's validation of a numeric X (dense or CSR/CSC), without its arithmetic noise.
 
@@ -504,35 +413,3 @@ def _validate_numeric(estimator, X, y="no_validation", **kwargs):
         return validate_data(
             estimator, X, y, accept_sparse=["csr", "csc"], dtype=np.float64, **kwargs
         )
-
-
-def _drawing_weights(sample_weight: np.ndarray | None) -> np.ndarray | None:
-    """Weights for drawing batches and building the target; equal weights are no weights.
-
-    Drawing with equal weights gives the same draws (hence the same model) as without them.
-    """
-    if sample_weight is None or np.all(sample_weight == sample_weight[0]):
-        return None
-    return sample_weight
-
-
-def _cumulative(weights: np.ndarray) -> np.ndarray:
-    """Normalised cumulative weights, ending exactly at 1 (inverse-CDF sampling)."""
-    cum = np.cumsum(weights)
-    cum /= cum[-1]
-    cum[-1] = 1.0
-    return cum
-
-
-def _weighted_batches(rng: np.random.Generator, cumulative: list[np.ndarray], shape) -> np.ndarray:
-    """Positions within each group drawn with probability proportional to the row's weight.
-
-    Inverse-CDF sampling: a uniform ``u`` picks the first row whose cumulative weight exceeds
-    it, so a zero-weight row is never drawn and a row of weight ``w`` is drawn with probability
-    ``w / sum(w)`` (a row repeated ``k`` times would be drawn ``k`` times as often).
-    """
-    u = rng.random(size=shape)
-    batches = np.empty(shape, dtype=np.int64)
-    for g, cum in enumerate(cumulative):
-        batches[:, g, :] = np.searchsorted(cum, u[:, g, :], side="right")
-    return batches

@@ -11,12 +11,10 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from fairot.classification._base import (
-    OTInProcessingClassifier,
-    atomic,
-)
+from fairot.classification._base import OTInProcessingClassifier
+from fairot.classification._common import atomic
 from fairot.classification._kernels import STATUS_DUAL_OVERFLOW, cot_kernel
-from fairot.classification._reference import REG_ENTROPIC, REG_L2
+from fairot.classification._objective import REG_ENTROPIC, REG_L2
 from fairot.exceptions import DivergenceError
 from fairot.transport import (
     FourierFeatures,

@@ -7,7 +7,8 @@ from typing import Literal
 import numpy as np
 from sklearn.base import _fit_context
 
-from fairot.classification._base import OTInProcessingClassifier, atomic
+from fairot.classification._base import OTInProcessingClassifier
+from fairot.classification._common import atomic
 from fairot.classification._kernels import dot_kernel
 
 

@@ -14,7 +14,7 @@ from numpy.typing import ArrayLike
 from sklearn.utils import check_random_state
 
 from fairot.classification._cot import DualPotentials, _Potential
-from fairot.classification._reference import REG_ENTROPIC, REG_L2, CotParams, pair_terms
+from fairot.classification._objective import REG_ENTROPIC, REG_L2, CotParams, pair_terms
 from fairot.exceptions import DivergenceError
 from fairot.transport import draw_fourier_features
 from fairot.utils.arrays import check_array_1d

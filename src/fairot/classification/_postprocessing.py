@@ -19,7 +19,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from fairot.classification._base import (
+from fairot.classification._common import (
     atomic,
     check_group_weights,
     fit_base_estimator,
@@ -27,8 +27,8 @@ from fairot.classification._base import (
 )
 from fairot.transport import build_target, ecdf_rank, quantile_function
 from fairot.utils.arrays import check_consistent_length, check_sample_weight, check_scores
-from fairot.utils.backends import is_dask_collection
-from fairot.utils.groups import group_attributes
+from fairot.utils.backends import dispatch, is_dask_collection
+from fairot.utils.groups import GroupEncoding, group_attributes
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 from fairot.utils.targets import check_binary_target
 
@@ -145,27 +145,25 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         self : QuantileParityPostProcessor
         """
         if is_dask_collection(X):
-            from fairot.dask._postprocessing import fit_quantile_parity
-
-            return fit_quantile_parity(self, X, y, sensitive_features, sample_weight)
+            return dispatch(
+                "QuantileParityPostProcessor.fit", self, X, y, sensitive_features, sample_weight
+            )
         sf, columns = resolve_sensitive_features(X, sensitive_features)
-        # Only what fairot reads is checked: numbers of rows and features, names, labels.
-        self._check_features(X, reset=True)
         y = column_or_1d(y, warn=True)
         n_samples = _num_samples(X)
         check_consistent_length(X=X, y=y, sensitive_features=sf, sample_weight=sample_weight)
-        self.classes_ = check_binary_target(y)
+        classes = check_binary_target(y)
         sample_weight = check_sample_weight(sample_weight, n_samples)
-        base = LogisticRegression() if self.estimator is None else self.estimator
-        if not hasattr(base, "predict_proba"):
-            raise TypeError(MSG_NO_PROBA.format(name=type(base).__name__))
         encoding = check_sensitive_features(sf, n_samples, groups=self.groups)
         if sample_weight is not None:
             check_group_weights(sample_weight, encoding.indices(), encoding.names)
-        self.estimator_ = fit_base_estimator(base, X, y, sample_weight)
-        scores = self._base_scores(X)
-        self.target_samples_ = build_target(self.target, scores, encoding, sample_weight)
+        self.fit_estimator(X, y, classes=classes, sample_weight=sample_weight)
+        scores = self.base_scores(X)
+        target_samples = None
         if self.groups == "marginal":
+            # The target comes from the overlapping marginal groups; each person is then mapped
+            # from the cell (intersection) they belong to.
+            target_samples = build_target(self.target, scores, encoding, sample_weight)
             cells = check_sensitive_features(sf, n_samples, groups="intersection", min_groups=1)
             warnings.warn(
                 MSG_MARGINAL_CELLS.format(n_cells=cells.n_groups, n_groups=encoding.n_groups),
@@ -173,16 +171,98 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
                 stacklevel=user_stacklevel(),
             )
             encoding = cells
-        self._encoding = encoding
-        self._sensitive_columns = columns
-        self.groups_, self.group_names_ = group_attributes(encoding)
-        self.group_scores_, self._group_weights = [], []
+        group_scores, group_weights = [], []
         for rows in encoding.indices():
             order = np.argsort(scores[rows], kind="stable")
-            self.group_scores_.append(scores[rows][order])
-            self._group_weights.append(
-                None if sample_weight is None else sample_weight[rows][order]
-            )
+            group_scores.append(scores[rows][order])
+            group_weights.append(None if sample_weight is None else sample_weight[rows][order])
+        return self.fit_group_scores(
+            group_scores,
+            encoding,
+            group_weights=group_weights,
+            target_samples=target_samples,
+            sensitive_columns=columns,
+        )
+
+    def fit_estimator(self, X, y, *, classes=None, sample_weight=None):
+        """Stage 1 of :meth:`fit`: fit the base classifier and record the classes and features.
+
+        Every backend calls it: the in-memory :meth:`fit` with the training data, the Dask
+        backend with the computed data (or, for a model in
+        :class:`sklearn.frozen.FrozenEstimator`, which reads no data, with the collections).
+
+        Parameters
+        ----------
+        X : array-like, DataFrame, sparse matrix or Dask collection
+            Passed to ``estimator``'s ``fit`` as given; its number and names of columns are
+            recorded (``n_features_in_``, ``feature_names_in_``).
+        y : array-like of shape (n_samples,)
+            Binary labels.
+        classes : ndarray of shape (2,), optional
+            The checked distinct labels of ``y``, when the caller has them (a Dask ``y`` is not
+            read here); by default read from ``y``.
+        sample_weight : ndarray of shape (n_samples,), optional
+            Passed to ``estimator``'s ``fit``.
+
+        Returns
+        -------
+        self : QuantileParityPostProcessor
+        """
+        base = LogisticRegression() if self.estimator is None else self.estimator
+        if not hasattr(base, "predict_proba"):
+            raise TypeError(MSG_NO_PROBA.format(name=type(base).__name__))
+        self.classes_ = check_binary_target(y) if classes is None else classes
+        self._check_features(X, reset=True)
+        self.estimator_ = fit_base_estimator(base, X, y, sample_weight)
+        return self
+
+    def fit_group_scores(
+        self,
+        group_scores,
+        encoding: GroupEncoding,
+        *,
+        group_weights=None,
+        target_samples=None,
+        sensitive_columns=None,
+    ):
+        r"""Stage 2 of :meth:`fit`: the post-processing from each group's sorted scores.
+
+        The seam of every backend: the in-memory :meth:`fit` sorts each group's scores
+        itself, the Dask backend gathers them from the cluster (or their sketched quantile
+        curves); both then call this, so that the fitted model depends only on these
+        statistics. :meth:`fit_estimator` must have run first.
+
+        Parameters
+        ----------
+        group_scores : list of ndarray
+            Each group's base scores (:meth:`base_scores` at fit time) in nondecreasing order,
+            in the order of ``encoding``'s groups; they define :math:`F_a`.
+        encoding : GroupEncoding
+            The groups (intersection cells) that predictions are mapped from.
+        group_weights : list of (ndarray or None), optional
+            Each group's row weights in the order of ``group_scores`` (``None``: unweighted).
+        target_samples : ndarray, optional
+            The target's samples; by default built from the group scores and weights as the
+            ``target`` parameter says (a target built from other groups, as for
+            ``groups="marginal"``, is passed here).
+        sensitive_columns : str or list of str, optional
+            Columns of ``X`` to read the groups from at prediction time.
+
+        Returns
+        -------
+        self : QuantileParityPostProcessor
+        """
+        group_scores = [np.asarray(g, dtype=np.float64) for g in group_scores]
+        if group_weights is None:
+            group_weights = [None] * len(group_scores)
+        if target_samples is None:
+            target_samples = _target_from_groups(self.target, group_scores, group_weights, encoding)
+        self.target_samples_ = np.asarray(target_samples, dtype=np.float64)
+        self._encoding = encoding
+        self._sensitive_columns = sensitive_columns
+        self.groups_, self.group_names_ = group_attributes(encoding)
+        self.group_scores_ = group_scores
+        self._group_weights = list(group_weights)
         return self
 
     def _check_features(self, X, *, reset: bool) -> None:
@@ -199,8 +279,22 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
                     self.__dict__.pop(name, None)
             return
         validate_data(self, X, skip_check_array=True, reset=reset)
+        if reset and is_dask_collection(X) and hasattr(X, "columns"):
+            # scikit-learn reads the names of pandas frames only; the partitions of a Dask
+            # frame, which predictions see, are pandas frames with these columns.
+            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
 
-    def _base_scores(self, X) -> np.ndarray:
+    def base_scores(self, X) -> np.ndarray:
+        """The fitted base classifier's score of ``classes_[1]`` (before post-processing).
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
         proba = self.estimator_.predict_proba(X)
         column = int(np.flatnonzero(np.asarray(self.estimator_.classes_) == self.classes_[1])[0])
         return check_scores(
@@ -226,16 +320,16 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         if is_dask_collection(X):
-            from fairot.dask._postprocessing import predict_proba_quantile_parity
-
-            return predict_proba_quantile_parity(self, X, sensitive_features)
+            return dispatch(
+                "QuantileParityPostProcessor.predict_proba", self, X, sensitive_features
+            )
         if sensitive_features is None and self._sensitive_columns is not None:
             sensitive_features = self._sensitive_columns
         sf, _ = resolve_sensitive_features(X, sensitive_features)
         self._check_features(X, reset=False)
         codes = self._encoding.encode(sf)
         check_consistent_length(X=X, sensitive_features=codes)
-        s = self._base_scores(X)
+        s = self.base_scores(X)
         out = np.empty_like(s)
         for g, (reference, weights) in enumerate(
             zip(self.group_scores_, self._group_weights, strict=True)
@@ -260,9 +354,7 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         ndarray of shape (n_samples,)
         """
         if is_dask_collection(X):
-            from fairot.dask._postprocessing import predict_quantile_parity
-
-            return predict_quantile_parity(self, X, sensitive_features)
+            return dispatch("QuantileParityPostProcessor.predict", self, X, sensitive_features)
         s = self.predict_proba(X, sensitive_features=sensitive_features)[:, 1]
         return self.classes_[(s > 0.5).astype(int)]
 
@@ -299,3 +391,43 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = base_tags.input_tags.sparse
         tags.input_tags.string = base_tags.input_tags.string
         return tags
+
+
+class _ConcatenatedGroups:
+    """The groups of the concatenated sorted group scores, as ``build_target`` reads groups.
+
+    ``build_target`` asks an encoding for each group's rows (``indices``), a group's position
+    (``index_of``) and the names; over the concatenation, group ``g``'s rows are its block.
+    """
+
+    def __init__(self, encoding: GroupEncoding, sizes: list[int]):
+        self.encoding = encoding
+        self.names = encoding.names
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
+        self.rows = [np.arange(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+
+    def indices(self) -> list[np.ndarray]:
+        return self.rows
+
+    def index_of(self, label) -> int:
+        return self.encoding.index_of(label)
+
+
+def _target_from_groups(
+    target, group_scores: list[np.ndarray], group_weights: list, encoding: GroupEncoding
+) -> np.ndarray:
+    """``build_target`` on the concatenated sorted groups: the target of the rows they came from.
+
+    The group quantiles and sizes do not depend on the order of a group's rows, so the sorted
+    groups give the target that the rows themselves give.
+    """
+    groups = _ConcatenatedGroups(encoding, [g.shape[0] for g in group_scores])
+    weights = None
+    if any(w is not None for w in group_weights):
+        weights = np.concatenate(
+            [
+                np.ones(g.shape[0]) if w is None else w
+                for g, w in zip(group_scores, group_weights, strict=True)
+            ]
+        )
+    return build_target(target, np.concatenate(group_scores), groups, weights)

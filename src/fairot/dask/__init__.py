@@ -13,7 +13,7 @@ from typing import Any
 
 # Loaded on first use: importing fairot.dask imports dask, which a user may not have asked for.
 _PUBLIC = {
-    "fairness_report": "_metrics",
+    "fairness_report": "_report",
     "max_pairwise_wasserstein": "_metrics",
     "rank_error": "_sketch",
     "strong_demographic_disparity": "_metrics",
@@ -43,3 +43,26 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return __all__
+
+
+def _lazy(module: str, name: str) -> Any:
+    """``fairot.dask.<module>.<name>``, imported when first called (the module imports dask)."""
+
+    def implementation(*args: Any, **kwargs: Any) -> Any:
+        return getattr(import_module(f"fairot.dask.{module}"), name)(*args, **kwargs)
+
+    implementation.__name__ = name
+    return implementation
+
+
+# The estimators' entries: each public method of QuantileParityPostProcessor called with Dask
+# collections (fairot.utils.backends.dispatch) runs the function of the same role here.
+IMPLEMENTATIONS.update(
+    {
+        "QuantileParityPostProcessor.fit": _lazy("_postprocessing", "fit_quantile_parity"),
+        "QuantileParityPostProcessor.predict": _lazy("_postprocessing", "predict_quantile_parity"),
+        "QuantileParityPostProcessor.predict_proba": _lazy(
+            "_postprocessing", "predict_proba_quantile_parity"
+        ),
+    }
+)

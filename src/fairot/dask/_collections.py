@@ -141,3 +141,60 @@ def dask_delayed_object(obj: Any) -> Any:
     import dask
 
     return dask.delayed(obj)
+
+
+def _apply_method(model: Any, method: str, X: Any, sf: Any, empty: np.ndarray) -> np.ndarray:
+    # An empty partition (from a filter, say) has no rows; scikit-learn refuses 0 rows.
+    if X.shape[0] == 0:
+        return empty
+    return getattr(model, method)(X, sensitive_features=sf)
+
+
+def predict_by_partition(
+    model: Any,
+    method: str,
+    X: Any,
+    sensitive_features: Any,
+    *,
+    n_columns: int | None = None,
+    dtype: Any = np.float64,
+) -> Any:
+    """``model.<method>(X, sensitive_features=...)`` lazily, partition by partition.
+
+    The fitted model is shared once (:func:`share`) and applied to each aligned pair of
+    partitions on the workers.
+
+    Parameters
+    ----------
+    model : estimator
+        A fitted estimator whose ``method`` takes ``sensitive_features``.
+    method : str
+        ``"predict"``, ``"predict_proba"``, ...
+    X, sensitive_features : Dask collections
+        Partitioned alike.
+    n_columns : int, optional
+        Columns of the method's output (``None``: one value per row).
+    dtype : numpy dtype, default=float64
+        Of the method's output (a classifier's ``predict`` returns its ``classes_``).
+
+    Returns
+    -------
+    dask.array.Array
+        Row chunks aligned with ``X`` (unknown lengths for a DataFrame's partitions).
+    """
+    import dask.array as da
+
+    blocks = aligned_blocks({"X": X, "sensitive_features": sensitive_features})
+    model_d = share(model)
+    lengths = X.chunks[0] if hasattr(X, "chunks") else [np.nan] * len(blocks["X"])
+    tail = () if n_columns is None else (n_columns,)
+    empty = np.empty((0, *tail), dtype=dtype)
+    parts = [
+        da.from_delayed(
+            delayed(_apply_method)(model_d, method, xb, sb, empty),
+            shape=(n, *tail),
+            dtype=dtype,
+        )
+        for xb, sb, n in zip(blocks["X"], blocks["sensitive_features"], lengths, strict=True)
+    ]
+    return da.concatenate(parts, axis=0)

@@ -1,32 +1,17 @@
 """The entry of ``fairot.metrics`` functions called with Dask collections.
 
-Each metric checks ``any_dask(...)`` first and hands its arguments here; the in-memory options
-that have no Dask path yet (sample weights, a fixed reference, ``group_index="multi"``) raise a
-clear error rather than being ignored. ``quantiles`` and ``sketch_k`` come from ``dask.config``
-(``fairot.quantiles``, ``fairot.sketch_k``), as for the estimators.
+Each public metric hands its arguments here through :func:`fairot.utils.backends.dispatch`
+(operation ``"metric"``) when one of its data arguments is a Dask collection. The in-memory
+options that have no Dask path yet (sample weights, a fixed reference, ``group_index="multi"``)
+raise a clear error rather than being ignored; ``quantiles`` and ``sketch_k`` come from
+``dask.config`` (``fairot.quantiles``, ``fairot.sketch_k``), as for the estimators.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from fairot.utils.backends import is_dask_collection
-
-MSG_DASK_OPTION = (
-    "{option} is not supported on Dask collections yet; got {option} of type {value}. Compute "
-    "the collections (small data) or leave {option} at its default."
-)
-
-
-def any_dask(*values: Any) -> bool:
-    """Whether any argument is a Dask collection."""
-    return any(is_dask_collection(v) for v in values)
-
-
-def _refuse(**options: tuple[Any, Any]) -> None:
-    for option, (value, default) in options.items():
-        if value is not default and not (isinstance(value, str) and value == default):
-            raise ValueError(MSG_DASK_OPTION.format(option=option, value=type(value).__name__))
+from fairot.dask._options import quantiles_option, refuse_options
 
 
 def _scores_and_groups(args: tuple, sensitive_features: Any) -> tuple[Any, Any]:
@@ -39,11 +24,10 @@ def _scores_and_groups(args: tuple, sensitive_features: Any) -> tuple[Any, Any]:
 
 def dispatch_metric(name: str, args: tuple, sensitive_features: Any, **options: Any) -> Any:
     """Run the Dask version of metric ``name`` on ``fairot.metrics``-style arguments."""
-    from fairot.dask import _metrics
-    from fairot.dask._postprocessing import quantiles_option
+    from fairot.dask import _metrics, _report
 
     quantiles, sketch_k = quantiles_option()
-    _refuse(
+    refuse_options(
         sample_weight=(options.pop("sample_weight", None), None),
         reference=(options.pop("reference", None), None),
         group_index=(options.pop("group_index", "names"), "names"),
@@ -55,7 +39,7 @@ def dispatch_metric(name: str, args: tuple, sensitive_features: Any, **options: 
             *args, quantiles=quantiles, sketch_k=sketch_k, **options
         )
     if name == "fairness_report":
-        return _metrics.fairness_report(
+        return _report.fairness_report(
             *args, sensitive_features, quantiles=quantiles, sketch_k=sketch_k, **options
         )
     scores, groups = _scores_and_groups(args, sensitive_features)

@@ -350,3 +350,30 @@ def window_sums(
     for r in results[1:]:
         total = total + r
     return total
+
+
+def curve_sums(
+    curves: np.ndarray,
+    orders: tuple[float, ...],
+    *,
+    n_groups: int | None = None,
+    group_weights: np.ndarray | None = None,
+) -> WindowSums:
+    """The integrals of :func:`window_sums` for quantile curves on one common grid of ranks.
+
+    A sketch's quantile curves (``curves[l]``: label ``l`` at the ``m`` grid levels) are one
+    window of ``m`` equal cells for every label, summed in local memory.
+    """
+    m = curves.shape[1]
+    n_labels = curves.shape[0]
+    return _window_sums(
+        [[c] for c in curves],
+        [0] * n_labels,
+        [m] * n_labels,
+        [m] * n_labels,
+        0,
+        m,
+        orders,
+        n_groups,
+        group_weights,
+    )

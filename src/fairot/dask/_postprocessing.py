@@ -1,16 +1,17 @@
-"""``QuantileParityPostProcessor`` (DPP) fitted from and applied to Dask collections."""
+"""``QuantileParityPostProcessor`` (DPP) fitted from and applied to Dask collections.
+
+Only the estimator's public seams are used: ``fit_estimator`` (the base classifier),
+``base_scores`` (per partition), ``fit_group_scores`` (the fitted groups) and
+``predict_proba`` (per partition).
+"""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
-from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
-from sklearn.linear_model import LogisticRegression
 
-from fairot.classification._postprocessing import MSG_NO_PROBA
 from fairot.dask._collections import (
     aligned_blocks,
     check_block_lengths,
@@ -19,35 +20,18 @@ from fairot.dask._collections import (
     distinct_rows,
     encoding_from_distinct,
     label_arrays,
+    predict_by_partition,
     share,
 )
 from fairot.dask._exact import sort_labels
-from fairot.dask._metrics import check_quantiles
-from fairot.dask._sketch import check_sketch_k, sketch_curves
-from fairot.transport import build_target
+from fairot.dask._options import quantiles_option, refuse_options
+from fairot.dask._sketch import sketch_curves
 from fairot.utils.targets import check_binary_target
 
 MSG_DASK_MARGINAL = (
     "groups='marginal' is not supported on Dask collections by QuantileParityPostProcessor; "
     "pass the intersection of the sensitive columns (groups='intersection')."
 )
-CONFIG_QUANTILES = "fairot.quantiles"
-CONFIG_SKETCH_K = "fairot.sketch_k"
-
-
-def quantiles_option() -> tuple[str, int]:
-    """``quantiles`` and ``sketch_k`` for the estimators, from ``dask.config``.
-
-    ``dask.config.set({"fairot.quantiles": "sketch", "fairot.sketch_k": 2000})`` switches the
-    estimators' Dask path (their constructors are unchanged); the defaults are ``"exact"`` and
-    1000.
-    """
-    import dask
-
-    from fairot.dask._sketch import DEFAULT_K
-
-    quantiles = check_quantiles(dask.config.get(CONFIG_QUANTILES, "exact"))
-    return quantiles, check_sketch_k(dask.config.get(CONFIG_SKETCH_K, DEFAULT_K))
 
 
 def _unique(block: Any) -> np.ndarray:
@@ -57,7 +41,7 @@ def _unique(block: Any) -> np.ndarray:
 def _scores(i: int, model: Any, X: Any, sf: Any, encoding: Any) -> list[np.ndarray]:
     check_block_lengths(i, X=X, sensitive_features=sf)
     # An empty partition (from a filter, say) has no scores; scikit-learn refuses 0 rows.
-    scores = model._base_scores(X) if X.shape[0] else np.empty(0)
+    scores = model.base_scores(X) if X.shape[0] else np.empty(0)
     return label_arrays(scores, sf, encoding)
 
 
@@ -71,29 +55,22 @@ def fit_quantile_parity(
     without collecting the data); its scores are computed partition by partition on the cluster.
     With ``quantiles="exact"`` each group's sorted scores (the ECDF :math:`F_a`) come back to the
     client, so the fitted model equals the in-memory one; with ``"sketch"`` they are the group
-    quantile curves of merged KLL sketches, a few thousand numbers each.
+    quantile curves of merged KLL sketches, a few thousand numbers each. Both stages are the
+    estimator's own seams, ``fit_estimator`` and ``fit_group_scores``.
     """
-    from fairot.dask._dispatch import _refuse
-
-    model._validate_params()
-    _refuse(sample_weight=(sample_weight, None))
+    refuse_options(sample_weight=(sample_weight, None))
     if model.groups == "marginal":
         raise ValueError(MSG_DASK_MARGINAL)
     quantiles, sketch_k = quantiles_option()
     blocks = aligned_blocks({"X": X, "y": y, "sensitive_features": sensitive_features})
     uniques = compute(*[delayed(_unique)(b) for b in blocks["y"]])
-    model.classes_ = check_binary_target(np.unique(np.concatenate(uniques)))
-    base = LogisticRegression() if model.estimator is None else model.estimator
-    if not hasattr(base, "predict_proba"):
-        raise TypeError(MSG_NO_PROBA.format(name=type(base).__name__))
-    if isinstance(base, FrozenEstimator):
-        model.estimator_ = base
+    classes = check_binary_target(np.unique(np.concatenate(uniques)))
+    if isinstance(model.estimator, FrozenEstimator):
+        # A frozen model reads no data: the collections stay on the cluster.
+        model.fit_estimator(X, y, classes=classes)
     else:
         X_mem, y_mem = compute(X, y)
-        model.estimator_ = clone(base).fit(X_mem, y_mem)
-    model.n_features_in_ = int(X.shape[1])
-    if hasattr(X, "columns"):
-        model.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        model.fit_estimator(X_mem, y_mem, classes=classes)
     info = compute(*[delayed(distinct_rows)(b) for b in blocks["sensitive_features"]])
     encoding = encoding_from_distinct(list(info), "intersection")
     lengths = compute(*[delayed(len)(b) for b in blocks["X"]])
@@ -109,44 +86,14 @@ def fit_quantile_parity(
     else:
         curves, _, _ = sketch_curves(labelled, sketch_k)
         group_scores = list(curves[:k])
-    # build_target reads the groups through an encoding; one over the concatenated sorted groups
-    # gives the same target as the in-memory fit.
-    codes = np.repeat(np.arange(k), [g.shape[0] for g in group_scores])
-    concatenated = dataclasses.replace(encoding, codes=codes, _membership=None)
-    model.target_samples_ = build_target(model.target, np.concatenate(group_scores), concatenated)
-    model._encoding = encoding
-    model.groups_ = list(encoding.labels)
-    model.group_names_ = list(encoding.names)
-    model.group_scores_ = group_scores
-    model._group_weights = [None] * k
-    model._sensitive_columns = None
-    return model
-
-
-def _block_proba(model: Any, X: Any, sf: Any) -> np.ndarray:
-    if X.shape[0] == 0:
-        return np.empty((0, 2))
-    return model.predict_proba(X, sensitive_features=sf)
+    return model.fit_group_scores(group_scores, encoding)
 
 
 def predict_proba_quantile_parity(model: Any, X: Any, sensitive_features: Any) -> Any:
     """Post-processed probabilities, lazily per partition: a Dask array aligned with ``X``."""
-    import dask.array as da
-
-    blocks = aligned_blocks({"X": X, "sensitive_features": sensitive_features})
-    model_d = share(model)
-    lengths = X.chunks[0] if hasattr(X, "chunks") else [np.nan] * len(blocks["X"])
-    parts = [
-        da.from_delayed(delayed(_block_proba)(model_d, xb, sb), shape=(n, 2), dtype=np.float64)
-        for xb, sb, n in zip(blocks["X"], blocks["sensitive_features"], lengths, strict=True)
-    ]
-    return da.concatenate(parts, axis=0)
+    return predict_by_partition(model, "predict_proba", X, sensitive_features, n_columns=2)
 
 
 def predict_quantile_parity(model: Any, X: Any, sensitive_features: Any) -> Any:
     """Predicted classes, lazily per partition: a Dask array aligned with ``X``."""
-    proba = predict_proba_quantile_parity(model, X, sensitive_features)
-    classes = model.classes_
-    return proba.map_blocks(
-        lambda b: classes[(b[:, 1] > 0.5).astype(int)], drop_axis=1, dtype=classes.dtype
-    )
+    return predict_by_partition(model, "predict", X, sensitive_features, dtype=model.classes_.dtype)

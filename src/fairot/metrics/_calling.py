@@ -10,16 +10,25 @@ scorers call). The form is read from the call's shape alone:
   sensitive_features)``;
 - two positional arguments and a ``sensitive_features`` keyword: ``(y_true, y_pred)``, the
   labels unused by metrics that do not need them (``None`` is accepted).
+
+Every public metric is also a backend entry: :func:`dispatches_collections` hands a call whose
+data arguments hold a Dask collection to :func:`fairot.utils.backends.dispatch`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from fairot.utils.arrays import check_consistent_length
+from fairot.utils.backends import any_dask, dispatch
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 MSG_N_POSITIONAL = (
     "{name} takes (scores, sensitive_features) or (y_true, y_pred, *, sensitive_features=...); "
@@ -106,3 +115,55 @@ def sorted_sample(
         return np.sort(values), None
     order = np.argsort(values, kind="stable")
     return values[order], sample_weight[order]
+
+
+def dispatches_collections(
+    *data: str, groups: str | None = "sensitive_features"
+) -> Callable[[F], F]:
+    """Run the decorated metric on the Dask backend when one of its data arguments is Dask.
+
+    The one guard of every public metric. A call whose arguments hold no Dask collection runs
+    the metric itself (one duck-typing test per argument); otherwise the data arguments (in
+    order, a ``*args`` parameter expanded) and the groups go to the backend's ``"metric"``
+    operation with every other argument as a keyword, whose unsupported options it refuses.
+
+    Parameters
+    ----------
+    *data : str
+        Names of the parameters holding the samples (``"args"`` for a ``*args`` parameter).
+    groups : str or None, default="sensitive_features"
+        Name of the parameter holding the groups (``None``: the metric takes none).
+
+    Returns
+    -------
+    callable
+        The decorator.
+    """
+
+    def decorate(function: F) -> F:
+        signature = inspect.signature(function)
+        name = function.__name__
+
+        @functools.wraps(function)
+        def metric(*args: Any, **kwargs: Any) -> Any:
+            if any_dask(*args, *kwargs.values()):
+                bound = signature.bind(*args, **kwargs)
+                bound.apply_defaults()
+                options = dict(bound.arguments)
+                samples: list[Any] = []
+                for parameter in data:
+                    value = options.pop(parameter)
+                    variadic = (
+                        signature.parameters[parameter].kind is inspect.Parameter.VAR_POSITIONAL
+                    )
+                    samples.extend(value if variadic else [value])
+                sensitive = options.pop(groups) if groups else None
+                # Only the data decide: a Dask sample_weight beside in-memory scores is read
+                # in memory, as before there was a backend.
+                if any_dask(*samples, sensitive):
+                    return dispatch("metric", name, tuple(samples), sensitive, **options)
+            return function(*args, **kwargs)
+
+        return metric  # type: ignore[return-value]
+
+    return decorate

@@ -5,54 +5,30 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
 from fairot.metrics._calling import (
+    dispatches_collections,
     sorted_group_samples,
     sorted_sample,
     split_metric_args,
 )
-from fairot.metrics.reductions import sum_pairwise_w1, sum_w1_to_barycenter, sum_w1_to_reference
+from fairot.metrics.checks import (
+    UNIT_INTERVAL,
+    check_binary_labels,
+    check_group_weights,
+    check_threshold,
+)
+from fairot.metrics.reductions import (
+    sum_of_distances,
+    sum_pairwise_w1,
+    sum_w1_to_barycenter,
+    sum_w1_to_reference,
+)
 from fairot.transport import wasserstein_sorted
 from fairot.utils.arrays import check_array_1d, check_consistent_length, check_sample_weight
-from fairot.utils.backends import any_dask, dispatch
 from fairot.utils.groups import GroupEncoding, GroupsMode
 from fairot.utils.sensitive import check_sensitive_features
-
-MSG_NOT_BINARY = "{name} must be binary with values in {{0, 1}} (or booleans); got values {values}."
-MSG_THRESHOLD = "threshold must be a number in [0, 1]; got {value!r}."
-MSG_GROUP_WEIGHTS = "group_weights must be 'uniform' or 'proportional'; got {value!r}."
-UNIT_INTERVAL = (0.0, 1.0)
-
-
-def check_threshold(threshold: Any) -> float:
-    """Return a decision threshold in [0, 1], or raise naming the value (NaN included)."""
-    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.number)):
-        raise ValueError(MSG_THRESHOLD.format(value=threshold))
-    if not 0.0 <= threshold <= 1.0:
-        raise ValueError(MSG_THRESHOLD.format(value=threshold))
-    return float(threshold)
-
-
-def check_binary_labels(y_true: ArrayLike, name: str = "y_true") -> np.ndarray:
-    """Return binary labels as an int array of 0/1, or raise naming the values found."""
-    raw = np.asarray(y_true.to_numpy() if hasattr(y_true, "to_numpy") else y_true)
-    if raw.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional; got shape {raw.shape}.")
-    if raw.dtype == bool:
-        return raw.astype(int)
-    if raw.dtype.kind in "iuf":
-        ok = bool(np.all((raw == 0) | (raw == 1)))
-    else:
-        try:
-            ok = bool(np.all(np.isin(raw.astype(float), (0.0, 1.0))))
-        except (TypeError, ValueError):
-            ok = False
-    if not ok:
-        found = pd.unique(pd.Series(raw))[:10].tolist()
-        raise ValueError(MSG_NOT_BINARY.format(name=name, values=found))
-    return raw.astype(float).astype(int)
 
 
 def error_rate(
@@ -116,6 +92,7 @@ def _group_samples(
     return s, w, enc, xs, ws
 
 
+@dispatches_collections("args")
 def wass1(
     *args: ArrayLike,
     sensitive_features: Any = None,
@@ -177,19 +154,7 @@ def wass1(
     >>> round(wass1(scores, groups, reference=[0.0, 0.0]), 6)
     0.9
     """
-    if any_dask(*args, sensitive_features):
-        return dispatch(
-            "metric",
-            "wass1",
-            args,
-            sensitive_features,
-            reference=reference,
-            sample_weight=sample_weight,
-            group_weights=group_weights,
-            groups=groups,
-        )
-    if group_weights not in ("uniform", "proportional"):
-        raise ValueError(MSG_GROUP_WEIGHTS.format(value=group_weights))
+    check_group_weights(group_weights)
     _, w, enc, xs, ws = _group_samples("wass1", args, sensitive_features, sample_weight, groups)
     if reference is not None:
         t = np.sort(check_array_1d(reference, "reference", bounds=UNIT_INTERVAL))
@@ -203,6 +168,7 @@ def wass1(
     return sum_w1_to_barycenter(xs, weights, ws)
 
 
+@dispatches_collections("args")
 def strong_demographic_disparity(
     *args: ArrayLike,
     sensitive_features: Any = None,
@@ -243,24 +209,16 @@ def strong_demographic_disparity(
     >>> round(strong_demographic_disparity([0.1, 0.3, 0.6, 0.8], ["a", "a", "b", "b"]), 6)
     0.5
     """
-    if any_dask(*args, sensitive_features):
-        return dispatch(
-            "metric",
-            "strong_demographic_disparity",
-            args,
-            sensitive_features,
-            sample_weight=sample_weight,
-            groups=groups,
-        )
     s, w, _, xs, ws = _group_samples(
         "strong_demographic_disparity", args, sensitive_features, sample_weight, groups
     )
     pooled, pooled_w = sorted_sample(s, w)
-    return float(
-        sum(wasserstein_sorted(g, pooled, 1.0, gw, pooled_w) for g, gw in zip(xs, ws, strict=True))
+    return sum_of_distances(
+        wasserstein_sorted(g, pooled, 1.0, gw, pooled_w) for g, gw in zip(xs, ws, strict=True)
     )
 
 
+@dispatches_collections("args")
 def strong_pairwise_demographic_disparity(
     *args: ArrayLike,
     sensitive_features: Any = None,
@@ -300,15 +258,6 @@ def strong_pairwise_demographic_disparity(
     >>> round(spdd([0.1, 0.3, 0.6, 0.8, 0.5], ["a", "a", "b", "b", "c"]), 6)
     1.0
     """
-    if any_dask(*args, sensitive_features):
-        return dispatch(
-            "metric",
-            "strong_pairwise_demographic_disparity",
-            args,
-            sensitive_features,
-            sample_weight=sample_weight,
-            groups=groups,
-        )
     _, _, _, xs, ws = _group_samples(
         "strong_pairwise_demographic_disparity", args, sensitive_features, sample_weight, groups
     )

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import itertools
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairot.metrics._calling import sorted_group_samples, split_metric_args
+from fairot.metrics._calling import dispatches_collections, sorted_group_samples, split_metric_args
+from fairot.metrics.reductions import PairwiseGap, largest_pair
 from fairot.transport import check_p, wasserstein_1d, wasserstein_sorted_orders
 from fairot.utils.arrays import check_array_1d, check_sample_weight
-from fairot.utils.backends import any_dask, dispatch
 from fairot.utils.groups import GroupsMode
 from fairot.utils.sensitive import check_sensitive_features
 
 
+@dispatches_collections("u", "v", groups=None)
 def wasserstein_distance(
     u: ArrayLike,
     v: ArrayLike,
@@ -39,47 +39,10 @@ def wasserstein_distance(
     >>> wasserstein_distance([0.0, 1.0], [0.5, 1.5], p=2)
     0.5
     """
-    if any_dask(u, v):
-        return dispatch(
-            "metric",
-            "wasserstein_distance",
-            (u, v),
-            None,
-            p=p,
-            u_weights=u_weights,
-            v_weights=v_weights,
-        )
     return wasserstein_1d(u, v, p, u_weights, v_weights)
 
 
-class PairwiseGap(NamedTuple):
-    """Largest pairwise Wasserstein distance between groups.
-
-    Attributes
-    ----------
-    distance : float
-        The largest :math:`W_p` between two groups' distributions.
-    pair : tuple of str
-        Names of the two groups that attain it.
-    matrix : pandas.DataFrame
-        Every pairwise distance, indexed by group name on both axes.
-
-    Examples
-    --------
-    :func:`max_pairwise_wasserstein` returns one; with ``p=1`` the distance from {1, 2} to {3}
-    is the mean move, 1.5:
-
-    >>> from fairot.metrics import max_pairwise_wasserstein
-    >>> gap = max_pairwise_wasserstein([1.0, 2.0, 4.0, 5.0, 3.0], ["a", "a", "b", "b", "c"], p=1)
-    >>> gap.distance, gap.pair, float(gap.matrix.loc["a", "c"])
-    (3.0, ('a', 'b'), 1.5)
-    """
-
-    distance: float
-    pair: tuple[str, str]
-    matrix: pd.DataFrame
-
-
+@dispatches_collections("args")
 def max_pairwise_wasserstein(
     *args: ArrayLike,
     sensitive_features: Any = None,
@@ -123,16 +86,6 @@ def max_pairwise_wasserstein(
     >>> gap.distance, gap.pair
     (3.0, ('a', 'b'))
     """
-    if any_dask(*args, sensitive_features):
-        return dispatch(
-            "metric",
-            "max_pairwise_wasserstein",
-            args,
-            sensitive_features,
-            p=p,
-            sample_weight=sample_weight,
-            groups=groups,
-        )
     p = check_p(p)
     _, pred, sensitive_features = split_metric_args(
         "max_pairwise_wasserstein", args, sensitive_features
@@ -158,10 +111,4 @@ def pairwise_gaps(
         values = wasserstein_sorted_orders(sorted_groups[a], sorted_groups[b], orders, ws[a], ws[b])
         for p, value in zip(orders, values, strict=True):
             matrices[p][a, b] = matrices[p][b, a] = value
-    gaps = {}
-    for p, matrix in matrices.items():
-        a, b = np.unravel_index(np.argmax(matrix), matrix.shape)
-        a, b = min(a, b), max(a, b)
-        frame = pd.DataFrame(matrix, index=names, columns=names)
-        gaps[p] = PairwiseGap(float(matrix[a, b]), (names[a], names[b]), frame)
-    return gaps
+    return {p: largest_pair(matrix, names) for p, matrix in matrices.items()}

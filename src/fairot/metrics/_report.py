@@ -9,28 +9,27 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairot.metrics._calling import sorted_group_samples, sorted_sample
-from fairot.metrics._classification import (
+from fairot.metrics._calling import dispatches_collections, sorted_group_samples, sorted_sample
+from fairot.metrics._distances import pairwise_gaps
+from fairot.metrics.checks import (
+    OVERALL,
     UNIT_INTERVAL,
+    Task,
     check_binary_labels,
+    check_task,
     check_threshold,
 )
-from fairot.metrics._distances import pairwise_gaps
-from fairot.metrics._groups import group_accuracy_std, skewed_error_ratio
-from fairot.metrics.reductions import sum_w1_to_barycenter
+from fairot.metrics.reductions import finish_report, sum_w1_to_barycenter
 from fairot.transport import wasserstein_sorted
 from fairot.utils.arrays import check_array_1d, check_consistent_length, check_sample_weight
-from fairot.utils.backends import any_dask, dispatch
 from fairot.utils.groups import GroupEncoding, GroupsMode
 from fairot.utils.sensitive import check_sensitive_features
 
-Task = Literal["classification", "regression"]
 GroupIndex = Literal["names", "multi"]
-MSG_TASK = "task must be 'classification' or 'regression'; got {value!r}."
 MSG_GROUP_INDEX = "group_index must be 'names' or 'multi'; got {value!r}."
-OVERALL = "overall"
 
 
+@dispatches_collections("y_true", "y_pred")
 def fairness_report(
     y_true: ArrayLike | None,
     y_pred: ArrayLike,
@@ -106,20 +105,7 @@ def fairness_report(
     >>> report.loc["b", "accuracy"]
     np.float64(1.0)
     """
-    if any_dask(y_true, y_pred, sensitive_features):
-        return dispatch(
-            "metric",
-            "fairness_report",
-            (y_true, y_pred),
-            sensitive_features,
-            task=task,
-            groups=groups,
-            threshold=threshold,
-            sample_weight=sample_weight,
-            group_index=group_index,
-        )
-    if task not in ("classification", "regression"):
-        raise ValueError(MSG_TASK.format(value=task))
+    check_task(task)
     if group_index not in ("names", "multi"):
         raise ValueError(MSG_GROUP_INDEX.format(value=group_index))
     threshold = check_threshold(threshold)
@@ -172,33 +158,6 @@ def fairness_report(
     gaps = {p: _rescaled_gap(gap, scale) for p, gap in gaps.items()}
     summary["wass1"] = _rescaled(sum_w1_to_barycenter(unit_groups, None, sorted_weights), scale)
     return finish_report(report, summary, gaps, task, labelled=y is not None)
-
-
-def finish_report(
-    report: pd.DataFrame, summary: dict, gaps: dict, task: Task, *, labelled: bool
-) -> pd.DataFrame:
-    """Add the distance summaries (SDD, SPDD, pairwise gaps, STD, SER) and attach the summary.
-
-    Shared by this module and :mod:`fairot.dask`, which compute the per-group table, ``wass1``
-    and the pairwise ``gaps`` (``{p: PairwiseGap}``) their own ways.
-    """
-    if task == "classification":
-        summary["sdd"] = float(report["w1_to_pooled"].iloc[:-1].sum())
-        summary["spdd"] = float(np.triu(gaps[1.0].matrix.to_numpy(), 1).sum())
-    else:
-        summary["max_pairwise_w1"] = gaps[1.0].distance
-    summary["max_pairwise_w2"] = gaps[2.0].distance
-    summary["max_pairwise_w2_pair"] = " vs ".join(gaps[2.0].pair)
-    if task == "regression":
-        summary["max_pairwise_winf"] = gaps[np.inf].distance
-    if labelled and task == "classification":
-        accuracies = report["accuracy"].iloc[:-1]
-        summary["accuracy_std"] = group_accuracy_std(accuracies.to_numpy())
-        summary["skewed_error_ratio"] = (
-            skewed_error_ratio(accuracies.to_numpy()) if accuracies.max() < 1 else float("inf")
-        )
-    report.attrs["summary"] = summary
-    return report
 
 
 def _report_index(enc: GroupEncoding, group_index: GroupIndex) -> pd.Index:

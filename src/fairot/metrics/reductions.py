@@ -1,18 +1,112 @@
-"""The final reductions of the metrics: sums of exact W1 distances over sorted group samples.
+"""The final reductions of the metrics: from group distances to SDD, SPDD, Wass1 and gaps.
 
-Every backend ends here. The in-memory metrics sort each group and call these; the Dask backend
-and the torch trainers' monitoring call them on the sorted samples they gathered, so that one
-formula gives one number whichever path computed the sorted groups.
+Every backend ends here. The in-memory metrics sort each group and compute its distances
+exactly; the Dask backend integrates the same distances window by window on the cluster; the
+torch trainers' monitoring has the sorted samples of a batch. Each then reduces the distances
+with these functions (a sum over groups, a sum over pairs, the largest pair, the report's
+summary), so that one formula gives one number whichever path computed the distances.
 """
 
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
 import numpy as np
+import pandas as pd
 
+from fairot.metrics._groups import group_accuracy_std, skewed_error_ratio
+from fairot.metrics.checks import Task
 from fairot.transport import barycenter_distribution, wasserstein_sorted
+
+__all__ = [
+    "PairwiseGap",
+    "finish_report",
+    "largest_pair",
+    "sum_of_distances",
+    "sum_over_pairs",
+    "sum_pairwise_w1",
+    "sum_w1_to_barycenter",
+    "sum_w1_to_reference",
+]
+
+
+class PairwiseGap(NamedTuple):
+    """Largest pairwise Wasserstein distance between groups.
+
+    Attributes
+    ----------
+    distance : float
+        The largest :math:`W_p` between two groups' distributions.
+    pair : tuple of str
+        Names of the two groups that attain it.
+    matrix : pandas.DataFrame
+        Every pairwise distance, indexed by group name on both axes.
+
+    Examples
+    --------
+    :func:`max_pairwise_wasserstein` returns one; with ``p=1`` the distance from {1, 2} to {3}
+    is the mean move, 1.5:
+
+    >>> from fairot.metrics import max_pairwise_wasserstein
+    >>> gap = max_pairwise_wasserstein([1.0, 2.0, 4.0, 5.0, 3.0], ["a", "a", "b", "b", "c"], p=1)
+    >>> gap.distance, gap.pair, float(gap.matrix.loc["a", "c"])
+    (3.0, ('a', 'b'), 1.5)
+    """
+
+    distance: float
+    pair: tuple[str, str]
+    matrix: pd.DataFrame
+
+
+def sum_of_distances(distances: Iterable[float]) -> float:
+    """Sum of per-group distances, in group order: SDD (to the pooled sample), Wass1 (to a target).
+
+    Summed one after the other, so that the same distances give the same float on every path.
+
+    Examples
+    --------
+    >>> sum_of_distances([0.25, 0.5])
+    0.75
+    """
+    total = 0.0
+    for d in distances:
+        total += float(d)
+    return total
+
+
+def sum_over_pairs(matrix: Any) -> float:
+    """Sum of a symmetric matrix of group distances over unordered pairs (SPDD from W1).
+
+    Examples
+    --------
+    >>> sum_over_pairs(np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 0.5], [2.0, 0.5, 0.0]]))
+    3.5
+    """
+    m = np.asarray(matrix, dtype=float)
+    return sum_of_distances(m[a, b] for a, b in itertools.combinations(range(m.shape[0]), 2))
+
+
+def largest_pair(matrix: Any, names: list[str]) -> PairwiseGap:
+    """The largest entry of a symmetric matrix of group distances, its pair and the matrix.
+
+    Parameters
+    ----------
+    matrix : array-like of shape (n_groups, n_groups)
+        Pairwise distances (zero diagonal).
+    names : list of str
+        Group names, for the pair and the frame's axes.
+
+    Returns
+    -------
+    PairwiseGap
+    """
+    m = np.asarray(matrix, dtype=float)
+    a, b = np.unravel_index(np.argmax(m), m.shape)
+    a, b = min(a, b), max(a, b)
+    frame = pd.DataFrame(m, index=names, columns=names)
+    return PairwiseGap(float(m[a, b]), (names[a], names[b]), frame)
 
 
 def sum_w1_to_barycenter(
@@ -22,7 +116,7 @@ def sum_w1_to_barycenter(
     bary, mass, group_q, _ = barycenter_distribution(
         sorted_groups, weights, p=1, sample_weights=sample_weights, assume_sorted=True
     )
-    return float(sum(_w1_on_cells(q, bary, mass) for q in group_q))
+    return sum_of_distances(_w1_on_cells(q, bary, mass) for q in group_q)
 
 
 def _w1_on_cells(q: np.ndarray, bary: np.ndarray, mass: np.ndarray) -> float:
@@ -40,10 +134,8 @@ def sum_w1_to_reference(
 ) -> float:
     """Sum of exact W1 distances from each sorted group sample to one sorted reference."""
     ws = [None] * len(sorted_groups) if sample_weights is None else sample_weights
-    return float(
-        sum(
-            wasserstein_sorted(g, reference, 1.0, w) for g, w in zip(sorted_groups, ws, strict=True)
-        )
+    return sum_of_distances(
+        wasserstein_sorted(g, reference, 1.0, w) for g, w in zip(sorted_groups, ws, strict=True)
     )
 
 
@@ -51,4 +143,33 @@ def sum_pairwise_w1(sorted_groups: list[np.ndarray], sample_weights: list | None
     """Sum of exact W1 distances over unordered pairs of sorted group samples."""
     ws = [None] * len(sorted_groups) if sample_weights is None else sample_weights
     pairs = itertools.combinations(zip(sorted_groups, ws, strict=True), 2)
-    return float(sum(wasserstein_sorted(a, b, 1.0, wa, wb) for (a, wa), (b, wb) in pairs))
+    return sum_of_distances(wasserstein_sorted(a, b, 1.0, wa, wb) for (a, wa), (b, wb) in pairs)
+
+
+def finish_report(
+    report: pd.DataFrame, summary: dict, gaps: dict, task: Task, *, labelled: bool
+) -> pd.DataFrame:
+    """Add the distance summaries (SDD, SPDD, pairwise gaps, STD, SER) and attach the summary.
+
+    The report's final reduction, shared by :func:`fairot.metrics.fairness_report` and
+    :mod:`fairot.dask`, which compute the per-group table (its ``w1_to_pooled`` column, and
+    ``accuracy`` with labels), ``summary["wass1"]`` and the pairwise ``gaps``
+    (``{p: PairwiseGap}``, :func:`largest_pair` of each order's matrix) their own ways.
+    """
+    if task == "classification":
+        summary["sdd"] = sum_of_distances(report["w1_to_pooled"].iloc[:-1].to_numpy())
+        summary["spdd"] = sum_over_pairs(gaps[1.0].matrix.to_numpy())
+    else:
+        summary["max_pairwise_w1"] = gaps[1.0].distance
+    summary["max_pairwise_w2"] = gaps[2.0].distance
+    summary["max_pairwise_w2_pair"] = " vs ".join(gaps[2.0].pair)
+    if task == "regression":
+        summary["max_pairwise_winf"] = gaps[np.inf].distance
+    if labelled and task == "classification":
+        accuracies = report["accuracy"].iloc[:-1]
+        summary["accuracy_std"] = group_accuracy_std(accuracies.to_numpy())
+        summary["skewed_error_ratio"] = (
+            skewed_error_ratio(accuracies.to_numpy()) if accuracies.max() < 1 else float("inf")
+        )
+    report.attrs["summary"] = summary
+    return report
