@@ -15,14 +15,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import fairot.utils.sensitive as validation
+import fairot.utils.arrays as arrays
+import fairot.utils.groups as groups
+import fairot.utils.sensitive as sensitive
 from fairot.cli import main
 from fairot.monitoring import FairnessMonitor, _monitor
 from tests.fuzz.messages import fills_template, message_constants
 
 pytestmark = pytest.mark.fuzz
 
-TEMPLATES = message_constants((_monitor, validation), prefix="MSG_")
+TEMPLATES = message_constants((_monitor, arrays, groups, sensitive), prefix="MSG_")
 
 
 def _ours(message: str) -> bool:

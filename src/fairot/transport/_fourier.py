@@ -57,6 +57,14 @@ class FeatureTable(NamedTuple):
 
     ``values[k]`` and ``derivatives[k]`` are :math:`\psi(k/G)` and :math:`\psi'(k/G)`, each of
     shape (D,), with ``G = values.shape[0] - 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.transport import draw_fourier_features, tabulate_features
+    >>> table = tabulate_features(draw_fourier_features(4, 0.1, np.random.RandomState(0)), 8)
+    >>> table.grid_size, table.derivatives.shape
+    (8, (9, 4))
     """
 
     values: np.ndarray
@@ -119,7 +127,21 @@ def fourier_features(s: np.ndarray, features: FourierFeatures) -> np.ndarray:
 
 
 def fourier_features_derivative(s: np.ndarray, features: FourierFeatures) -> np.ndarray:
-    r"""Exact :math:`\psi'(s) = -\sqrt{2/D}\,\omega \sin(\omega s + b)`, shape (n, D)."""
+    r"""Exact :math:`\psi'(s) = -\sqrt{2/D}\,\omega \sin(\omega s + b)`, shape (n, D).
+
+    Examples
+    --------
+    A central finite difference of :func:`fourier_features` agrees:
+
+    >>> import numpy as np
+    >>> from fairot.transport import (
+    ...     draw_fourier_features, fourier_features, fourier_features_derivative)
+    >>> features = draw_fourier_features(6, 0.2, np.random.RandomState(1))
+    >>> s, h = np.array([0.3]), 1e-6
+    >>> numeric = (fourier_features(s + h, features) - fourier_features(s - h, features)) / (2 * h)
+    >>> bool(np.allclose(fourier_features_derivative(s, features), numeric, atol=1e-6))
+    True
+    """
     d = features.n_features
     arg = np.multiply.outer(s, features.frequencies) + features.phases
     return -np.sqrt(2.0 / d) * features.frequencies * np.sin(arg)
@@ -152,6 +174,17 @@ def interpolate_features(s: np.ndarray, table: FeatureTable) -> tuple[np.ndarray
 
     The same arithmetic as the fast kernel (cell ``k = min(floor(s G), G - 1)``, weight
     ``s G - k``), so that the NumPy transcription and the kernel agree to rounding.
+
+    Examples
+    --------
+    At a grid point the interpolation is the tabulated value:
+
+    >>> import numpy as np
+    >>> from fairot.transport import draw_fourier_features, interpolate_features, tabulate_features
+    >>> table = tabulate_features(draw_fourier_features(4, 0.1, np.random.RandomState(0)), 8)
+    >>> psi, dpsi = interpolate_features(np.array([0.25]), table)
+    >>> bool(np.allclose(psi[0], table.values[2]) and np.allclose(dpsi[0], table.derivatives[2]))
+    True
     """
     g = table.grid_size
     t = np.asarray(s, dtype=float) * g
