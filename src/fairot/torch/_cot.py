@@ -14,7 +14,9 @@ The pass builds no autograd graph (``torch.no_grad``): its value and its gradien
 are computed in closed form, and :func:`value_with_gradient` hands them to autograd as one node,
 instead of a graph over the ``n x M`` pair terms. The ``(n, M)`` pair matrices are updated in
 place (they are the temporaries whose size :data:`~fairot.torch._penalty_checks.MAX_PAIRS`
-bounds); everything of the batch's, the groups' or the features' size is a plain expression.
+bounds); everything of the batch's, the groups' or the features' size is a new tensor. Fused
+operations (``addmm``, ``addcmul``, ``alpha=``) are used where they are the formula's own shape
+(``a + b c``), which at these sizes also spares one dispatch each.
 
 Internal surface (for :mod:`fairot.torch._penalty`): :class:`GroupTerms`, :func:`group_terms`,
 :class:`TargetTerms`, :func:`target_terms`, :class:`CotTerms`, :func:`cot_batch_terms`,
@@ -189,7 +191,7 @@ def cot_batch_terms(
     lam_s, slope_s = torch.unbind(potentials.gather(1, groups.index).view(2, -1))
     if diagonal:
         lam_t = (psi_t @ target_scaled.T).gather(1, groups.index[0].T)  # (n, 1)
-        z = (lam_s[:, None] + sign * lam_t) / lam
+        z = torch.add(lam_s[:, None], lam_t, alpha=sign) / lam
         diff = (s - t)[:, None]
     else:
         target_potentials = target_scaled @ psi_t.T  # (G, M), up to sign
@@ -198,7 +200,7 @@ def cot_batch_terms(
             lam_s[:, None], groups.one_hot, target_potentials, beta=1.0 / lam, alpha=sign / lam
         )
         diff = s_column - t
-    z -= diff.abs() / lam
+    z.sub_(diff.abs(), alpha=1.0 / lam)
     signs = torch.sign(diff)
     if entropic:
         z_max = z.max()
@@ -212,15 +214,16 @@ def cot_batch_terms(
     one_minus_alpha_mean = 1.0 - alpha_mean
     signed_mean = signs.mul_(alpha) @ row_mean
     # Each row's gradient before its factor 1/n_a.
-    row_gradient = signed_mean + one_minus_alpha_mean * slope_s
+    row_gradient = torch.addcmul(signed_mean, one_minus_alpha_mean, slope_s)
     # Each row's share of the value (its potential on the target: the diagonal's own sample).
-    row_terms = lam_s - lam * phi_mean
+    row_terms = torch.sub(lam_s, phi_mean, alpha=lam)
     if diagonal:
-        row_terms = row_terms + sign * lam_t[:, 0]
-    offset = groups.inv_count @ (row_terms - s * row_gradient)
+        row_terms = torch.add(row_terms, lam_t[:, 0], alpha=sign)
+    # Less s_i times the row's gradient: the caller adds <scores, gradient> back.
+    offset = groups.inv_count @ torch.addcmul(row_terms, s, row_gradient, value=-1.0)
     if not diagonal:
         # The target part: each present group's mean of lambda_{S-bar, a} over the samples.
-        offset = offset + sign * (groups.present @ (target_scaled @ target.psi_mean))
+        offset = torch.add(offset, groups.present @ (target_scaled @ target.psi_mean), alpha=sign)
     gradient = row_gradient * groups.inv_count
     if not training:
         return CotTerms(offset, gradient, None, None, z_max)
@@ -232,14 +235,17 @@ def cot_batch_terms(
         grad_t = (groups.group_means * (1.0 - alpha[:, 0])) @ psi_t
     else:
         # A present group's mean of 1 - alpha_ij over its rows is 1 - its mean of alpha.
-        grad_t = (
-            torch.outer(groups.present, target.psi_mean)
-            - (groups.group_means @ alpha) @ psi_t / t.shape[0]
+        grad_t = torch.addmm(
+            torch.outer(groups.present, target.psi_mean),
+            groups.group_means @ alpha,
+            psi_t,
+            alpha=-1.0 / t.shape[0],
         )
-    ascent_s = weights_s @ raw[0]
     if constrained:
-        return CotTerms(offset, gradient, ascent_s - grad_t, None, z_max)
-    return CotTerms(offset, gradient, ascent_s, grad_t, z_max)
+        # weights_s @ psi(s) - grad_t
+        ascent = torch.addmm(grad_t, weights_s, raw[0], beta=-1.0)
+        return CotTerms(offset, gradient, ascent, None, z_max)
+    return CotTerms(offset, gradient, weights_s @ raw[0], grad_t, z_max)
 
 
 def value_with_gradient(

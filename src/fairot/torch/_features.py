@@ -67,7 +67,7 @@ class FeatureMap:
         if self.table is not None:
             return interpolate_table(s_column.view(-1), self.table).transpose(0, 1)
         frequencies, phases = self.angles
-        return torch.cos(s_column * frequencies + phases)
+        return torch.cos(torch.addcmul(phases, s_column, frequencies))  # omega s + b
 
 
 def feature_map(

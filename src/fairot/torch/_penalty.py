@@ -455,11 +455,11 @@ class WassersteinParityPenalty(nn.Module):
         N × M terms); the returned tensor carries that gradient.
         """
         features = self._feature_map(call)
+        duals, target_duals = self.duals, self.target_duals
         terms = cot_batch_terms(
-            scores, groups, self._target_terms(t, features, diagonal), self.duals,
-            self.target_duals, features, reg_strength=self.reg_strength,
-            entropic=self.reg == "entropic", constrained=self.constrain_duals,
-            diagonal=diagonal, training=self.training,
+            scores, groups, self._target_terms(t, features, diagonal), duals, target_duals,
+            features, reg_strength=self.reg_strength, entropic=self.reg == "entropic",
+            constrained=self.constrain_duals, diagonal=diagonal, training=self.training,
         )  # fmt: skip
         # The scores' range and the largest exponent in one read; nothing is written before.
         z_max = terms.z_max
@@ -471,11 +471,11 @@ class WassersteinParityPenalty(nn.Module):
             # Ascent step (5), taken after reading the potentials (in the buffers' dtype). The
             # ascents are in units of the raw features, psi / psi_scale.
             step = self.dual_step_size * features.psi_scale
-            self.duals.add_(terms.ascent, alpha=step)
+            duals.add_(terms.ascent, alpha=step)
             if self.constrain_duals:
-                self.target_duals.copy_(-self.duals)
+                torch.neg(duals, out=target_duals)  # the buffer, in place
             else:
-                self.target_duals.add_(terms.target_ascent, alpha=step)
+                target_duals.add_(terms.target_ascent, alpha=step)
         return value_with_gradient(scores, terms.gradient, terms.offset)
 
     def extra_repr(self) -> str:
