@@ -440,6 +440,14 @@ def test_inputs_not_mutated():
     assert torch.equal(s, s0) and torch.equal(g, g0)
 
 
+def _set_duals(*penalties, value=0.3):
+    """Non-zero potentials (the constrained pair), so that the features reach the value."""
+    with torch.no_grad():
+        for penalty in penalties:
+            penalty.duals.fill_(value)
+            penalty.target_duals.fill_(-value)
+
+
 def _write_buffer(penalty, buffer, how):
     """Multiply one buffer by 1.5 through one of the paths the penalty's caches follow."""
     if how == "in place":
@@ -466,10 +474,7 @@ def test_buffers_written_in_place_are_read_again(buffer, how):
     kwargs = {"target": target, "random_state": 0, "feature_grid_size": grid}
     reused = WassersteinParityPenalty(3, **kwargs).double().eval()
     fresh = WassersteinParityPenalty(3, **kwargs).double().eval()
-    for penalty in (reused, fresh):
-        with torch.no_grad():
-            penalty.duals.fill_(0.3)
-            penalty.target_duals.fill_(-0.3)
+    _set_duals(reused, fresh)
     reused(s, g)
     _write_buffer(reused, buffer, how)
     with torch.no_grad():
@@ -494,10 +499,7 @@ def test_a_dtype_move_of_the_buffers_is_read_again(method):
     kwargs = {"method": method, "target": target, "random_state": 0}
     moved = WassersteinParityPenalty(3, **kwargs).double().eval()
     fresh = WassersteinParityPenalty(3, **kwargs).float().eval()
-    for penalty in (moved, fresh):
-        with torch.no_grad():
-            penalty.duals.fill_(0.3)
-            penalty.target_duals.fill_(-0.3)
+    _set_duals(moved, fresh)
     moved(s, g)
     moved.float()
     assert float(moved(s, g)) == float(fresh(s, g))
