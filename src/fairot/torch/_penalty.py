@@ -183,8 +183,9 @@ class WassersteinParityPenalty(nn.Module):
     quantiles (and their features) and the feature map in the scores' dtype and device. They
     are recomputed after :meth:`set_target`, ``load_state_dict`` (of the penalty or of a module
     holding it) and any ``.to()``, ``.cuda()``, ``.double()``...; a buffer other than the duals
-    written in place otherwise (``penalty.frequencies.mul_(2)``) is not seen. Write such changes
-    through ``load_state_dict``. The duals are read afresh at every call.
+    written in place otherwise (``penalty.frequencies.mul_(2)``) is not seen until
+    :meth:`clear_caches` (or write it through ``load_state_dict``). The duals are read afresh at
+    every call.
 
     References
     ----------
@@ -247,7 +248,7 @@ class WassersteinParityPenalty(nn.Module):
         self.last_target: torch.Tensor | None = None
         # Reused from step to step: the last batch's group codes and what depends on them
         # (checked against each call's codes), a fixed target's quantiles for the last batch's
-        # largest group, and the feature map for the last call's dtype and device (both cleared
+        # largest group, and the feature map for the last call's dtype and device (cleared
         # whenever the buffers they are made of change: clear_caches).
         self._groups_cache: _BatchGroups | None = None
         self._target_cache: _FixedTarget | None = None
@@ -292,8 +293,8 @@ class WassersteinParityPenalty(nn.Module):
     def clear_caches(self) -> None:
         """Forget what the penalty derived from its buffers (and the last batch's groups).
 
-        Called by :meth:`set_target`, after ``load_state_dict`` and by every ``.to()``; call it
-        after writing a buffer other than the duals in place.
+        Called after ``load_state_dict`` and by every ``.to()`` (:meth:`set_target` forgets the
+        target's only); call it after writing a buffer other than the duals in place.
         """
         self._groups_cache = None
         self._target_cache = None
