@@ -17,7 +17,7 @@ from fairot.classification import DivergenceError
 from fairot.classification._kernels import cot_kernel, dot_kernel, padded_rows
 from fairot.classification._reference import REG_ENTROPIC, REG_L2
 from fairot.torch import WassersteinParityPenalty
-from fairot.torch._penalty import (
+from fairot.torch._penalty_checks import (
     MSG_DEVICE,
     MSG_DUAL_OVERFLOW,
     MSG_GROUP_RANGE,
@@ -440,25 +440,45 @@ def test_inputs_not_mutated():
     assert torch.equal(s, s0) and torch.equal(g, g0)
 
 
+def _set_duals(*penalties, value=0.3):
+    """Non-zero potentials (the constrained pair), so that the features reach the value."""
+    with torch.no_grad():
+        for penalty in penalties:
+            penalty.duals.fill_(value)
+            penalty.target_duals.fill_(-value)
+
+
+def _write_buffer(penalty, buffer, how):
+    """Multiply one buffer by 1.5 through one of the paths the penalty's caches follow."""
+    if how == "in place":
+        with torch.no_grad():
+            getattr(penalty, buffer).mul_(1.5)
+        penalty.clear_caches()
+        return
+    holder = torch.nn.ModuleDict({"penalty": penalty}) if how == "parent" else penalty
+    state = holder.state_dict()
+    key = f"penalty.{buffer}" if how == "parent" else buffer
+    state[key] = state[key] * 1.5
+    holder.load_state_dict(state)
+
+
+@pytest.mark.parametrize("how", ["load_state_dict", "parent", "in place"])
 @pytest.mark.parametrize("buffer", ["frequencies", "phases", "feature_derivatives"])
-def test_buffers_written_in_place_are_read_again(buffer):
-    # The penalty keeps its feature constants and the target's features between calls; a buffer
-    # changed in place (as load_state_dict does) must reach the next call.
+def test_buffers_written_in_place_are_read_again(buffer, how):
+    # The penalty keeps its feature map and the target's features between calls; a buffer
+    # changed by load_state_dict (the penalty's own, or a parent module's, which copies in
+    # place), or in place followed by clear_caches(), must reach the next call.
     scores, groups, target = _uneven_batch(13)
     s, g = torch.tensor(scores), torch.tensor(groups)
     grid = 64 if buffer == "feature_derivatives" else None
     kwargs = {"target": target, "random_state": 0, "feature_grid_size": grid}
     reused = WassersteinParityPenalty(3, **kwargs).double().eval()
     fresh = WassersteinParityPenalty(3, **kwargs).double().eval()
-    for penalty in (reused, fresh):
-        with torch.no_grad():
-            penalty.duals.fill_(0.3)
-            penalty.target_duals.fill_(-0.3)
+    _set_duals(reused, fresh)
     reused(s, g)
+    _write_buffer(reused, buffer, how)
     with torch.no_grad():
-        getattr(reused, buffer).mul_(1.5)
-        getattr(fresh, buffer).mul_(1.5)
-    fresh._constants_key = fresh._target_cache_key = None  # certainly computed anew
+        getattr(fresh, buffer).mul_(1.5)  # before its first call: nothing kept yet
     results = []
     for penalty in (reused, fresh):
         x = s.clone().requires_grad_()
@@ -468,6 +488,22 @@ def test_buffers_written_in_place_are_read_again(buffer):
     (v_reused, g_reused), (v_fresh, g_fresh) = results
     assert float(v_reused) == pytest.approx(float(v_fresh), abs=1e-12)
     np.testing.assert_allclose(g_reused.numpy(), g_fresh.numpy(), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["cot", "dot", "sinkhorn"])
+def test_a_dtype_move_of_the_buffers_is_read_again(method):
+    # .float() replaces every buffer (nn.Module._apply): the feature map and the fixed target's
+    # quantiles kept from a float64 call must be rebuilt from the float32 buffers.
+    scores, groups, target = _uneven_batch(16)
+    s, g = torch.tensor(scores), torch.tensor(groups)
+    kwargs = {"method": method, "target": target, "random_state": 0}
+    moved = WassersteinParityPenalty(3, **kwargs).double().eval()
+    fresh = WassersteinParityPenalty(3, **kwargs).float().eval()
+    _set_duals(moved, fresh)
+    moved(s, g)
+    moved.float()
+    assert float(moved(s, g)) == float(fresh(s, g))
+    assert torch.equal(moved.last_target, fresh.last_target)
 
 
 @pytest.mark.parametrize("method", ["cot", "sinkhorn"])

@@ -2,16 +2,35 @@ r"""Strong demographic parity as a differentiable penalty: COT, DOT or Sinkhorn 
 
 from __future__ import annotations
 
-import math
 from numbers import Integral, Real
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import torch
 from torch import nn
 
-from fairot.exceptions import DivergenceError
-from fairot.torch._cot import cot_batch_terms, feature_matrix, group_terms
+from fairot.torch._cot import (
+    GroupTerms,
+    TargetTerms,
+    cot_batch_terms,
+    group_terms,
+    target_terms,
+    value_with_gradient,
+)
+from fairot.torch._features import FeatureMap, feature_map
+from fairot.torch._penalty_checks import (
+    METHODS,
+    check_dual_exponent,
+    check_group_codes,
+    check_inputs,
+    check_option,
+    check_pair_count,
+    check_positive,
+    check_score_range,
+    check_target,
+    check_target_batch,
+    host_values,
+)
 from fairot.torch._transport import (
     batch_barycenter,
     exact_w1_to_target,
@@ -21,65 +40,39 @@ from fairot.torch._transport import (
 )
 from fairot.transport import draw_fourier_features, tabulate_features
 
-METHODS = ("cot", "dot", "sinkhorn")
-MSG_OPTION = "{name} must be one of {options}; got {value!r}."
-MSG_POSITIVE = "{name} must be a positive {kind}; got {value!r}."
-MSG_TARGET = (
-    "target must be 'barycenter' or a 1-D tensor or array of target scores in [0, 1]; got {value}."
-)
-MSG_SCORES = "scores must be a 1-D floating-point tensor; got {value}."
-MSG_SCORE_RANGE = (
-    "scores must be finite and in [0, 1] (pass probabilities, e.g. torch.sigmoid(logits)); "
-    "got values in [{low}, {high}]."
-)
-MSG_GROUPS = "groups must be a 1-D integer tensor of the same length as scores ({n}); got {value}."
-MSG_GROUP_RANGE = (
-    "groups must hold codes in [0, n_groups={n_groups}); got values in [{low}, {high}]."
-)
-MSG_DEVICE = (
-    "scores, groups and the penalty's buffers must be on one device; got scores on {scores}, "
-    "groups on {groups}, penalty on {penalty}. Move the penalty with penalty.to(scores.device)."
-)
-MSG_TARGET_BATCH = (
-    "target_samples must be a 1-D tensor of target scores in [0, 1]{extra}; got {value}."
-)
-MSG_TOO_MANY_PAIRS = (
-    "method={method!r} compares every score of a group with each of the target's {m} samples: "
-    "{pairs:,} pairs in this call, above the {limit:,} that one call may hold in memory (several "
-    "{pairs:,}-element temporaries). Call the penalty on mini-batches, as in training{advice}; "
-    "for a whole data set's fairness use fairot.metrics (wass1), which needs no pairs."
-)
-MSG_DUAL_OVERFLOW = (
-    "the COT dual exponent (lambda_S(s) + lambda_target(t) - |s - t|) / lambda reached {z:.3g}: "
-    "the dual potentials diverged (the entropic exp() would overflow). Lower dual_step_size "
-    "(epsilon_lambda, now {dual:g}) or raise reg_strength (lambda, now {lam:g})."
-)
-
-# Pairs (score, target sample) one COT or Sinkhorn call may hold: each of its few temporaries of
-# this many elements is then 0.5 GiB in float32. Training batches hold a few thousand pairs.
-MAX_PAIRS = 2**27
-# Same bound as the numba kernel (fairot.classification._kernels.MAX_ENTROPIC_EXPONENT): exp(40)
-# is far past any density ratio of a coupling on [0, 1].
-MAX_ENTROPIC_EXPONENT = 40.0
 DEFAULT_REG_STRENGTH = {"cot": 0.1, "dot": 0.0, "sinkhorn": 0.01}
 
 
-def _describe(value) -> str:
-    if isinstance(value, torch.Tensor):
-        return f"tensor of shape {tuple(value.shape)} and dtype {value.dtype}"
-    return repr(value) if not hasattr(value, "shape") else f"array of shape {value.shape}"
+class _BatchGroups(NamedTuple):
+    """A batch's group codes and what the penalty derives from them.
+
+    ``codes`` is a copy (the caller may write new codes into its tensor); ``terms`` are COT's.
+    """
+
+    codes: torch.Tensor
+    dtype: torch.dtype
+    counts: torch.Tensor
+    max_count: int
+    terms: GroupTerms | None
 
 
-def _host_values(values: tuple[torch.Tensor, ...]) -> list:
-    """Python numbers of 0-d tensors: one transfer from an accelerator, no stacking on the CPU."""
-    if values[0].device.type == "cpu":
-        return [v.item() for v in values]
-    return torch.stack(values).tolist()
+class _FixedTarget:
+    """A fixed target's quantiles at the ``m`` midpoint levels, and (COT) their terms.
+
+    ``key`` is ``(m, dtype, device, inference mode)`` of the call that made them: tensors made
+    under ``torch.inference_mode`` cannot be saved for backward (DOT and Sinkhorn do) outside it.
+    """
+
+    def __init__(self, key: tuple, samples: torch.Tensor):
+        self.key = key
+        self.samples = samples
+        self.terms: TargetTerms | None = None
 
 
-def _check_positive(name: str, value, kind: type, kind_name: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, kind) or not value > 0:
-        raise ValueError(MSG_POSITIVE.format(name=name, kind=kind_name, value=value))
+def _clear_caches_after_load(module: WassersteinParityPenalty, incompatible_keys) -> None:
+    # A load_state_dict post-hook (module level, so that the penalty stays picklable): runs when
+    # the penalty's own load_state_dict or that of a module holding it has copied new buffers.
+    module.clear_caches()
 
 
 class WassersteinParityPenalty(nn.Module):
@@ -186,6 +179,14 @@ class WassersteinParityPenalty(nn.Module):
     it writes anything), one more when the group codes differ from the last call's (their range
     and counts; the group matrices are then rebuilt, otherwise reused).
 
+    Between calls the penalty keeps what it derives from its buffers: a fixed target's
+    quantiles (and their features) and the feature map in the scores' dtype and device. They
+    are recomputed after :meth:`set_target`, ``load_state_dict`` (of the penalty or of a module
+    holding it) and any ``.to()``, ``.cuda()``, ``.double()``...; a buffer other than the duals
+    written in place otherwise (``penalty.frequencies.mul_(2)``) is not seen until
+    :meth:`clear_caches` (or write it through ``load_state_dict``). The duals are read afresh at
+    every call.
+
     References
     ----------
     .. [1] S. Chiappa and A. Pacchiano, "Fairness with Continuous Optimal Transport", 2021.
@@ -220,25 +221,21 @@ class WassersteinParityPenalty(nn.Module):
         random_state: int | np.random.RandomState | None = None,
     ):
         super().__init__()
-        _check_positive("n_groups", n_groups, Integral, "integer")
-        for name, value, options in (
-            ("method", method, METHODS),
-            ("reg", reg, ("entropic", "l2")),
-            ("pairing", pairing, ("all", "diagonal")),
-        ):
-            if value not in options:
-                raise ValueError(MSG_OPTION.format(name=name, options=options, value=value))
+        check_positive("n_groups", n_groups, Integral, "integer")
+        check_option("method", method, METHODS)
+        check_option("reg", reg, ("entropic", "l2"))
+        check_option("pairing", pairing, ("all", "diagonal"))
         if reg_strength is None:
             reg_strength = DEFAULT_REG_STRENGTH[method]
         elif method != "dot":
-            _check_positive("reg_strength", reg_strength, Real, "number")
-        _check_positive("n_fourier_features", n_fourier_features, Integral, "integer")
-        _check_positive("kernel_variance", kernel_variance, Real, "number")
-        _check_positive("dual_step_size", dual_step_size, Real, "number")
-        _check_positive("sinkhorn_max_iter", sinkhorn_max_iter, Integral, "integer")
-        _check_positive("sinkhorn_tol", sinkhorn_tol, Real, "number")
+            check_positive("reg_strength", reg_strength, Real, "number")
+        check_positive("n_fourier_features", n_fourier_features, Integral, "integer")
+        check_positive("kernel_variance", kernel_variance, Real, "number")
+        check_positive("dual_step_size", dual_step_size, Real, "number")
+        check_positive("sinkhorn_max_iter", sinkhorn_max_iter, Integral, "integer")
+        check_positive("sinkhorn_tol", sinkhorn_tol, Real, "number")
         if feature_grid_size is not None:
-            _check_positive("feature_grid_size", feature_grid_size, Integral, "integer")
+            check_positive("feature_grid_size", feature_grid_size, Integral, "integer")
         self.n_groups = int(n_groups)
         self.method = method
         self.reg = reg
@@ -249,14 +246,14 @@ class WassersteinParityPenalty(nn.Module):
         self.sinkhorn_max_iter = int(sinkhorn_max_iter)
         self.sinkhorn_tol = float(sinkhorn_tol)
         self.last_target: torch.Tensor | None = None
-        # Reused from step to step: the fixed target's quantiles (and their features) for the
-        # last batch's largest group, the feature constants for the last dtype and device, and
-        # the last batch's group counts and matrices while the group codes repeat.
-        self._target_cache_key: tuple | None = None
-        self._target_cache: dict = {}
-        self._constants_key: tuple | None = None
-        self._groups_cache: dict | None = None
-        self._constants: dict = {}
+        # Reused from step to step: the last batch's group codes and what depends on them
+        # (checked against each call's codes), a fixed target's quantiles for the last batch's
+        # largest group, and the feature map for the last call's dtype and device (cleared
+        # whenever the buffers they are made of change: clear_caches).
+        self._groups_cache: _BatchGroups | None = None
+        self._target_cache: _FixedTarget | None = None
+        self._features_cache: tuple[tuple, FeatureMap] | None = None
+        self.register_load_state_dict_post_hook(_clear_caches_after_load)
 
         rng = (
             np.random.RandomState(random_state)
@@ -266,7 +263,7 @@ class WassersteinParityPenalty(nn.Module):
         # The state is kept in float64 whatever the scores' dtype (each call computes in the
         # scores' dtype): the potentials accumulate many small steps.
         dtype = torch.float64
-        # The same draw as COTClassifier._init_solver: the features come first from the seed.
+        # The same draw as COTClassifier's solver: the features come first from the seed.
         features = draw_fourier_features(n_fourier_features, kernel_variance, rng)
         self._generator = torch.Generator().manual_seed(int(rng.randint(np.iinfo(np.int32).max)))
         self.register_buffer("frequencies", torch.tensor(features.frequencies, dtype=dtype))
@@ -283,74 +280,35 @@ class WassersteinParityPenalty(nn.Module):
             self.register_buffer(
                 "feature_derivatives", torch.tensor(table.derivatives, dtype=dtype)
             )
-        self.register_buffer("target_samples", self._check_target(target, dtype))
+        self.register_buffer("target_samples", check_target(target, dtype))
         self.target = "barycenter" if self.target_samples.numel() == 0 else "fixed"
-
-    @staticmethod
-    def _check_target(target, dtype: torch.dtype) -> torch.Tensor:
-        if isinstance(target, str):
-            if target != "barycenter":
-                raise ValueError(MSG_TARGET.format(value=repr(target)))
-            return torch.empty(0, dtype=dtype)
-        try:
-            t = torch.as_tensor(
-                np.asarray(target, dtype=np.float64)
-                if not isinstance(target, torch.Tensor)
-                else target.detach().cpu().double()
-            )
-        except (TypeError, ValueError):
-            raise ValueError(MSG_TARGET.format(value=_describe(target))) from None
-        if t.ndim != 1 or t.numel() == 0 or not bool(((t >= 0) & (t <= 1)).all()):
-            raise ValueError(MSG_TARGET.format(value=_describe(target)))
-        return torch.sort(t).values.to(dtype)
 
     def set_target(self, target) -> None:
         """Fix the target distribution (1-D scores in [0, 1]) or return to ``"barycenter"``."""
-        t = self._check_target(target, self.duals.dtype).to(self.duals.device)
+        t = check_target(target, self.duals.dtype).to(self.duals.device)
         self.target_samples = t
-        self._target_cache_key, self._target_cache = None, {}
+        self._target_cache = None
         self.target = "barycenter" if t.numel() == 0 else "fixed"
 
-    # ------------------------------------------------------------------ checks
-    def _check_inputs(self, scores, groups) -> tuple[torch.Tensor, torch.Tensor]:
-        """Types, shapes and devices; returns the scores' (min, max), not yet read.
+    def clear_caches(self) -> None:
+        """Forget what the penalty derived from its buffers (and the last batch's groups).
 
-        The range is read by :meth:`_check_score_range` at once, or by COT together with its
-        exponent check after the pass: one transfer from an accelerator instead of two. COT's
-        pass is safe on any scores (NaN, out of [0, 1]) and writes nothing before the check.
+        Called after ``load_state_dict`` and by every ``.to()`` (:meth:`set_target` forgets the
+        target's only); call it after writing a buffer other than the duals in place.
         """
-        if (
-            not isinstance(scores, torch.Tensor)
-            or scores.ndim != 1
-            or not scores.is_floating_point()
-        ):
-            raise TypeError(MSG_SCORES.format(value=_describe(scores)))
-        if (
-            not isinstance(groups, torch.Tensor)
-            or groups.ndim != 1
-            or groups.shape[0] != scores.shape[0]
-            or groups.is_floating_point()
-            or groups.dtype == torch.bool
-        ):
-            raise TypeError(MSG_GROUPS.format(n=scores.shape[0], value=_describe(groups)))
-        if scores.shape[0] == 0:
-            raise ValueError(MSG_SCORES.format(value="an empty tensor"))
-        device = scores.device
-        penalty_device = self._buffers["duals"].device
-        if device != groups.device or device != penalty_device:
-            raise ValueError(
-                MSG_DEVICE.format(scores=device, groups=groups.device, penalty=penalty_device)
-            )
-        return torch.aminmax(scores.detach())
+        self._groups_cache = None
+        self._target_cache = None
+        self._features_cache = None
 
-    @staticmethod
-    def _check_score_range(low: float, high: float) -> None:
-        # NaN fails both comparisons, so a non-finite score is caught too.
-        if not (low >= 0.0 and high <= 1.0):
-            raise ValueError(MSG_SCORE_RANGE.format(low=low, high=high))
+    def _apply(self, fn, *args, **kwargs):
+        # nn.Module's one path for .to(), .cuda(), .double(), .half()... of this module and of
+        # any module holding it: the buffers are replaced, so what was derived from them is
+        # stale. (Overriding it is the only hook torch offers for a device or dtype move.)
+        self.clear_caches()
+        return super()._apply(fn, *args, **kwargs)
 
-    def _batch_groups(self, groups: torch.Tensor, dtype) -> dict:
-        """The batch's group counts (and COT's group matrices), after checking the codes.
+    def _batch_groups(self, groups: torch.Tensor, dtype: torch.dtype) -> _BatchGroups:
+        """The batch's group counts (and COT's group terms), after checking the codes.
 
         Balanced batches drawn group by group repeat the same codes at every step: while they
         do, the last batch's are reused (one comparison instead of about a dozen operations).
@@ -358,38 +316,19 @@ class WassersteinParityPenalty(nn.Module):
         last = self._groups_cache
         if (
             last is not None
-            and last["codes"].shape == groups.shape
-            and last["codes"].device == groups.device
-            and last["dtype"] == dtype
-            and torch.equal(last["codes"], groups)
+            and last.codes.shape == groups.shape
+            and last.codes.device == groups.device
+            and last.dtype == dtype
+            and torch.equal(last.codes, groups)
         ):
             return last
-        low, high = _host_values(torch.aminmax(groups))
-        if not (low >= 0 and high < self.n_groups):
-            raise ValueError(MSG_GROUP_RANGE.format(n_groups=self.n_groups, low=low, high=high))
+        check_group_codes(groups, self.n_groups)
         counts = torch.bincount(groups, minlength=self.n_groups)
-        # A copy: the caller may write new codes into the same tensor.
-        entry = {"codes": groups.clone(), "dtype": dtype, "counts": counts}
-        entry["max_count"] = int(counts.max())
+        terms = None
         if self.method == "cot":
-            entry["terms"] = group_terms(groups, counts, self.n_groups, dtype)
-        self._groups_cache = entry
-        return entry
-
-    def _check_target_batch(self, target_samples, n: int, dtype, device) -> torch.Tensor:
-        diagonal = self.method == "cot" and self.pairing == "diagonal"
-        extra = f" with one entry per score ({n}) under pairing='diagonal'" if diagonal else ""
-        if (
-            not isinstance(target_samples, torch.Tensor)
-            or target_samples.ndim != 1
-            or target_samples.numel() == 0
-            or (diagonal and target_samples.shape[0] != n)
-        ):
-            raise ValueError(MSG_TARGET_BATCH.format(extra=extra, value=_describe(target_samples)))
-        t = target_samples.detach().to(device=device, dtype=dtype)
-        if not bool(((t >= 0) & (t <= 1)).all()):
-            raise ValueError(MSG_TARGET_BATCH.format(extra=extra, value="values outside [0, 1]"))
-        return t
+            terms = group_terms(groups, counts, self.n_groups, dtype)
+        self._groups_cache = _BatchGroups(groups.clone(), dtype, counts, int(counts.max()), terms)
+        return self._groups_cache
 
     # ----------------------------------------------------------------- forward
     def forward(
@@ -417,9 +356,9 @@ class WassersteinParityPenalty(nn.Module):
             Sum over the groups present in the batch of their estimate, in the scores' dtype
             (float32 for half-precision scores).
         """
-        score_range = self._check_inputs(scores, groups)
+        score_range = check_inputs(scores, groups, self.duals.device)
         if self.method != "cot":
-            self._check_score_range(*_host_values(score_range))
+            check_score_range(*host_values(score_range))
         if scores.element_size() < 4:
             # Half precision (e.g. under autocast): COT's exp() would overflow past z = 11 and
             # |s - t| keeps 3 digits. Computed in float32, as autocast does for losses; the
@@ -428,25 +367,23 @@ class WassersteinParityPenalty(nn.Module):
         if groups.dtype != torch.long:
             groups = groups.long()
         batch_groups = self._batch_groups(groups, scores.dtype)
-        counts = batch_groups["counts"]
-        state = self._state_key(scores)
+        call = (scores.dtype, scores.device, torch.is_inference_mode_enabled())
         diagonal = self.method == "cot" and self.pairing == "diagonal"
         # COT needs no layout unless the target is the batch's own barycenter: the layout's two
         # sorts are skipped at every step of a run with a fixed target.
         layout = None
         if self.method != "cot" or (target_samples is None and self.target == "barycenter"):
-            layout = group_layout(scores, groups, counts)
+            layout = group_layout(scores, groups, batch_groups.counts)
         if target_samples is not None:
-            t = self._check_target_batch(
-                target_samples, scores.shape[0], scores.dtype, scores.device
-            )
+            n = scores.shape[0]
+            t = check_target_batch(target_samples, n, scores.dtype, scores.device, diagonal)
         else:
-            t = self._target_batch(scores, batch_groups["max_count"], layout, diagonal, state)
-        if t is not self.last_target:
-            # nn.Module.__setattr__ costs as much as a tensor operation: skipped while the
-            # (fixed target's cached) sample repeats.
-            self.last_target = t
-        self._check_pair_count(batch_groups, t.shape[0], diagonal)
+            t = self._target_batch(scores, batch_groups.max_count, layout, diagonal, call)
+        self.last_target = t
+        rows = scores.shape[0]
+        if self.method == "sinkhorn":
+            rows = self.n_groups * batch_groups.max_count
+        check_pair_count(self.method, rows, t.shape[0], diagonal)
         if self.method == "dot":
             # The module's own target quantiles are sorted already.
             sorted_t = torch.sort(t).values if target_samples is not None else t
@@ -455,34 +392,18 @@ class WassersteinParityPenalty(nn.Module):
             return sinkhorn_to_target(
                 scores, layout, t, self.reg_strength, self.sinkhorn_max_iter, self.sinkhorn_tol
             )
-        return self._cot(scores, batch_groups["terms"], t, diagonal, state, score_range)
+        return self._cot(scores, batch_groups.terms, t, diagonal, call, score_range)
 
-    def _check_pair_count(self, batch_groups: dict, m: int, diagonal: bool) -> None:
-        # COT's all-pairs terms are (n, M); Sinkhorn's cost is (groups, largest group, M).
-        if self.method == "dot" or diagonal:
-            return
-        rows = batch_groups["codes"].shape[0]
-        if self.method == "sinkhorn":
-            rows = self.n_groups * batch_groups["max_count"]
-        if rows * m > MAX_PAIRS:
-            advice = ", or use method='dot' (no pairs)"
-            if self.method == "cot":
-                advice = ", pairing='diagonal' (one target sample per score)" + advice
-            raise ValueError(
-                MSG_TOO_MANY_PAIRS.format(
-                    method=self.method, m=m, pairs=rows * m, limit=MAX_PAIRS, advice=advice
-                )
-            )
-
-    def _target_batch(self, scores, m: int, layout, diagonal: bool, state: tuple) -> torch.Tensor:
+    def _target_batch(self, scores, m: int, layout, diagonal: bool, call: tuple) -> torch.Tensor:
         if diagonal:
             # One target draw per score: the quantile at a uniform random level.
             levels = torch.rand(scores.shape[0], generator=self._generator, dtype=torch.float64)
             levels = levels.to(device=scores.device, dtype=scores.dtype)
         else:
-            key = (m, state)
-            if self.target != "barycenter" and key == self._target_cache_key:
-                return self._target_cache["samples"]
+            key = (m, *call)
+            cache = self._target_cache
+            if self.target != "barycenter" and cache is not None and cache.key == key:
+                return cache.samples
             levels = (torch.arange(m, device=scores.device, dtype=scores.dtype) + 0.5) / m
         if self.target == "barycenter":
             if diagonal:
@@ -494,83 +415,39 @@ class WassersteinParityPenalty(nn.Module):
         t = sorted_quantiles(self.target_samples.to(scores.dtype), levels)
         if not diagonal:
             # A fixed target gives the same M quantiles (and features) at every balanced step.
-            self._target_cache_key, self._target_cache = key, {"samples": t}
+            self._target_cache = _FixedTarget(key, t)
         return t
 
-    def _state_key(self, scores: torch.Tensor) -> tuple:
-        """What the cached target and feature constants depend on, besides the batch."""
-        # Versions change on in-place writes (load_state_dict), data pointers on reassignment.
-        # Tensors made under inference mode cannot be written outside it (COT overwrites its
-        # scaled duals at every call): the mode is part of the key.
-        buffers = self._buffers
-        mode = torch.is_inference_mode_enabled()
-        return (scores.dtype, scores.device, mode) + tuple(
-            (buffers[name].data_ptr(), buffers[name]._version)
-            for name in (
-                "target_samples",
-                "frequencies",
-                "phases",
-                "feature_values",
-                "feature_derivatives",
-            )
+    def _feature_map(self, call: tuple) -> FeatureMap:
+        """The feature map in the dtype and on the device of the call ``call``, made once."""
+        cached = self._features_cache
+        if cached is not None and cached[0] == call:
+            return cached[1]
+        dtype, device, _ = call
+        features = feature_map(
+            self.frequencies,
+            self.phases,
+            self.feature_values,
+            self.feature_derivatives,
+            dtype,
+            device,
         )
+        self._features_cache = (call, features)
+        return features
 
-    def _feature_constants(self, scores: torch.Tensor, key: tuple) -> dict:
-        """The feature map's fixed constants in the scores' dtype and device, converted once.
-
-        ``key`` is :meth:`_state_key` of the call: the constants are rebuilt when it changes.
-        """
-        if key == self._constants_key:
-            return self._constants
-        dtype, device = scores.dtype, scores.device
-        d = self.frequencies.shape[0]
-        if self.feature_values.numel():
-            # psi and psi' interpolated in one pass from a table holding both, (G + 1, 2, D).
-            table = torch.stack([self.feature_values, self.feature_derivatives], dim=1)
-            constants = {"table": table}
-            psi_scale, scales = 1.0, torch.ones(2, 1, d, dtype=torch.float64)
-        else:
-            # cos(omega s + b - pi/2) = sin(omega s + b): psi and psi' from one cosine call;
-            # their factors sqrt(2/D) and -sqrt(2/D) omega scale the duals instead.
-            psi_scale = math.sqrt(2.0 / d)
-            constants = {
-                "frequencies": torch.stack([self.frequencies, self.frequencies])[:, None],
-                "phases": torch.stack([self.phases, self.phases - 0.5 * math.pi])[:, None],
-            }
-            scales = torch.stack(
-                [torch.full_like(self.frequencies, psi_scale), -psi_scale * self.frequencies]
-            )[:, None]
-        constants["scales"] = scales
-        constants = {k: v.to(device=device, dtype=dtype) for k, v in constants.items()}
-        constants["psi_scale"] = psi_scale
-        # Overwritten by every call: the duals times `scales`, in the scores' dtype.
-        constants["scaled_duals"] = torch.empty((2, *self.duals.shape), dtype=dtype, device=device)
-        self._constants_key, self._constants = key, constants
-        return constants
-
-    def _target_features(self, t: torch.Tensor, constants: dict, diagonal: bool) -> dict:
-        r"""The target as :func:`~fairot.torch._cot.cot_batch_terms` reads it.
-
-        Kept with a fixed target's cached quantiles: computed once for a training run.
-        """
-        cached = not diagonal and t is self._target_cache.get("samples")
-        if cached and "psi" in self._target_cache:
-            return self._target_cache
-        # Raw features (psi / psi_scale): cot_batch_terms folds the factor into the duals.
-        psi = feature_matrix(t.unsqueeze(1), constants)[0]
-        m = 1 if diagonal else t.shape[0]
-        target = {
-            "samples": t,
-            "psi": psi,
-            "psi_mean": psi.mean(dim=0),
-            "row_mean": torch.full((m,), 1.0 / m, dtype=t.dtype, device=t.device),
-        }
+    def _target_terms(self, t: torch.Tensor, features: FeatureMap, diagonal: bool) -> TargetTerms:
+        """The target's COT terms, kept with a fixed target's cached quantiles."""
+        cache = self._target_cache
+        cached = not diagonal and cache is not None and t is cache.samples
+        if cached and cache.terms is not None:
+            return cache.terms
+        terms = target_terms(t, features, diagonal)
         if cached:
-            self._target_cache.update(target)
-        return target
+            cache.terms = terms
+        return terms
 
     def _cot(
-        self, scores, groups: dict, t, diagonal: bool, state: tuple, score_range: tuple
+        self, scores, groups: GroupTerms, t, diagonal: bool, call: tuple, score_range: tuple
     ) -> torch.Tensor:
         r"""The dual objective (7) on the batch, with its score gradient in closed form.
 
@@ -578,39 +455,29 @@ class WassersteinParityPenalty(nn.Module):
         scores and the dual ascent in one pass without autograd (sparing it a graph of the
         N × M terms); the returned tensor carries that gradient.
         """
-        constants = self._feature_constants(scores, state)
-        # Every input of the pass is detached (the scores here, the target where it is made),
-        # so autograd records nothing without a no_grad block, whose entry and exit cost as
-        # much as a tensor operation. The buffers are read from their dict for the same reason.
-        s = scores.detach()
-        buffers = self._buffers
-        duals, target_duals = buffers["duals"], buffers["target_duals"]
-        target = self._target_features(t, constants, diagonal)
-        offset, gradient, ascent, target_ascent, z_max = cot_batch_terms(
-            s, groups, target, duals, target_duals, constants,
-            reg_strength=self.reg_strength, entropic=self.reg == "entropic",
+        features = self._feature_map(call)
+        duals, target_duals = self.duals, self.target_duals
+        terms = cot_batch_terms(
+            scores, groups, self._target_terms(t, features, diagonal), duals, target_duals,
+            features, reg_strength=self.reg_strength, entropic=self.reg == "entropic",
             constrained=self.constrain_duals, diagonal=diagonal, training=self.training,
         )  # fmt: skip
         # The scores' range and the largest exponent in one read; nothing is written before.
-        checks = _host_values(score_range if z_max is None else (*score_range, z_max))
-        self._check_score_range(checks[0], checks[1])
-        if z_max is not None and not checks[2] <= MAX_ENTROPIC_EXPONENT:
-            raise DivergenceError(
-                MSG_DUAL_OVERFLOW.format(
-                    z=checks[2], dual=self.dual_step_size, lam=self.reg_strength
-                )
-            )
-        if ascent is not None:
+        z_max = terms.z_max
+        checks = host_values(score_range if z_max is None else (*score_range, z_max))
+        check_score_range(checks[0], checks[1])
+        if z_max is not None:
+            check_dual_exponent(checks[2], self.dual_step_size, self.reg_strength)
+        if terms.ascent is not None:
             # Ascent step (5), taken after reading the potentials (in the buffers' dtype). The
             # ascents are in units of the raw features, psi / psi_scale.
-            step = self.dual_step_size * constants["psi_scale"]
-            duals.add_(ascent, alpha=step)
+            step = self.dual_step_size * features.psi_scale
+            duals.add_(terms.ascent, alpha=step)
             if self.constrain_duals:
-                torch.neg(duals, out=target_duals)
+                torch.neg(duals, out=target_duals)  # the buffer, in place
             else:
-                target_duals.add_(target_ascent, alpha=step)
-        # <scores, gradient> + offset: the value, with `gradient` as its gradient in the scores.
-        return torch.nn.functional.linear(scores, gradient, offset)
+                target_duals.add_(terms.target_ascent, alpha=step)
+        return value_with_gradient(scores, terms.gradient, terms.offset)
 
     def extra_repr(self) -> str:
         """Shown by ``print(penalty)``."""
