@@ -13,7 +13,7 @@ from sklearn.tree import DecisionTreeRegressor
 
 from fairot.metrics import max_pairwise_wasserstein
 from fairot.regression import WassersteinFairRegressor, fairness_accuracy_path
-from fairot.regression._estimator import (
+from fairot.regression.checks import (
     MSG_BOTH_TOLERANCES,
     MSG_MISSING_GROUP,
     MSG_NAN_SCORES,

@@ -29,11 +29,8 @@ from fairot.regression._costs import (
     SquaredCost,
 )
 from fairot.regression._cv import WassersteinFairRegressorCV
-from fairot.regression._estimator import (
-    FairnessAccuracyPath,
-    WassersteinFairRegressor,
-    fairness_accuracy_path,
-)
+from fairot.regression._estimator import WassersteinFairRegressor
+from fairot.regression._path import FairnessAccuracyPath, fairness_accuracy_path
 from fairot.regression._plotting import plot_path, plot_quantile_curves
 from fairot.regression._projections import project_lp_ball, project_monotone_box
 
