@@ -565,3 +565,15 @@ def test_fitting_and_predicting_in_memory_never_imports_fairot_dask():
         "assert not any(k.startswith(('fairot.dask', 'dask')) for k in sys.modules), 'dask'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_seam_needs_the_responses_for_an_observed_loss():
+    from fairot.regression.checks import MSG_RESPONSES
+    from fairot.utils.sensitive import check_sensitive_features
+
+    model = WassersteinFairRegressor(estimator=_frozen_column(), cost="observed_squared")
+    encoding = check_sensitive_features(np.array([0, 0, 1, 1]), 4)
+    with pytest.raises(ValueError, match=re.escape(MSG_RESPONSES.format(cost="observed_squared"))):
+        model.fit_from_group_statistics(
+            np.arange(4.0), encoding.codes, encoding=encoding, estimators=[_frozen_column()]
+        )

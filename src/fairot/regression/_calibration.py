@@ -25,7 +25,7 @@ from ._costs import InducedCost, ObservedLossCost, resolve_cost
 from ._projections import pairwise_grid_distances
 from ._readout import frequency_quantiles, prediction_tables, read_tables
 from ._units import ScoreUnit, cost_in_unit
-from .checks import MSG_OVERFLOW, is_observed_cost
+from .checks import MSG_OVERFLOW, MSG_RESPONSES, is_observed_cost
 
 # A calibration score within this many units in the last place of the model's precision (of
 # the largest calibration score) above a new score counts as tied with it. The same row scored
@@ -135,6 +135,8 @@ class Calibration:
         bound_low, bound_high = check_bounds(bounds, low, high)
         unit_bounds = (float(unit.to_unit(bound_low)), float(unit.to_unit(bound_high)))
         if resolved is None:
+            if responses is None:
+                raise ValueError(MSG_RESPONSES.format(cost=cost))
             unit_cost = ObservedLossCost.from_samples(
                 unit.to_unit(scores),
                 unit.to_unit(responses),

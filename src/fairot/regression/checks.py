@@ -27,6 +27,7 @@ __all__ = [
     "MSG_NAN_SCORES",
     "MSG_OVERFLOW",
     "MSG_POSITIONAL",
+    "MSG_RESPONSES",
     "MSG_SCORE_GROUPS",
     "MSG_SMALL_GROUP",
     "MSG_SMALL_WEIGHT",
@@ -97,6 +98,10 @@ MSG_WEIGHTS_OBSERVED = (
 MSG_WEIGHTS_ESTIMATOR = (
     "sample_weight was given but {name}.fit does not accept sample_weight; pass a model that "
     "does, or a FrozenEstimator of a model you fitted yourself (its calibration is weighted)."
+)
+MSG_RESPONSES = (
+    "cost={cost!r} needs the calibration responses: pass responses= (one per score) to "
+    "fit_from_group_statistics."
 )
 MSG_X_1D = (
     "X must be 2-D like the X seen in fit ({n_features} features); got a 1-D X. Reshape your "
