@@ -21,10 +21,11 @@ from fairot.dask._collections import (
     distinct_rows,
     encoding_from_distinct,
     label_arrays,
+    predict_by_partition,
     share,
 )
 from fairot.dask._exact import sort_labels
-from fairot.dask._postprocessing import quantiles_option
+from fairot.dask._options import quantiles_option, refuse_options
 from fairot.dask._sketch import sketch_curves
 from fairot.regression.checks import check_fit_parameters, is_observed_cost
 from fairot.regression.scores import is_frozen, predict_scores
@@ -52,7 +53,12 @@ def _scores(i: int, base: Any, X: Any, sf: Any, encoding: Any) -> tuple[list, fl
 
 
 def fit_wasserstein_regressor(
-    model: Any, X: Any, y: Any, sensitive_features: Any, calibration: Any
+    model: Any,
+    X: Any,
+    y: Any,
+    sensitive_features: Any,
+    calibration: Any = None,
+    sample_weight: Any = None,
 ) -> Any:
     """Fit ``model`` (a ``WassersteinFairRegressor`` with a frozen score model) on Dask data.
 
@@ -62,6 +68,7 @@ def fit_wasserstein_regressor(
     the true group sizes as group weights); stages 3 and 4 are the in-memory code, unchanged.
     """
     check_fit_parameters(model, stacklevel=_FIT_STACKLEVEL + 1)
+    refuse_options(sample_weight=(sample_weight, None))
     base = model.estimator
     if not is_frozen(base) or calibration is not None:
         raise ValueError(
@@ -105,19 +112,6 @@ def fit_wasserstein_regressor(
     )
 
 
-def _block_predict(model: Any, X: Any, sf: Any) -> np.ndarray:
-    return model.predict(X, sensitive_features=sf)
-
-
 def predict_wasserstein_regressor(model: Any, X: Any, sensitive_features: Any) -> Any:
     """Fair predictions, lazily per partition: a Dask array aligned with ``X``."""
-    import dask.array as da
-
-    blocks = aligned_blocks({"X": X, "sensitive_features": sensitive_features})
-    model_d = share(model)
-    lengths = X.chunks[0] if hasattr(X, "chunks") else [np.nan] * len(blocks["X"])
-    parts = [
-        da.from_delayed(delayed(_block_predict)(model_d, xb, sb), shape=(n,), dtype=np.float64)
-        for xb, sb, n in zip(blocks["X"], blocks["sensitive_features"], lengths, strict=True)
-    ]
-    return da.concatenate(parts, axis=0)
+    return predict_by_partition(model, "predict", X, sensitive_features)

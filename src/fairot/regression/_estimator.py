@@ -262,7 +262,13 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         """
         if any_dask(X):
             return dispatch(
-                "WassersteinFairRegressor.fit", self, X, y, sensitive_features, calibration
+                "WassersteinFairRegressor.fit",
+                self,
+                X,
+                y,
+                sensitive_features,
+                calibration,
+                sample_weight=sample_weight,
             )
         check_fit_parameters(self, stacklevel=3)
         X = check_X(self, X, reset=True)
@@ -422,12 +428,6 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         self._tables = fair.tables
 
     # ---------------------------------------------------------------------------- predicting
-    def _scores(self, X, codes: np.ndarray) -> np.ndarray:
-        return predict_scores(self.estimators_, X, codes)
-
-    def _encode(self, X, sensitive_features):
-        return encode_groups(self, X, sensitive_features)
-
     def predict(self, X, *, sensitive_features) -> np.ndarray:
         """Fair predictions: the adjusted map at each score's rank within its group.
 
@@ -445,8 +445,8 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "adjusted_curves_")
         if any_dask(X):
             return dispatch("WassersteinFairRegressor.predict", self, X, sensitive_features)
-        X, codes = self._encode(X, sensitive_features)
-        scores = self._scores(X, codes)
+        X, codes = encode_groups(self, X, sensitive_features)
+        scores = predict_scores(self.estimators_, X, codes)
         if self._identity:
             return scores
         return self._calibration.read(scores, codes, self._tables)
@@ -479,8 +479,8 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
     def score_unadjusted(self, X, *, sensitive_features) -> np.ndarray:
         """Raw scores of the fitted model (before the fairness adjustment)."""
         check_is_fitted(self, "adjusted_curves_")
-        X, codes = self._encode(X, sensitive_features)
-        return self._scores(X, codes)
+        X, codes = encode_groups(self, X, sensitive_features)
+        return predict_scores(self.estimators_, X, codes)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -20,7 +20,9 @@ from fairot.utils.arrays import check_array_1d
 
 from ._adjust import check_p
 from ._estimator import WassersteinFairRegressor
+from ._inputs import encode_groups
 from .checks import MSG_TAU_ABOVE_ONE
+from .scores import predict_scores
 
 __all__ = ["FairnessAccuracyPath", "fairness_accuracy_path"]
 
@@ -141,9 +143,9 @@ def fairness_accuracy_path(
     if evaluate:
         if y_test is None or sensitive_features_test is None:
             raise ValueError("X_test needs y_test and sensitive_features_test.")
-        X_test, codes_t = fitted._encode(X_test, sensitive_features_test)
+        X_test, codes_t = encode_groups(fitted, X_test, sensitive_features_test)
         y_t = check_array_1d(y_test, "y_test")
-        scores_t = fitted._scores(X_test, codes_t)
+        scores_t = predict_scores(fitted.estimators_, X_test, codes_t)
         index_t = fitted._calibration.read(scores_t, codes_t)
         unadjusted = {
             "mse": mean_squared_error(y_t, scores_t),
