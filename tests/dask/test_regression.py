@@ -74,3 +74,34 @@ def test_sketch_latent_curves_within_rank_bound(client, problem):
     for got, want in zip(model.latent_curves_, expected.latent_curves_, strict=True):
         spread = want[-1] - want[0]
         assert np.abs(got - want).mean() <= 2 * delta * spread + spread / model.n_grid
+
+
+def test_dask_fit_ends_in_the_public_seam_and_warns_at_the_callers_line(
+    client, problem, monkeypatch
+):
+    X, y, race, base = problem
+    seam = WassersteinFairRegressor.fit_from_group_statistics
+    calls = []
+
+    def recording(self, *args, **kwargs):
+        calls.append(kwargs["encoding"].n_groups)
+        return seam(self, *args, **kwargs)
+
+    monkeypatch.setattr(WassersteinFairRegressor, "fit_from_group_statistics", recording)
+    dX = da.from_array(X, chunks=(CHUNK, 2))
+    dy, drace = da.from_array(y, chunks=CHUNK), da.from_array(race, chunks=CHUNK)
+    with pytest.warns(UserWarning, match="tau=1.5 > 1") as record:
+        WassersteinFairRegressor(estimator=base, tau=1.5).fit(dX, dy, sensitive_features=drace)
+    assert record[0].filename == __file__
+    WassersteinFairRegressor(estimator=base, tau=0.5).fit(X, y, sensitive_features=race)
+    assert calls == [3, 3]  # the Dask fit and the in-memory fit
+
+
+def test_sample_weight_is_refused_on_dask_collections(client, problem):
+    # it used to be dropped without a word
+    X, y, race, base = problem
+    dX = da.from_array(X, chunks=(CHUNK, 2))
+    dy, drace = da.from_array(y, chunks=CHUNK), da.from_array(race, chunks=CHUNK)
+    model = WassersteinFairRegressor(estimator=base, epsilon=0.1)
+    with pytest.raises(ValueError, match="sample_weight is not supported on Dask collections"):
+        model.fit(dX, dy, np.ones(X.shape[0]), sensitive_features=drace)

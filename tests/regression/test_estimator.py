@@ -13,7 +13,7 @@ from sklearn.tree import DecisionTreeRegressor
 
 from fairot.metrics import max_pairwise_wasserstein
 from fairot.regression import WassersteinFairRegressor, fairness_accuracy_path
-from fairot.regression._estimator import (
+from fairot.regression.checks import (
     MSG_BOTH_TOLERANCES,
     MSG_MISSING_GROUP,
     MSG_NAN_SCORES,
@@ -504,3 +504,76 @@ def test_a_cost_that_cannot_be_rescaled_raises_on_overflow():
     model = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.5, cost="logistic")
     with pytest.raises(ValueError, match="overflow"):
         model.fit(scores[:, None] * 1e300, scores, sensitive_features=s)
+
+
+def test_fit_is_the_seam_fit_from_group_statistics_on_the_calibration_scores():
+    # the Dask backend calls the same seam: equal statistics give an equal fitted regressor
+    from fairot.utils.sensitive import check_sensitive_features
+
+    rng = np.random.default_rng(13)
+    scores = rng.normal(size=400)
+    s = rng.integers(0, 3, 400)
+    weights = rng.integers(1, 4, 400).astype(float)
+    fitted = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.3, n_grid=60)
+    fitted.fit(scores[:, None], scores, weights, sensitive_features=s)
+    encoding = check_sensitive_features(s, 400)
+    order = rng.permutation(400)  # the statistics may come in any order
+    seam = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.3, n_grid=60)
+    seam.fit_from_group_statistics(
+        scores[order],
+        encoding.codes[order],
+        encoding=encoding,
+        estimators=[_frozen_column()],
+        sample_weight=weights[order],
+        precision=float(np.finfo(np.float64).eps),
+        n_features_in=1,
+    )
+    for name in ("latent_curves_", "adjusted_curves_", "group_weights_", "grid_"):
+        np.testing.assert_array_equal(getattr(seam, name), getattr(fitted, name))
+    assert seam.epsilon_ == fitted.epsilon_ and seam.groups_ == fitted.groups_
+    test = rng.normal(size=(50, 1))
+    t_s = rng.integers(0, 3, 50)
+    np.testing.assert_array_equal(
+        seam.predict(test, sensitive_features=t_s), fitted.predict(test, sensitive_features=t_s)
+    )
+
+
+def test_the_seam_checks_the_statistics_it_is_given():
+    from fairot.utils.sensitive import check_sensitive_features
+
+    model = WassersteinFairRegressor(estimator=_frozen_column())
+    scores = np.arange(5.0)
+    encoding = check_sensitive_features(np.array([0, 0, 0, 0, 1]), 5)
+    with pytest.raises(ValueError, match=re.escape(MSG_SMALL_GROUP.format(group="1", count=1))):
+        model.fit_from_group_statistics(
+            scores, np.array([0, 0, 0, 0, 1]), encoding=encoding, estimators=[_frozen_column()]
+        )
+
+
+def test_fitting_and_predicting_in_memory_never_imports_fairot_dask():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np\n"
+        "from fairot.regression import WassersteinFairRegressor, fairness_accuracy_path\n"
+        "rng = np.random.default_rng(0); s = rng.integers(0, 2, 200)\n"
+        "X = rng.normal(size=(200, 2)); y = X.sum(axis=1)\n"
+        "m = WassersteinFairRegressor(tau=0.5, n_grid=20).fit(X, y, sensitive_features=s)\n"
+        "m.predict(X, sensitive_features=s)\n"
+        "fairness_accuracy_path(m, X, y, sensitive_features=s, taus=[0.0, 1.0])\n"
+        "assert not any(k.startswith(('fairot.dask', 'dask')) for k in sys.modules), 'dask'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_seam_needs_the_responses_for_an_observed_loss():
+    from fairot.regression.checks import MSG_RESPONSES
+    from fairot.utils.sensitive import check_sensitive_features
+
+    model = WassersteinFairRegressor(estimator=_frozen_column(), cost="observed_squared")
+    encoding = check_sensitive_features(np.array([0, 0, 1, 1]), 4)
+    with pytest.raises(ValueError, match=re.escape(MSG_RESPONSES.format(cost="observed_squared"))):
+        model.fit_from_group_statistics(
+            np.arange(4.0), encoding.codes, encoding=encoding, estimators=[_frozen_column()]
+        )

@@ -25,7 +25,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 import fairot
 from fairot.datasets import load_adult
 from fairot.regression import WassersteinFairRegressor
-from fairot.regression._estimator import MSG_MARGINAL, MSG_POSITIONAL, MSG_SCORE_GROUPS
+from fairot.regression.checks import MSG_MARGINAL, MSG_POSITIONAL, MSG_SCORE_GROUPS
 
 
 def _data(n=600, seed=0, k=2):

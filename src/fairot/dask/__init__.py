@@ -55,8 +55,9 @@ def _lazy(module: str, name: str) -> Any:
     return implementation
 
 
-# The estimators' entries: each public method of QuantileParityPostProcessor called with Dask
-# collections (fairot.utils.backends.dispatch) runs the function of the same role here.
+# The estimators' entries: each public method of QuantileParityPostProcessor and
+# WassersteinFairRegressor called with Dask collections (fairot.utils.backends.dispatch) runs
+# the function of the same role here.
 IMPLEMENTATIONS.update(
     {
         "QuantileParityPostProcessor.fit": _lazy("_postprocessing", "fit_quantile_parity"),
@@ -64,5 +65,7 @@ IMPLEMENTATIONS.update(
         "QuantileParityPostProcessor.predict_proba": _lazy(
             "_postprocessing", "predict_proba_quantile_parity"
         ),
+        "WassersteinFairRegressor.fit": _lazy("_regression", "fit_wasserstein_regressor"),
+        "WassersteinFairRegressor.predict": _lazy("_regression", "predict_wasserstein_regressor"),
     }
 )

@@ -1,8 +1,14 @@
-"""``WassersteinFairRegressor`` calibrated on and applied to Dask collections."""
+"""``WassersteinFairRegressor`` calibrated on and applied to Dask collections.
+
+The backend of the operations ``"WassersteinFairRegressor.fit"`` and
+``"WassersteinFairRegressor.predict"`` (see :mod:`fairot.utils.backends`). The fit gathers the
+groups' calibration scores across the cluster and hands them to the estimator's public seam
+:meth:`~fairot.regression.WassersteinFairRegressor.fit_from_group_statistics`, the code that
+the in-memory fit runs too; nothing here reads or writes the estimator's private state.
+"""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -15,19 +21,14 @@ from fairot.dask._collections import (
     distinct_rows,
     encoding_from_distinct,
     label_arrays,
+    predict_by_partition,
     share,
 )
 from fairot.dask._exact import sort_labels
-from fairot.dask._postprocessing import quantiles_option
+from fairot.dask._options import quantiles_option, refuse_options
 from fairot.dask._sketch import sketch_curves
-from fairot.regression._adjust import check_p
-from fairot.regression._estimator import (
-    MSG_BOTH_TOLERANCES,
-    MSG_MARGINAL,
-    MSG_TAU_ABOVE_ONE,
-    _is_frozen,
-)
-from fairot.utils.groups import group_attributes
+from fairot.regression.checks import check_fit_parameters, is_observed_cost
+from fairot.regression.scores import is_frozen, predict_scores
 
 MSG_DASK_REGRESSOR = (
     "on Dask collections WassersteinFairRegressor calibrates an already trained model: wrap it "
@@ -40,16 +41,24 @@ MSG_DASK_OBSERVED = (
     "induced cost ('squared', ...) or fit in memory."
 )
 
+# Frames from fit_wasserstein_regressor up to the user's call of fit (fit -> dispatch -> the
+# IMPLEMENTATIONS entry -> here), so that the tau > 1 warning points at the user's line.
+_FIT_STACKLEVEL = 5
 
-def _scores(i: int, model: Any, X: Any, sf: Any, encoding: Any) -> tuple[list, float]:
+
+def _scores(i: int, base: Any, X: Any, sf: Any, encoding: Any) -> tuple[list, float]:
     check_block_lengths(i, X=X, sensitive_features=sf)
-    codes = encoding.encode(sf)
-    scores, precision = model._scores(X, codes, with_precision=True)
+    scores, precision = predict_scores([base], X, encoding.encode(sf), with_precision=True)
     return label_arrays(scores, sf, encoding), precision
 
 
 def fit_wasserstein_regressor(
-    model: Any, X: Any, y: Any, sensitive_features: Any, calibration: Any
+    model: Any,
+    X: Any,
+    y: Any,
+    sensitive_features: Any,
+    calibration: Any = None,
+    sample_weight: Any = None,
 ) -> Any:
     """Fit ``model`` (a ``WassersteinFairRegressor`` with a frozen score model) on Dask data.
 
@@ -58,37 +67,25 @@ def fit_wasserstein_regressor(
     equals the in-memory one) or the quantile curves of merged KLL sketches (``"sketch"``, with
     the true group sizes as group weights); stages 3 and 4 are the in-memory code, unchanged.
     """
-    model._validate_params()
-    p_value = check_p(model.p)
+    check_fit_parameters(model, stacklevel=_FIT_STACKLEVEL + 1)
+    refuse_options(sample_weight=(sample_weight, None))
     base = model.estimator
-    if not _is_frozen(base) or calibration is not None:
+    if not is_frozen(base) or calibration is not None:
         raise ValueError(
             MSG_DASK_REGRESSOR.format(
                 name=type(base).__name__, calibration=type(calibration).__name__
             )
         )
-    if model.groups == "marginal":
-        raise ValueError(MSG_MARGINAL)
-    if isinstance(model.cost, str) and model.cost.startswith("observed_"):
+    if is_observed_cost(model.cost):
         raise ValueError(MSG_DASK_OBSERVED.format(cost=model.cost))
-    if model.epsilon is not None and model.tau is not None:
-        raise ValueError(MSG_BOTH_TOLERANCES.format(eps=model.epsilon, tau=model.tau))
-    if model.tau is not None and model.tau > 1:
-        warnings.warn(MSG_TAU_ABOVE_ONE.format(tau=model.tau), UserWarning, stacklevel=3)
     quantiles, sketch_k = quantiles_option()
     blocks = aligned_blocks({"X": X, "y": y, "sensitive_features": sensitive_features})
     info = compute(*[delayed(distinct_rows)(b) for b in blocks["sensitive_features"]])
     encoding = encoding_from_distinct(list(info), "intersection")
-    model._groups = encoding
-    model.groups_, model.group_names_ = group_attributes(encoding)
-    model.estimators_ = [base]
-    model.n_features_in_ = int(X.shape[1])
-    if hasattr(X, "columns"):
-        model.feature_names_in_ = np.asarray(X.columns, dtype=object)
     lengths = compute(*[delayed(len)(b) for b in blocks["X"]])
-    model_d = share(model)
+    base_d = share(base)
     scored = [
-        delayed(_scores, nout=2)(i, model_d, xb, sb, encoding)
+        delayed(_scores, nout=2)(i, base_d, xb, sb, encoding)
         for i, (xb, sb) in enumerate(zip(blocks["X"], blocks["sensitive_features"], strict=True))
     ]
     labelled = [labels for labels, _ in scored]
@@ -96,35 +93,25 @@ def fit_wasserstein_regressor(
     k = encoding.n_groups
     if quantiles == "exact":
         sorted_labels = sort_labels(labelled, max(1, max(lengths)))
-        counts = np.array(sorted_labels.sizes[:k])
-        model._check_group_sizes(counts, "calibration ")
         samples = [sorted_labels.gather(g) for g in range(k)]
+        group_sizes = None
     else:
         curves, _, sizes = sketch_curves(labelled, sketch_k)
-        counts = np.asarray(sizes[:k])
-        model._check_group_sizes(counts, "calibration ")
         samples = list(curves[:k])
+        group_sizes = np.asarray(sizes[:k])
     codes = np.repeat(np.arange(k), [s.shape[0] for s in samples])
-    model._calibrate(
-        np.concatenate(samples), None, codes, None, counts.astype(np.float64), precision, p_value
+    return model.fit_from_group_statistics(
+        np.concatenate(samples),
+        codes,
+        encoding=encoding,
+        estimators=[base],
+        group_sizes=group_sizes,
+        precision=precision,
+        n_features_in=int(X.shape[1]),
+        feature_names_in=np.asarray(X.columns, dtype=object) if hasattr(X, "columns") else None,
     )
-    model._adjust(model.epsilon, model.tau)
-    return model
-
-
-def _block_predict(model: Any, X: Any, sf: Any) -> np.ndarray:
-    return model.predict(X, sensitive_features=sf)
 
 
 def predict_wasserstein_regressor(model: Any, X: Any, sensitive_features: Any) -> Any:
     """Fair predictions, lazily per partition: a Dask array aligned with ``X``."""
-    import dask.array as da
-
-    blocks = aligned_blocks({"X": X, "sensitive_features": sensitive_features})
-    model_d = share(model)
-    lengths = X.chunks[0] if hasattr(X, "chunks") else [np.nan] * len(blocks["X"])
-    parts = [
-        da.from_delayed(delayed(_block_predict)(model_d, xb, sb), shape=(n,), dtype=np.float64)
-        for xb, sb, n in zip(blocks["X"], blocks["sensitive_features"], lengths, strict=True)
-    ]
-    return da.concatenate(parts, axis=0)
+    return predict_by_partition(model, "predict", X, sensitive_features)

@@ -14,6 +14,11 @@ adjusting the groups' quantile curves of a fitted score at the smallest cost in 
   :class:`LogisticCost`, and the observed-loss proxy :class:`ObservedLossCost`.
 * Plots: :func:`plot_path`, :func:`plot_quantile_curves`.
 
+A backend (the Dask one) fits the regressor through its documented seam
+:meth:`WassersteinFairRegressor.fit_from_group_statistics`, with the public modules
+:mod:`fairot.regression.checks` (messages, option checks) and :mod:`fairot.regression.scores`
+(the score models' scores); this package never imports the backend.
+
 References
 ----------
 .. [1] "Fair Regression under Approximate Demographic Parity" (the regression seed paper).
@@ -29,11 +34,8 @@ from fairot.regression._costs import (
     SquaredCost,
 )
 from fairot.regression._cv import WassersteinFairRegressorCV
-from fairot.regression._estimator import (
-    FairnessAccuracyPath,
-    WassersteinFairRegressor,
-    fairness_accuracy_path,
-)
+from fairot.regression._estimator import WassersteinFairRegressor
+from fairot.regression._path import FairnessAccuracyPath, fairness_accuracy_path
 from fairot.regression._plotting import plot_path, plot_quantile_curves
 from fairot.regression._projections import project_lp_ball, project_monotone_box
 

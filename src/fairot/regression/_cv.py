@@ -15,7 +15,8 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
 from fairot.utils.arrays import check_array_1d
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 
-from ._estimator import WassersteinFairRegressor, fairness_accuracy_path
+from ._estimator import WassersteinFairRegressor
+from ._path import fairness_accuracy_path
 
 __all__ = ["WassersteinFairRegressorCV"]
 

@@ -1,7 +1,7 @@
 r"""The estimator: the paper's four stages as one scikit-learn regressor (Section 3 of [1]_).
 
 1. Fit the unconstrained score (group-wise clones of ``estimator`` on an auxiliary split, one
-   model on all of it, or a user's frozen model).
+   model on all of it, or a user's frozen model): :mod:`.scores`.
 2. Estimate each group's latent quantile curve :math:`\hat Q^*_s` of the scores on a separate
    calibration sample (exact linear-interpolation quantiles on the midpoint grid).
 3. Adjust the curves to the tolerance with :func:`~fairot.regression.adjust_quantiles`.
@@ -10,10 +10,9 @@ r"""The estimator: the paper's four stages as one scikit-learn regressor (Sectio
    barycenter plus the grid's correction (:mod:`._readout`), so that the tails are exact and
    :math:`\tau = 0` is the exact barycenter map.
 
-Everything between ranks and predictions runs in a scaled unit of the scores (centred, and
-divided by a power of two near their half range): :math:`W_p` is homogeneous, so the problem is
-the same, and scores near 1e300 or 1e-300 neither overflow nor vanish below the solver's
-absolute tolerances.
+Stages 2 to 4 run in :meth:`WassersteinFairRegressor.fit_from_group_statistics`, the seam that
+the in-memory :meth:`~WassersteinFairRegressor.fit` and the Dask backend both call; their
+state is a :class:`._calibration.Calibration` in the scaled unit of :mod:`._units`.
 
 References
 ----------
@@ -22,225 +21,44 @@ References
 
 from __future__ import annotations
 
-import contextlib
-import copy
-import functools
 import numbers
-import warnings
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Literal, get_args
 
 import numpy as np
-import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin, clone
-from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LinearRegression
-from sklearn.metrics import mean_squared_error, r2_score
 from sklearn.model_selection import train_test_split
 from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import (
-    _check_feature_names,
-    _check_n_features,
-    _check_y,
-    _num_samples,
-    check_is_fitted,
-    has_fit_parameter,
-    indexable,
-)
+from sklearn.utils.validation import _check_y, _num_samples, check_is_fitted, has_fit_parameter
 
-from fairot.metrics import max_pairwise_wasserstein
-from fairot.transport import midpoint_grid
-from fairot.utils.arrays import check_array_1d, check_sample_weight
-from fairot.utils.backends import is_dask_collection
-from fairot.utils.groups import group_attributes
+from fairot.utils.arrays import check_sample_weight
+from fairot.utils.backends import any_dask, dispatch
+from fairot.utils.groups import GroupEncoding, group_attributes
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 
-from ._adjust import QuantileAdjustment, adjust_quantiles, check_bounds, check_p
-from ._costs import (
-    AbsoluteGaussianCost,
-    InducedCost,
-    ObservedLossCost,
-    PinballGaussianCost,
-    SquaredCost,
-    resolve_cost,
+from ._adjust import Method, QuantileAdjustment, check_p
+from ._calibration import Calibration
+from ._costs import InducedCost
+from ._inputs import check_calibration_set, check_X, encode_groups, estimator_keyword
+from ._units import scaled_r2
+from .checks import (
+    MSG_FROZEN_CALIBRATION,
+    MSG_SCORE_GROUPS,
+    MSG_WEIGHTS_ESTIMATOR,
+    MSG_WEIGHTS_OBSERVED,
+    check_calibration_groups,
+    check_fit_parameters,
+    check_group_sizes,
+    is_observed_cost,
 )
-from ._projections import pairwise_grid_distances
-from ._readout import frequency_quantiles, prediction_tables, read_tables
+from .scores import fit_score_model, is_frozen, predict_scores
 
-__all__ = ["FairnessAccuracyPath", "WassersteinFairRegressor", "fairness_accuracy_path"]
-
-MSG_BOTH_TOLERANCES = "Give either epsilon or tau, not both; got epsilon={eps!r} and tau={tau!r}."
-MSG_TAU_ABOVE_ONE = (
-    "tau={tau!r} > 1 asks for a tolerance above the unadjusted gap: the constraint is inactive "
-    "for two groups and only loosens the observed-loss variant."
-)
-MSG_SMALL_GROUP = (
-    "group {group!r} has {count} calibration sample(s); at least 2 are needed to estimate its "
-    "quantile curve. Use a larger calibration_size or merge small groups."
-)
-MSG_SMALL_WEIGHT = (
-    "group {group!r} has calibration weight {mass!r}: sample_weight are frequency weights (a row "
-    "of weight w counts as w rows, so that integer weights equal repeated rows), and a quantile "
-    "curve needs the weight of at least 2 rows. Pass counts or survey weights, not weights "
-    "normalised to sum to 1 (multiply those by the number of rows)."
-)
-MSG_MISSING_GROUP = (
-    "group {group!r} is absent from the calibration set; every group seen in fit needs "
-    "calibration samples."
-)
-MSG_NAN_SCORES = (
-    "the estimator's predictions (scores) contain NaN or infinite values; check the model "
-    "and its inputs."
-)
-MSG_FROZEN_CALIBRATION = (
-    "calibration is for a model that fit trains; with a FrozenEstimator all of fit's data is "
-    "calibration data: pass the calibration set as X, y and sensitive_features."
-)
-MSG_CALIBRATION = (
-    "calibration must be a tuple (X, y, sensitive_features) or (X, y, sensitive_features, "
-    "sample_weight); got {value!r}."
-)
-MSG_SCORE_GROUPS = (
-    "score needs sensitive_features: WassersteinFairRegressor predicts by rank within each "
-    "sample's group. Call score(X, y, sensitive_features=...). In cross_val_score or "
-    "GridSearchCV, enable metadata routing (sklearn.set_config(enable_metadata_routing=True)) "
-    "and pass sensitive_features=... to their fit or params: the regressor requests it for "
-    "fit, predict and score by default."
-)
-MSG_MARGINAL = (
-    "groups='marginal' is not supported by WassersteinFairRegressor: a prediction reads the "
-    "quantile map of the one group its sample belongs to, and marginal groups overlap (a "
-    "sample is in one group per sensitive column). Use groups='intersection' (the default), "
-    "whose groups partition the samples."
-)
-MSG_POSITIONAL = (
-    "Pass the model as WassersteinFairRegressor(estimator=...): the estimator is keyword-only "
-    "like every other parameter, and a positional estimator will be an error in a future "
-    "release."
-)
-MSG_WEIGHTS_OBSERVED = (
-    "sample_weight is not supported with cost={cost!r}: the observed-loss proxy averages "
-    "unweighted calibration responses. Use a known cost ('squared', 'absolute', 'pinball') or "
-    "drop sample_weight."
-)
-MSG_WEIGHTS_ESTIMATOR = (
-    "sample_weight was given but {name}.fit does not accept sample_weight; pass a model that "
-    "does, or a FrozenEstimator of a model you fitted yourself (its calibration is weighted)."
-)
-MSG_X_1D = (
-    "X must be 2-D like the X seen in fit ({n_features} features); got a 1-D X. Reshape your "
-    "data with X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single sample."
-)
-MSG_OVERFLOW = (
-    "the scores' quantile curves overflow (unadjusted gap {gap!r}) with cost={cost!r}, which "
-    "cannot be rescaled internally; rescale the scores (or y) to a moderate range first."
-)
-
-# A calibration score within this many units in the last place of the model's precision (of
-# the largest calibration score) above a new score counts as tied with it. The same row scored
-# alone or in a batch differs by a few ulps (BLAS kernels sum in another order: at most 2 ulps of
-# the largest score for LinearRegression with 3 to 100 features, float32 or float64), and a rank
-# decided on that difference made a prediction depend on the other rows of the call (issue 14).
-# Mid-ranks of tied calibration scores would not help: the re-scored row is one ulp off, not
-# tied. Counting near-ties as ties moves each jump of the rank from a calibration score c to
-# c - tolerance, where no re-scored row lands; the ECDF shifts by far less than the model's noise.
-TIE_ULPS = 64
+__all__ = ["WassersteinFairRegressor"]
 
 CostName = Literal[
     "squared", "absolute", "pinball", "logistic", "observed_squared", "observed_absolute"
 ]
-
-
-def _is_frozen(estimator: Any) -> bool:
-    return isinstance(estimator, FrozenEstimator)
-
-
-def _estimator_keyword(init):
-    """Accept a positional ``estimator`` for now, with a FutureWarning that names the fix."""
-
-    @functools.wraps(init)
-    def wrapper(self, *args, **kwargs):
-        if args:
-            if len(args) > 1 or "estimator" in kwargs:
-                raise TypeError(MSG_POSITIONAL)
-            warnings.warn(MSG_POSITIONAL, FutureWarning, stacklevel=2)
-            kwargs["estimator"] = args[0]
-        init(self, **kwargs)
-
-    return wrapper
-
-
-@dataclass(frozen=True)
-class _Unit:
-    r"""The scaled unit :math:`z = x 2^{-e} - c 2^{-e}` of the scores and back.
-
-    Scaling by a power of two is exact; only the centring rounds (by less than one ulp of the
-    scores).
-    """
-
-    centre: float = 0.0
-    exponent: int = 0
-
-    @classmethod
-    def of(cls, low: float, high: float, *, rescale: bool) -> _Unit:
-        """The unit of scores in ``[low, high]`` (the identity when not ``rescale``)."""
-        if not rescale:
-            return cls()
-        # halves first: (high - low) overflows for scores near +-1e308
-        centre = low / 2 + high / 2
-        half_range = high / 2 - low / 2
-        if not half_range > 0:
-            return cls(centre=centre, exponent=0)
-        return cls(centre=centre, exponent=int(np.frexp(half_range)[1]))
-
-    @property
-    def inv_scale(self) -> float:
-        return float(np.ldexp(1.0, -self.exponent))
-
-    @property
-    def scale(self) -> float:
-        return float(np.ldexp(1.0, self.exponent))
-
-    @property
-    def shift(self) -> float:
-        return float(np.ldexp(self.centre, -self.exponent))
-
-    def to_unit(self, x):
-        return np.ldexp(x, -self.exponent) - self.shift
-
-    def from_unit(self, z):
-        return self.centre + np.ldexp(z, self.exponent)
-
-    def length_to_unit(self, d: float) -> float:
-        return float(np.ldexp(d, -self.exponent))
-
-    def length_from_unit(self, d: float) -> float:
-        return float(np.ldexp(d, self.exponent))
-
-
-def _cost_in_unit(cost: InducedCost, unit_scale: float) -> InducedCost | None:
-    """The same cost in the scaled unit, or None when it cannot be rescaled (logistic, custom).
-
-    The squared cost is homogeneous; the Gaussian-noise costs are when their noise scale is
-    rescaled too. A logit (the logistic cost) has an absolute meaning.
-    """
-    if type(cost) is SquaredCost:
-        return cost
-    if type(cost) is AbsoluteGaussianCost:
-        return AbsoluteGaussianCost(noise_scale=cost.noise_scale / unit_scale)
-    if type(cost) is PinballGaussianCost:
-        return PinballGaussianCost(alpha=cost.alpha, noise_scale=cost.noise_scale / unit_scale)
-    return None
-
-
-def _r2(y: np.ndarray, pred: np.ndarray, sample_weight) -> float:
-    """R² after scaling both by one power of two (it is scale-free; squares of 1e300 are not)."""
-    largest = max(float(np.max(np.abs(y))), float(np.max(np.abs(pred))))
-    exponent = int(np.frexp(largest)[1]) if largest > 0 else 0
-    return float(
-        r2_score(np.ldexp(y, -exponent), np.ldexp(pred, -exponent), sample_weight=sample_weight)
-    )
 
 
 class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
@@ -372,31 +190,9 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         "tau": [None, Interval(numbers.Real, 0, None, closed="left")],
         "n_grid": [Interval(numbers.Integral, 1, None, closed="left")],
         "bounds": [None, tuple, list],
-        "cost": [
-            StrOptions(
-                {
-                    "squared",
-                    "absolute",
-                    "pinball",
-                    "logistic",
-                    "observed_squared",
-                    "observed_absolute",
-                }
-            ),
-            InducedCost,
-        ],
-        "method": [
-            StrOptions(
-                {
-                    "auto",
-                    "closed_form",
-                    "projection",
-                    "pointwise",
-                    "projected_gradient",
-                    "barycenter_ball",
-                }
-            )
-        ],
+        # the names that the type hints list, so that the two cannot drift apart
+        "cost": [StrOptions(set(get_args(CostName))), InducedCost],
+        "method": [StrOptions(set(get_args(Method)))],
         "groupwise": ["boolean"],
         "calibration_size": [Interval(numbers.Real, 0, 1, closed="neither")],
         "groups": [StrOptions({"intersection", "marginal"})],
@@ -409,7 +205,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
     __metadata_request__predict = {"sensitive_features": True}
     __metadata_request__score = {"sensitive_features": True}
 
-    @_estimator_keyword
+    @estimator_keyword
     def __init__(
         self,
         *,
@@ -420,7 +216,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         n_grid: int = 2000,
         bounds: tuple[float, float] | None = None,
         cost: CostName | InducedCost = "squared",
-        method: str = "auto",
+        method: Method = "auto",
         groupwise: bool = True,
         calibration_size: float = 0.5,
         groups: Literal["intersection", "marginal"] = "intersection",
@@ -446,7 +242,8 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Passed to the wrapped estimator unchanged.
+            Passed to the wrapped estimator unchanged. A Dask collection is fitted by
+            :mod:`fairot.dask` (a frozen score model calibrated on the collections).
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
             Frequency weights: a row of integer weight ``w`` counts as ``w`` rows, in the score
@@ -463,19 +260,18 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         -------
         self : WassersteinFairRegressor
         """
-        if is_dask_collection(X):
-            from fairot.dask._regression import fit_wasserstein_regressor
-
-            return fit_wasserstein_regressor(self, X, y, sensitive_features, calibration)
-        self._validate_params()
-        p_value = check_p(self.p)
-        if self.groups == "marginal":
-            raise ValueError(MSG_MARGINAL)
-        if self.epsilon is not None and self.tau is not None:
-            raise ValueError(MSG_BOTH_TOLERANCES.format(eps=self.epsilon, tau=self.tau))
-        if self.tau is not None and self.tau > 1:
-            warnings.warn(MSG_TAU_ABOVE_ONE.format(tau=self.tau), UserWarning, stacklevel=2)
-        X = self._check_X(X, reset=True)
+        if any_dask(X):
+            return dispatch(
+                "WassersteinFairRegressor.fit",
+                self,
+                X,
+                y,
+                sensitive_features,
+                calibration,
+                sample_weight=sample_weight,
+            )
+        check_fit_parameters(self, stacklevel=3)
+        X = check_X(self, X, reset=True)
         n_samples = _num_samples(X)
         y = np.asarray(_check_y(y, y_numeric=True, estimator=self), dtype=np.float64)
         if y.shape[0] != n_samples:
@@ -483,32 +279,28 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         weights = check_sample_weight(sample_weight, y.shape[0])
         sensitive_features, _ = resolve_sensitive_features(X, sensitive_features)
         groups = check_sensitive_features(sensitive_features, n_samples)
-        cost_name = self.cost if isinstance(self.cost, str) else None
-        observed = cost_name is not None and cost_name.startswith("observed_")
-        if observed and weights is not None:
+        if is_observed_cost(self.cost) and weights is not None:
             raise ValueError(MSG_WEIGHTS_OBSERVED.format(cost=self.cost))
+        # the calibration set's groups are encoded, and its errors named, with fit's groups
         self._groups = groups
         self.groups_, self.group_names_ = group_attributes(groups)
         codes = groups.codes
         n_groups = groups.n_groups
         base = LinearRegression() if self.estimator is None else self.estimator
-        if (
-            weights is not None
-            and not _is_frozen(base)
-            and not has_fit_parameter(base, "sample_weight")
-        ):
+        frozen = is_frozen(base)
+        if weights is not None and not frozen and not has_fit_parameter(base, "sample_weight"):
             raise ValueError(MSG_WEIGHTS_ESTIMATOR.format(name=type(base).__name__))
 
-        if _is_frozen(base) and calibration is not None:
+        if frozen and calibration is not None:
             raise ValueError(MSG_FROZEN_CALIBRATION)
-        if _is_frozen(base):
+        if frozen:
             train = None
             X_cal, y_cal, codes_cal, w_cal = X, y, codes, weights
         elif calibration is not None:
             train = np.arange(n_samples)
-            X_cal, y_cal, codes_cal, w_cal = self._check_calibration(calibration)
+            X_cal, y_cal, codes_cal, w_cal = check_calibration_set(self, calibration)
         else:
-            self._check_group_sizes(np.bincount(codes, minlength=n_groups), "")
+            check_group_sizes(np.bincount(codes, minlength=n_groups), self.group_names_)
             train, cal = train_test_split(
                 np.arange(n_samples),
                 test_size=self.calibration_size,
@@ -518,240 +310,124 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
             X_cal, y_cal, codes_cal = _safe_indexing(X, cal), y[cal], codes[cal]
             w_cal = None if weights is None else weights[cal]
 
-        if _is_frozen(base):
-            self.estimators_ = [base]
+        if frozen:
+            estimators = [base]
         else:
             members = (
                 [train[codes[train] == s] for s in range(n_groups)] if self.groupwise else [train]
             )
-            self.estimators_ = [self._fit_one(clone(base), X, y, weights, rows) for rows in members]
+            estimators = [fit_score_model(clone(base), X, y, weights, rows) for rows in members]
+        # before scoring, so that a too small calibration set fails fast
+        check_calibration_groups(codes_cal, self.group_names_, sample_weight=w_cal)
+        scores, precision = predict_scores(estimators, X_cal, codes_cal, with_precision=True)
+        return self.fit_from_group_statistics(
+            scores,
+            codes_cal,
+            encoding=groups,
+            estimators=estimators,
+            sample_weight=w_cal,
+            responses=y_cal,
+            precision=precision,
+        )
 
-        if w_cal is not None:
-            counts = np.bincount(codes_cal, weights=w_cal > 0, minlength=n_groups)
-            mass = np.bincount(codes_cal, weights=w_cal, minlength=n_groups)
-        else:
-            counts = np.bincount(codes_cal, minlength=n_groups)
-            mass = counts.astype(np.float64)
-        self._check_group_sizes(counts, "calibration ")
-        if w_cal is not None:
-            for s, group_mass in enumerate(mass):
-                if group_mass < 2:
-                    group = self.group_names_[s]
-                    raise ValueError(MSG_SMALL_WEIGHT.format(group=group, mass=float(group_mass)))
-        scores, precision = self._scores(X_cal, codes_cal, with_precision=True)
-        self._calibrate(scores, y_cal, codes_cal, w_cal, mass, precision, p_value)
+    def fit_from_group_statistics(
+        self,
+        scores: np.ndarray,
+        codes: np.ndarray,
+        *,
+        encoding: GroupEncoding,
+        estimators: list,
+        sample_weight: np.ndarray | None = None,
+        responses: np.ndarray | None = None,
+        group_sizes: np.ndarray | None = None,
+        precision: float = 0.0,
+        n_features_in: int | None = None,
+        feature_names_in: np.ndarray | None = None,
+    ) -> WassersteinFairRegressor:
+        r"""Stages 2 to 4 from the groups' calibration scores: the seam every backend calls.
+
+        :meth:`fit` trains the score models, scores the calibration set and calls this; the
+        Dask backend (:mod:`fairot.dask`) gathers each group's sorted scores (or a sketch's
+        quantiles of them) across a cluster and calls it too, so that both fits are one code
+        path from here on. The options (``p``, ``epsilon``, ``tau``, ...) are the estimator's
+        parameters; call :func:`fairot.regression.checks.check_fit_parameters` before
+        gathering the statistics to refuse bad options before any work.
+
+        Parameters
+        ----------
+        scores : ndarray of shape (n_scores,)
+            Calibration scores :math:`\hat f(x)` of all groups, in any order.
+        codes : ndarray of int of shape (n_scores,)
+            Group code of each score, in ``encoding``.
+        encoding : GroupEncoding
+            The groups (:class:`fairot.utils.groups.GroupEncoding`); ``predict`` encodes new
+            groups with it.
+        estimators : list of fitted regressors
+            The score models: one, or one per group in the order of ``encoding``.
+        sample_weight : ndarray of shape (n_scores,), default=None
+            Frequency weights of the scores.
+        responses : ndarray of shape (n_scores,), default=None
+            Calibration responses; needed by the observed-loss costs only.
+        group_sizes : ndarray of shape (n_groups,), default=None
+            Rows of each group when ``scores`` summarise more rows (a sketch's quantiles); they
+            are then the groups' masses. ``None``: counted from ``codes``.
+        precision : float, default=0.0
+            Machine epsilon of the models' scores
+            (:func:`fairot.regression.scores.predict_scores`): the tolerance of near-ties.
+        n_features_in, feature_names_in : optional
+            The width and column names of ``X`` (``fit`` records them itself).
+
+        Returns
+        -------
+        self : WassersteinFairRegressor
+        """
+        self._groups = encoding
+        self.groups_, self.group_names_ = group_attributes(encoding)
+        self.estimators_ = list(estimators)
+        if n_features_in is not None:
+            self.n_features_in_ = int(n_features_in)
+        if feature_names_in is not None:
+            self.feature_names_in_ = np.asarray(feature_names_in, dtype=object)
+        mass = check_calibration_groups(
+            codes, self.group_names_, sample_weight=sample_weight, group_sizes=group_sizes
+        )
+        self._calibration = Calibration.from_scores(
+            scores,
+            codes,
+            mass,
+            sample_weight=sample_weight,
+            responses=responses,
+            precision=precision,
+            cost=self.cost,
+            bounds=self.bounds,
+            n_grid=self.n_grid,
+            p=check_p(self.p),
+        )
+        calibration = self._calibration
+        self.group_weights_ = calibration.group_weights
+        self.grid_ = calibration.grid
+        self.latent_curves_ = calibration.unit.from_unit(calibration.latent)
+        self.unadjusted_grid_gap_ = calibration.unit.length_from_unit(calibration.unadjusted_gap)
         self._adjust(self.epsilon, self.tau)
         return self
-
-    @staticmethod
-    def _fit_one(model, X, y, weights, rows):
-        X_rows = _safe_indexing(X, rows)
-        if weights is None:
-            return model.fit(X_rows, y[rows])
-        return model.fit(X_rows, y[rows], sample_weight=weights[rows])
-
-    def _calibrate(self, scores, y_cal, codes_cal, w_cal, mass, precision, p_value) -> None:
-        """Stages 2 and the fixed part of 4: sorted scores, unit, latent curves, tie tolerance."""
-        n_groups = len(mass)
-        # one sort per group costs about one sort of all scores (a lexsort costs ten times that)
-        members = [np.flatnonzero(codes_cal == s) for s in range(n_groups)]
-        if w_cal is None:
-            self._samples = np.concatenate([np.sort(scores[m]) for m in members])
-            self._cum_weights = None
-        else:
-            # the weights travel with their scores (a plain sort is faster without them)
-            orders = [m[np.argsort(scores[m])] for m in members]
-            self._samples = np.concatenate([scores[o] for o in orders])
-            self._cum_weights = [np.cumsum(w_cal[o]) for o in orders]
-        sizes = [m.size for m in members]
-        self._offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
-        self.group_weights_ = mass / mass.sum()
-        cost = resolve_cost(self.cost) if not str(self.cost).startswith("observed_") else None
-        rescale = cost is None or _cost_in_unit(cost, 1.0) is not None
-        low, high = float(scores.min()), float(scores.max())
-        self._unit = _Unit.of(low, high, rescale=rescale)
-        unit = self._unit
-        self.grid_ = midpoint_grid(self.n_grid)
-        self._latent = np.stack(
-            [
-                frequency_quantiles(
-                    x,
-                    self.grid_,
-                    None if self._cum_weights is None else self._cum_weights[s],
-                    shift=unit.shift,
-                    inv_scale=unit.inv_scale,
-                )
-                for s, x in enumerate(self.calibration_scores_)
-            ]
-        )
-        self.latent_curves_ = unit.from_unit(self._latent)
-        bound_low, bound_high = check_bounds(self.bounds, low, high)
-        self._bounds = (float(unit.to_unit(bound_low)), float(unit.to_unit(bound_high)))
-        if cost is None:
-            self._cost = ObservedLossCost.from_samples(
-                unit.to_unit(scores),
-                unit.to_unit(y_cal),
-                codes_cal,
-                n_groups,
-                self.n_grid,
-                loss=str(self.cost).split("_", 1)[1],
-            )
-        else:
-            self._cost = _cost_in_unit(cost, unit.scale) if rescale else cost
-        # an unscaled cost can overflow here: the clear error below replaces numpy's warning
-        with np.errstate(over="ignore", invalid="ignore"):
-            gap = float(pairwise_grid_distances(self._latent, p_value).max())
-        if not np.isfinite(gap):
-            raise ValueError(MSG_OVERFLOW.format(gap=gap, cost=self.cost))
-        self._unadjusted_gap = gap
-        self.unadjusted_grid_gap_ = unit.length_from_unit(gap)
-        self._tie_tolerance = TIE_ULPS * precision * max(abs(low), abs(high))
-
-    def _check_group_sizes(self, counts: np.ndarray, where: str) -> None:
-        for s, count in enumerate(counts):
-            label = self.group_names_[s]
-            if count == 0 and where:
-                raise ValueError(MSG_MISSING_GROUP.format(group=label))
-            if count < 2:
-                raise ValueError(MSG_SMALL_GROUP.format(group=label, count=int(count)))
-
-    def _check_calibration(self, calibration):
-        if not isinstance(calibration, (tuple, list)) or len(calibration) not in (3, 4):
-            raise ValueError(MSG_CALIBRATION.format(value=type(calibration).__name__))
-        X_cal, y_cal, sf_cal = calibration[:3]
-        X_cal = self._check_X(X_cal, reset=False)
-        n_cal = _num_samples(X_cal)
-        y_cal = np.asarray(_check_y(y_cal, y_numeric=True, estimator=self), dtype=np.float64)
-        if y_cal.shape[0] != n_cal:
-            raise ValueError(
-                f"calibration X has {n_cal} rows but calibration y has {y_cal.shape[0]}."
-            )
-        sf_cal, _ = resolve_sensitive_features(X_cal, sf_cal, name="calibration sensitive_features")
-        codes_cal = self._groups.encode(sf_cal, name="calibration sensitive_features")
-        if codes_cal.shape[0] != n_cal:
-            raise ValueError("calibration sensitive_features and X have different lengths.")
-        w_cal = None
-        if len(calibration) == 4 and calibration[3] is not None:
-            if str(self.cost).startswith("observed_"):
-                raise ValueError(MSG_WEIGHTS_OBSERVED.format(cost=self.cost))
-            w_cal = check_sample_weight(calibration[3], y_cal.shape[0], "calibration sample_weight")
-        return X_cal, y_cal, codes_cal, w_cal
-
-    def _scores(self, X, codes: np.ndarray, *, with_precision: bool = False):
-        n = _num_samples(X)
-        raw = []
-        if len(self.estimators_) == 1:
-            raw.append(np.asarray(self.estimators_[0].predict(X)))
-            scores = np.asarray(raw[0], dtype=np.float64).ravel()
-        else:
-            scores = np.empty(n)
-            for s, model in enumerate(self.estimators_):
-                member = np.flatnonzero(codes == s)
-                if member.size:
-                    raw.append(np.asarray(model.predict(_safe_indexing(X, member))))
-                    scores[member] = np.asarray(raw[-1], dtype=np.float64).ravel()
-        if scores.shape[0] != n or not np.all(np.isfinite(scores)):
-            raise ValueError(MSG_NAN_SCORES)
-        if not with_precision:
-            return scores
-        kinds = [r.dtype for r in raw if r.dtype.kind == "f"]
-        precision = max((float(np.finfo(k).eps) for k in kinds), default=0.0)
-        if any(r.dtype.kind not in "fiub" for r in raw):
-            precision = float(np.finfo(np.float64).eps)
-        return scores, precision
 
     @property
     def calibration_scores_(self) -> list[np.ndarray]:
         """Sorted calibration scores of each group."""
-        return [self._samples[a:b] for a, b in self._bounds_of_groups()]
-
-    def _bounds_of_groups(self):
-        return zip(self._offsets[:-1], self._offsets[1:], strict=True)
+        return self._calibration.group_samples
 
     def _adjust(self, epsilon: float | None, tau: float | None) -> None:
-        """Stage 3 and the prediction tables, from the stored latent curves (reused by the path)."""
-        unit = self._unit
-        if epsilon is None:
-            epsilon_unit = (0.0 if tau is None else tau) * self._unadjusted_gap
-            self.epsilon_ = unit.length_from_unit(epsilon_unit)
-        else:
-            epsilon_unit = unit.length_to_unit(float(epsilon))
-            self.epsilon_ = float(epsilon)
-        adjustment = adjust_quantiles(
-            self._latent,
-            self.group_weights_,
-            p=self.p,
-            epsilon=epsilon_unit,
-            bounds=self._bounds,
-            cost=self._cost,
-            method=self.method,
-        )
-        adjusted = adjustment.curves
-        self.adjusted_curves_ = unit.from_unit(adjusted)
-        self.grid_gap_ = unit.length_from_unit(adjustment.grid_gap)
-        self.grid_violation_ = unit.length_from_unit(adjustment.violation)
-        self.adjustment_: QuantileAdjustment = replace(
-            adjustment,
-            curves=self.adjusted_curves_,
-            grid_gap=self.grid_gap_,
-            violation=self.grid_violation_,
-            epsilon=self.epsilon_,
-        )
-        # The paper's identity convention (Section 3.3, K = 2 with W1/W2): if no curve moved, keep
-        # the raw scores instead of a lossy ECDF/quantile round trip.
-        self._identity = (
-            len(adjusted) == 2
-            and check_p(self.p) in (1.0, 2.0)
-            and np.array_equal(adjusted, self._latent)
-        )
-        barycenter = self.group_weights_ @ self._latent
-        own = self._latent - barycenter
-        moved = adjusted - barycenter
-        norms = np.einsum("km,km->k", own, own)
-        safe = np.where(norms > 0, norms, 1.0)
-        self._own_shares = np.where(
-            norms > 0, np.clip(np.einsum("km,km->k", moved, own) / safe, 0.0, 1.0), 0.0
-        )
-        residuals = moved - self._own_shares[:, None] * own
-        self._tables = prediction_tables(
-            self.calibration_scores_,
-            self._cum_weights,
-            self.group_weights_,
-            self._own_shares,
-            residuals,
-            shift=unit.shift,
-            inv_scale=unit.inv_scale,
-            centre=unit.centre,
-            scale=unit.scale,
-        )
+        """Stage 3 and the prediction tables, from the stored calibration (reused by the path)."""
+        fair = self._calibration.adjust(epsilon, tau, p=self.p, method=self.method)
+        self.adjustment_: QuantileAdjustment = fair.adjustment
+        self.epsilon_ = fair.adjustment.epsilon
+        self.adjusted_curves_ = fair.adjustment.curves
+        self.grid_gap_ = fair.adjustment.grid_gap
+        self.grid_violation_ = fair.adjustment.violation
+        self._identity = fair.identity
+        self._tables = fair.tables
 
     # ---------------------------------------------------------------------------- predicting
-    def _read_tables(self, scores: np.ndarray, codes: np.ndarray, tables=None) -> np.ndarray:
-        return read_tables(scores, codes, self._samples, self._offsets, self._tie_tolerance, tables)
-
-    def _check_X(self, X, *, reset: bool):
-        """Only what fairot reads of X: rows, width and column names; the model gets X as is."""
-        X = indexable(X)[0]
-        _check_feature_names(self, X, reset=reset)
-        if reset:
-            # a 1-D X (texts for a vectorizer pipeline) has no width; its model checks it
-            with contextlib.suppress(TypeError):
-                _check_n_features(self, X, reset=True)
-        elif hasattr(self, "n_features_in_"):
-            if np.ndim(X) == 1:
-                raise ValueError(MSG_X_1D.format(n_features=self.n_features_in_))
-            _check_n_features(self, X, reset=False)
-        return X
-
-    def _encode(self, X, sensitive_features):
-        X = self._check_X(X, reset=False)
-        sensitive_features, _ = resolve_sensitive_features(X, sensitive_features)
-        codes = self._groups.encode(sensitive_features)
-        n = _num_samples(X)
-        if codes.shape[0] != n:
-            raise ValueError(f"sensitive_features has {codes.shape[0]} rows but X has {n}.")
-        return X, codes
-
     def predict(self, X, *, sensitive_features) -> np.ndarray:
         """Fair predictions: the adjusted map at each score's rank within its group.
 
@@ -767,15 +443,13 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "adjusted_curves_")
-        if is_dask_collection(X):
-            from fairot.dask._regression import predict_wasserstein_regressor
-
-            return predict_wasserstein_regressor(self, X, sensitive_features)
-        X, codes = self._encode(X, sensitive_features)
-        scores = self._scores(X, codes)
+        if any_dask(X):
+            return dispatch("WassersteinFairRegressor.predict", self, X, sensitive_features)
+        X, codes = encode_groups(self, X, sensitive_features)
+        scores = predict_scores(self.estimators_, X, codes)
         if self._identity:
             return scores
-        return self._read_tables(scores, codes, self._tables)
+        return self._calibration.read(scores, codes, self._tables)
 
     def score(self, X, y, sample_weight=None, *, sensitive_features=None) -> float:
         """R² of the fair predictions (weighted by ``sample_weight``).
@@ -800,13 +474,13 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         if y.shape[0] != pred.shape[0]:
             raise ValueError(f"X has {pred.shape[0]} rows but y has {y.shape[0]}.")
         weights = check_sample_weight(sample_weight, y.shape[0])
-        return _r2(y, pred, weights)
+        return scaled_r2(y, pred, weights)
 
     def score_unadjusted(self, X, *, sensitive_features) -> np.ndarray:
         """Raw scores of the fitted model (before the fairness adjustment)."""
         check_is_fitted(self, "adjusted_curves_")
-        X, codes = self._encode(X, sensitive_features)
-        return self._scores(X, codes)
+        X, codes = encode_groups(self, X, sensitive_features)
+        return predict_scores(self.estimators_, X, codes)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -817,150 +491,3 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         tags.input_tags.sparse = inner.sparse
         tags.input_tags.categorical = inner.categorical
         return tags
-
-
-@dataclass
-class FairnessAccuracyPath:
-    """A tolerance path fitted by :func:`fairness_accuracy_path`.
-
-    Attributes
-    ----------
-    table : pandas.DataFrame
-        One row per tolerance: ``tau``, ``epsilon``, ``grid_gap``, ``grid_violation``,
-        ``n_iter`` and, when test data were given, ``mse``, ``r2`` and ``test_gap`` (largest
-        pairwise held-out :math:`W_p` of the predictions).
-    estimators : list of WassersteinFairRegressor
-        A fitted regressor per tolerance; they share the fitted score models.
-    unadjusted : dict
-        Test ``mse``, ``r2`` and ``test_gap`` of the raw scores (empty without test data).
-
-    Examples
-    --------
-    :func:`fairness_accuracy_path` returns one, a row and a fitted regressor per tolerance:
-
-    >>> import numpy as np
-    >>> from fairot.regression import WassersteinFairRegressor, fairness_accuracy_path
-    >>> rng = np.random.default_rng(0)
-    >>> s = rng.integers(0, 2, 300)
-    >>> X = rng.normal(size=(300, 1)) + s[:, None]
-    >>> y = X[:, 0] + rng.normal(size=300)
-    >>> path = fairness_accuracy_path(
-    ...     WassersteinFairRegressor(random_state=0, n_grid=50),
-    ...     X[:200], y[:200], sensitive_features=s[:200], taus=[0.0, 1.0],
-    ...     X_test=X[200:], y_test=y[200:], sensitive_features_test=s[200:],
-    ... )
-    >>> path.table["tau"].tolist(), len(path.estimators), sorted(path.unadjusted)
-    ([0.0, 1.0], 2, ['mse', 'r2', 'test_gap'])
-    """
-
-    table: pd.DataFrame
-    estimators: list
-    unadjusted: dict
-
-
-def fairness_accuracy_path(
-    estimator: WassersteinFairRegressor,
-    X,
-    y,
-    *,
-    sensitive_features,
-    taus,
-    X_test=None,
-    y_test=None,
-    sensitive_features_test=None,
-    calibration=None,
-    sample_weight=None,
-) -> FairnessAccuracyPath:
-    r"""Fit a whole path of relative tolerances, reusing the calibration work.
-
-    Stages 1 and 2 (score models, calibration ranks and latent curves) run once; only the
-    adjustment (Stage 3) and the prediction tables run per tolerance, and test scores and
-    ranks are computed once.
-
-    Parameters
-    ----------
-    estimator : WassersteinFairRegressor
-        Template (cloned); its ``tau`` and ``epsilon`` are replaced along the path.
-    X, y, sensitive_features
-        Training (and calibration) data, as in :meth:`WassersteinFairRegressor.fit`.
-    taus : array-like of float >= 0
-        Relative tolerances :math:`\tau` (:math:`\epsilon = \tau D_{\max}`).
-    X_test, y_test, sensitive_features_test : optional
-        Held-out data to evaluate MSE, R² and the held-out gap along the path.
-    calibration : tuple, optional
-        Explicit calibration set.
-    sample_weight : array-like of shape (n_samples,), optional
-        As in :meth:`WassersteinFairRegressor.fit`.
-
-    Returns
-    -------
-    FairnessAccuracyPath
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fairot.regression import WassersteinFairRegressor, fairness_accuracy_path
-    >>> rng = np.random.default_rng(0)
-    >>> s = rng.integers(0, 2, 600)
-    >>> X = rng.normal(size=(600, 2)) + s[:, None]
-    >>> y = X.sum(axis=1) + rng.normal(size=600)
-    >>> path = fairness_accuracy_path(
-    ...     WassersteinFairRegressor(random_state=0, n_grid=100),
-    ...     X[:400], y[:400], sensitive_features=s[:400], taus=[0.0, 0.5, 1.0],
-    ...     X_test=X[400:], y_test=y[400:], sensitive_features_test=s[400:],
-    ... )
-    >>> bool(path.table["mse"].is_monotonic_decreasing)
-    True
-    """
-    if not isinstance(estimator, WassersteinFairRegressor):
-        raise TypeError(
-            f"estimator must be a WassersteinFairRegressor; got {type(estimator).__name__}."
-        )
-    taus = check_array_1d(taus, "taus")
-    if np.any(taus < 0):
-        raise ValueError(f"taus must be non-negative; got {taus.min()!r}.")
-    if np.any(taus > 1):
-        warnings.warn(MSG_TAU_ABOVE_ONE.format(tau=float(taus.max())), UserWarning, stacklevel=2)
-    template = clone(estimator).set_params(tau=0.0, epsilon=None)
-    fitted = template.fit(
-        X,
-        y,
-        sample_weight=sample_weight,
-        sensitive_features=sensitive_features,
-        calibration=calibration,
-    )
-    p_value = check_p(fitted.p)
-    evaluate = X_test is not None
-    unadjusted: dict = {}
-    if evaluate:
-        if y_test is None or sensitive_features_test is None:
-            raise ValueError("X_test needs y_test and sensitive_features_test.")
-        X_test, codes_t = fitted._encode(X_test, sensitive_features_test)
-        y_t = check_array_1d(y_test, "y_test")
-        scores_t = fitted._scores(X_test, codes_t)
-        index_t = fitted._read_tables(scores_t, codes_t)
-        unadjusted = {
-            "mse": mean_squared_error(y_t, scores_t),
-            "r2": r2_score(y_t, scores_t),
-            "test_gap": max_pairwise_wasserstein(scores_t, codes_t, p=p_value).distance,
-        }
-    rows, estimators = [], []
-    for tau in taus:
-        est = copy.copy(fitted)
-        est.tau = float(tau)
-        est._adjust(None, float(tau))
-        estimators.append(est)
-        row = {
-            "tau": float(tau),
-            "epsilon": est.epsilon_,
-            "grid_gap": est.grid_gap_,
-            "grid_violation": est.grid_violation_,
-            "n_iter": est.adjustment_.n_iter,
-        }
-        if evaluate:
-            pred = scores_t if est._identity else est._tables[index_t]
-            row["mse"] = mean_squared_error(y_t, pred)
-            row["r2"] = r2_score(y_t, pred)
-            row["test_gap"] = max_pairwise_wasserstein(pred, codes_t, p=p_value).distance
-        rows.append(row)
-    return FairnessAccuracyPath(pd.DataFrame(rows), estimators, unadjusted)

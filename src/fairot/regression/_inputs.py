@@ -1,0 +1,98 @@
+"""What the regressor reads of its inputs, and the shim of its positional ``estimator``.
+
+fairot reads only rows, width and column names of ``X``: the score model receives ``X`` as
+given (strings, NaN, DataFrames), so that a ``Pipeline`` with its own preprocessing works.
+
+Internal surface (plain names for :mod:`._estimator` and :mod:`._path`): :func:`check_X`,
+:func:`encode_groups`, :func:`check_calibration_set`, :func:`estimator_keyword`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import warnings
+from typing import Any
+
+import numpy as np
+from sklearn.utils.validation import (
+    _check_feature_names,
+    _check_n_features,
+    _check_y,
+    _num_samples,
+    indexable,
+)
+
+from fairot.utils.arrays import check_sample_weight
+from fairot.utils.sensitive import resolve_sensitive_features
+
+from .checks import (
+    MSG_CALIBRATION,
+    MSG_POSITIONAL,
+    MSG_WEIGHTS_OBSERVED,
+    MSG_X_1D,
+    is_observed_cost,
+)
+
+
+def estimator_keyword(init):
+    """Accept a positional ``estimator`` for now, with a FutureWarning that names the fix."""
+
+    @functools.wraps(init)
+    def wrapper(self, *args, **kwargs):
+        if args:
+            if len(args) > 1 or "estimator" in kwargs:
+                raise TypeError(MSG_POSITIONAL)
+            warnings.warn(MSG_POSITIONAL, FutureWarning, stacklevel=2)
+            kwargs["estimator"] = args[0]
+        init(self, **kwargs)
+
+    return wrapper
+
+
+def check_X(model: Any, X: Any, *, reset: bool) -> Any:
+    """Index ``X``, and record (``reset``) or check its width and column names on ``model``."""
+    X = indexable(X)[0]
+    _check_feature_names(model, X, reset=reset)
+    if reset:
+        # a 1-D X (texts for a vectorizer pipeline) has no width; its model checks it
+        with contextlib.suppress(TypeError):
+            _check_n_features(model, X, reset=True)
+    elif hasattr(model, "n_features_in_"):
+        if np.ndim(X) == 1:
+            raise ValueError(MSG_X_1D.format(n_features=model.n_features_in_))
+        _check_n_features(model, X, reset=False)
+    return X
+
+
+def encode_groups(model: Any, X: Any, sensitive_features: Any) -> tuple[Any, np.ndarray]:
+    """Checked ``X`` and the codes of its rows' groups among the groups ``model`` was fitted on."""
+    X = check_X(model, X, reset=False)
+    sensitive_features, _ = resolve_sensitive_features(X, sensitive_features)
+    codes = model._groups.encode(sensitive_features)
+    n = _num_samples(X)
+    if codes.shape[0] != n:
+        raise ValueError(f"sensitive_features has {codes.shape[0]} rows but X has {n}.")
+    return X, codes
+
+
+def check_calibration_set(model: Any, calibration: Any) -> tuple:
+    """The explicit calibration set of ``fit``: ``(X, y, codes, sample_weight or None)``."""
+    if not isinstance(calibration, (tuple, list)) or len(calibration) not in (3, 4):
+        raise ValueError(MSG_CALIBRATION.format(value=type(calibration).__name__))
+    X_cal, y_cal, sf_cal = calibration[:3]
+    X_cal = check_X(model, X_cal, reset=False)
+    n_cal = _num_samples(X_cal)
+    y_cal = np.asarray(_check_y(y_cal, y_numeric=True, estimator=model), dtype=np.float64)
+    if y_cal.shape[0] != n_cal:
+        raise ValueError(f"calibration X has {n_cal} rows but calibration y has {y_cal.shape[0]}.")
+    sf_cal, _ = resolve_sensitive_features(X_cal, sf_cal, name="calibration sensitive_features")
+    codes_cal = model._groups.encode(sf_cal, name="calibration sensitive_features")
+    if codes_cal.shape[0] != n_cal:
+        raise ValueError("calibration sensitive_features and X have different lengths.")
+    w_cal = None
+    if len(calibration) == 4 and calibration[3] is not None:
+        if is_observed_cost(model.cost):
+            raise ValueError(MSG_WEIGHTS_OBSERVED.format(cost=model.cost))
+        w_cal = check_sample_weight(calibration[3], y_cal.shape[0], "calibration sample_weight")
+    return X_cal, y_cal, codes_cal, w_cal
