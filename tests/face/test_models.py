@@ -11,7 +11,7 @@ from fairot.face import (
     iresnet50,
 )
 from fairot.face._models import INPUT_SIZE_ERROR
-from fairot.face._samplers import BATCH_SIZE_ERROR, TOO_FEW_ERROR
+from fairot.torch.samplers import BATCH_SIZE_ERROR, TOO_FEW_ERROR
 
 
 @pytest.mark.parametrize(
