@@ -239,20 +239,21 @@ def check_labels(labels: torch.Tensor, n: int) -> None:
 
 
 def check_batch(
-    embeddings: torch.Tensor,
-    labels: torch.Tensor,
+    embeddings: object,
+    labels: object,
     embedding_size: int,
     n_classes: int,
     *,
     name: str = "loss",
     validate: bool = True,
-) -> None:
+) -> torch.Tensor:
     """Check a classification batch: embeddings of width ``embedding_size``, labels in range.
 
     Parameters
     ----------
     embeddings : Tensor of shape (n_samples, embedding_size)
-    labels : integer Tensor of shape (n_samples,)
+    labels : array-like of shape (n_samples,)
+        Integer class labels.
     embedding_size, n_classes : int
         What the loss was built for.
     name : str, default="loss"
@@ -260,17 +261,27 @@ def check_batch(
     validate : bool, default=True
         Also check values: finite embeddings, labels in ``[0, n_classes)``.
 
+    Returns
+    -------
+    Tensor of shape (n_samples,)
+        ``labels`` as a tensor on the embeddings' device.
+
     Examples
     --------
     >>> import torch
     >>> from fairot.torch.checks import check_batch
-    >>> check_batch(torch.zeros(2, 3), torch.tensor([0, 4]), 3, 5)
+    >>> check_batch(torch.zeros(2, 3), [0, 4], 3, 5).tolist()
+    [0, 4]
     >>> check_batch(torch.zeros(2, 3), torch.tensor([0, 5]), 3, 5)
     Traceback (most recent call last):
     ...
     ValueError: labels must lie in [0, n_classes=5); got values in [0, 5].
     """
-    check_embeddings(embeddings, name, validate=validate)
+    # The type first: a clear error for a NumPy array before ``embeddings.device`` is read.
+    check_embeddings(embeddings, name, validate=False)
+    labels = torch.as_tensor(labels, device=embeddings.device)
+    if validate:
+        check_embeddings(embeddings, name, validate=True)
     if embeddings.ndim != 2 or embeddings.shape[1] != embedding_size:
         raise ValueError(
             EMBEDDINGS_SHAPE_ERROR.format(expected=embedding_size, shape=tuple(embeddings.shape))
@@ -282,6 +293,7 @@ def check_batch(
                 n_classes=n_classes, lo=int(labels.min()), hi=int(labels.max())
             )
         )
+    return labels
 
 
 def check_groups(

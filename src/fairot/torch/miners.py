@@ -49,18 +49,13 @@ class HardestTripletMiner(nn.Module):
     within_groups : bool, default=True
         Search positives and negatives only among samples of the anchor's group.
     selection_margin : float or None, default=None
-        Keep only the triplets with :math:`d_n - d_p \le` ``selection_margin`` (0.2 in [1]_);
+        Keep only the triplets with :math:`d_n - d_p \le` ``selection_margin`` (0.2 in MBN);
         ``None`` keeps every anchor that has a positive and a negative.
 
     Notes
     -----
     Mining is done without gradient (it only chooses indices); the loss recomputes the distances
     of the chosen triplets with gradient.
-
-    References
-    ----------
-    .. [1] Wang, M., Zhang, Y. and Deng, W. "Meta Balanced Network for Fair Face Recognition",
-       IEEE TPAMI (2021).
 
     Examples
     --------

@@ -1,4 +1,8 @@
-r"""ArcFace: an additive angular margin on the target class, :math:`s\cos(\theta_y + m)`."""
+r"""ArcFace: an additive angular margin on the target class, :math:`s\cos(\theta_y + m)`.
+
+The margin is in radians and the loss is differentiable in it, as MBN (Wang, Zhang and Deng, "Meta
+Balanced Network for Fair Face Recognition", IEEE TPAMI 2021) needs to learn it.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ def arc_margin_cosine(cos_theta: torch.Tensor, margin: torch.Tensor | float) -> 
     the usual linear fallback :math:`\cos\theta - m \sin m` (insightface, pytorch-metric-learning).
     Both branches are computed with tensor operations, so the result stays differentiable with
     respect to the margin — insightface edits the logits in place under ``no_grad``, which MBN
-    cannot use because it differentiates the loss with respect to :math:`m` (Eq. (10) of [1]_).
+    cannot use because it differentiates the loss with respect to :math:`m` (Eq. (10) of MBN).
 
     Parameters
     ----------
@@ -34,11 +38,6 @@ def arc_margin_cosine(cos_theta: torch.Tensor, margin: torch.Tensor | float) -> 
     Returns
     -------
     Tensor of shape (n,)
-
-    References
-    ----------
-    .. [1] Wang, M., Zhang, Y. and Deng, W. "Meta Balanced Network for Fair Face Recognition",
-       IEEE TPAMI (2021).
 
     Examples
     --------

@@ -1,4 +1,7 @@
-r"""MBN's adaptive margins: each sample's ArcFace or CosFace margin is the margin of its group."""
+r"""MBN's adaptive margins: each sample's ArcFace or CosFace margin is the margin of its group.
+
+MBN: Wang, Zhang and Deng, "Meta Balanced Network for Fair Face Recognition", IEEE TPAMI (2021).
+"""
 
 from __future__ import annotations
 
@@ -34,7 +37,7 @@ class GroupMarginLoss(MarginSoftmaxLoss):
         \quad\text{or}\quad
         L_j^{T(cos)}:\ s(\cos\theta_{y_j} - m_{g_j}),
 
-    Eqs. (1)-(2) of [1]_, where :math:`g_j` is the group (skin tone) of sample :math:`j`. The anchor
+    Eqs. (1)-(2) of MBN, where :math:`g_j` is the group (skin tone) of sample :math:`j`. The anchor
     groups (Tone I in the paper) keep a fixed margin — or no margin at all with
     ``anchor_loss="softmax"`` — and the other groups' margins are the differentiable parameter
     :attr:`margins` that a meta step learns (:class:`fairot.face.MetaBalancedTrainer`'s). The
@@ -78,17 +81,12 @@ class GroupMarginLoss(MarginSoftmaxLoss):
         The learnable margins :math:`m_g` (the anchors' entries are ignored; see
         :meth:`group_margins`): a leaf tensor that requires a gradient, saved in the
         ``state_dict``, but **not** in :meth:`parameters` — ``SGD(loss.parameters())`` would train
-        the margins on the training loss, which only ever lowers them (Eq. (10) of [1]_ learns
+        the margins on the training loss, which only ever lowers them (Eq. (10) of MBN learns
         them on the meta loss). Hand them to the meta optimiser with :meth:`margin_parameters`.
     weight : Parameter of shape (n_classes, embedding_size)
         Class weights.
     learnable_mask : bool Tensor of shape (n_groups,)
         ``True`` for the groups whose margin is learned.
-
-    References
-    ----------
-    .. [1] Wang, M., Zhang, Y. and Deng, W. "Meta Balanced Network for Fair Face Recognition",
-       IEEE TPAMI (2021).
 
     Examples
     --------

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-from torch import nn
+from torch import Tensor, nn
 
 from fairot.torch.checks import (
     FINITE_POSITIVE_ERROR,
@@ -39,6 +39,11 @@ from fairot.torch.checks import (
 from fairot.torch.distances import unit_rows
 
 __all__ = ["MarginSoftmaxLoss", "NormSoftmaxLoss"]
+
+# The arguments every loss takes: one group code per sample (None for single-margin losses),
+# and the class scores when already computed.
+Groups = Tensor | None
+Scores = Tensor | None
 
 
 class MarginSoftmaxLoss(nn.Module):
@@ -132,13 +137,8 @@ class MarginSoftmaxLoss(nn.Module):
         return cos_target
 
     def logits(
-        self,
-        embeddings: torch.Tensor,
-        labels: torch.Tensor,
-        groups: torch.Tensor | None = None,
-        *,
-        scores: torch.Tensor | None = None,
-    ) -> torch.Tensor:
+        self, embeddings: Tensor, labels: Tensor, groups: Groups = None, *, scores: Scores = None
+    ) -> Tensor:
         """Scaled logits with the margin applied to each sample's target class.
 
         Parameters
@@ -156,9 +156,7 @@ class MarginSoftmaxLoss(nn.Module):
         Tensor of shape (n_samples, n_classes)
         """
         name = type(self).__name__
-        check_embeddings(embeddings, name, validate=False)
-        labels = torch.as_tensor(labels, device=embeddings.device)
-        check_batch(
+        labels = check_batch(
             embeddings,
             labels,
             self.embedding_size,
@@ -180,13 +178,8 @@ class MarginSoftmaxLoss(nn.Module):
         return self.scale * cosine.scatter_add(1, labels[:, None], (edited - cos_target)[:, None])
 
     def per_sample_loss(
-        self,
-        embeddings: torch.Tensor,
-        labels: torch.Tensor,
-        groups: torch.Tensor | None = None,
-        *,
-        scores: torch.Tensor | None = None,
-    ) -> torch.Tensor:
+        self, embeddings: Tensor, labels: Tensor, groups: Groups = None, *, scores: Scores = None
+    ) -> Tensor:
         """Cross-entropy of each sample, shape (n_samples,)."""
         check_embeddings(embeddings, type(self).__name__, validate=False)
         labels = torch.as_tensor(labels, device=embeddings.device)

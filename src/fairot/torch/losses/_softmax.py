@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from fairot.torch.checks import check_batch, check_count, check_embeddings, weighted_mean
+from fairot.torch.checks import check_batch, check_count, weighted_mean
 
 __all__ = ["SoftmaxLoss"]
 
@@ -61,15 +61,9 @@ class SoftmaxLoss(nn.Module):
         return self.scores(embeddings) if scores is None else scores
 
     def per_sample_loss(self, embeddings, labels, groups=None, *, scores=None):  # noqa: D102
-        check_embeddings(embeddings, "SoftmaxLoss", validate=False)
-        labels = torch.as_tensor(labels, device=embeddings.device)
-        check_batch(
-            embeddings,
-            labels,
-            self.embedding_size,
-            self.n_classes,
-            name="SoftmaxLoss",
-            validate=self.validate,
+        size, n_classes = self.embedding_size, self.n_classes
+        labels = check_batch(
+            embeddings, labels, size, n_classes, name="SoftmaxLoss", validate=self.validate
         )
         logits = self.logits(embeddings, scores=scores)
         return F.cross_entropy(logits, labels, reduction="none")
