@@ -11,7 +11,8 @@ import pytest
 import torch
 from pytorch_metric_learning import losses as pml_losses
 
-from fairot.face import MLP, losses
+from fairot.face import MLP
+from fairot.torch import losses
 from fairot.torch.checks import (
     EMBEDDINGS_TYPE_ERROR,
     EMPTY_BATCH_ERROR,
