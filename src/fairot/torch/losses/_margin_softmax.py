@@ -188,13 +188,13 @@ class MarginSoftmaxLoss(nn.Module):
 
     def forward(
         self,
-        embeddings: torch.Tensor,
-        labels: torch.Tensor,
-        groups: torch.Tensor | None = None,
+        embeddings: Tensor,
+        labels: Tensor,
+        groups: Groups = None,
         *,
-        sample_weight: torch.Tensor | None = None,
-        scores: torch.Tensor | None = None,
-    ) -> torch.Tensor:
+        sample_weight: Tensor | None = None,
+        scores: Scores = None,
+    ) -> Tensor:
         r"""Mean loss over the batch (weighted by ``sample_weight`` when given).
 
         Parameters
