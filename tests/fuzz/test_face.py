@@ -19,16 +19,17 @@ from hypothesis.extra import numpy as hnp
 from fairot.face import _config as cfg
 from fairot.face import _config_checks as checks
 from fairot.face import _groups_csv as gcsv
+from fairot.face import _margin_losses as ml
 from fairot.face import _methods as methods
+from fairot.face import _skewness as sk
 from fairot.face import _trainer as trainer
 from fairot.face import load_config, losses
-from fairot.torch import checks as loss_checks
 from tests.fuzz.messages import fills_template, message_constants
 
 pytestmark = pytest.mark.fuzz
 
 D, C, K = 4, 5, 3
-OUR_MESSAGES = message_constants((loss_checks,), suffix="_ERROR")
+OUR_MESSAGES = message_constants((ml, sk), suffix="_ERROR")
 DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
 
 

@@ -43,9 +43,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from fairot.torch.losses import GroupMarginLoss, MetaBatchWarning
-
 from ._evaluation import GroupVerification, group_verification, sample_pairs
+from ._skewness import MetaBatchWarning
 
 __all__ = [
     "SCENARIOS",
@@ -387,6 +386,7 @@ def run_synthetic_method(
     ([20, 20, 20, 20], 5)
     """
     from ._callbacks import History
+    from ._margin_losses import GroupMarginLoss
     from ._methods import make_method
     from ._models import MLP
     from ._trainer import MetaBalancedTrainer, logger
