@@ -21,6 +21,11 @@ PUBLIC_PACKAGES = [
     "fairot.face.miners",
     "fairot.face.evaluation",
     "fairot.torch",
+    "fairot.torch.checks",
+    "fairot.torch.distances",
+    "fairot.torch.losses",
+    "fairot.torch.miners",
+    "fairot.torch.samplers",
     "fairot.dask",
 ]
 

@@ -1,16 +1,33 @@
 """fairot.face: fair face recognition with MBN's meta-learned group margins (PyTorch).
 
-The only part of fairot that imports torch (install the ``torch`` extra). Losses, miners and the
-trainer are separate pieces, as in pytorch-metric-learning:
+Needs torch (install the ``torch`` extra). Losses, miners, samplers and the trainer are separate
+pieces, as in pytorch-metric-learning; the generic ones live in :mod:`fairot.torch` and are
+re-exported here under the names face users know:
 
-- :mod:`fairot.face.losses` — Norm-Softmax, ArcFace, CosFace, MBN's :class:`GroupMarginLoss` and
-  :class:`MetaSkewnessLoss` (margins in radians / cosine units, never degrees);
-- :mod:`fairot.face.miners` — :class:`HardestTripletMiner`;
+- :mod:`fairot.face.losses` (= :mod:`fairot.torch.losses`) — Norm-Softmax, ArcFace, CosFace, MBN's
+  :class:`GroupMarginLoss` and :class:`MetaSkewnessLoss` (margins in radians / cosine units,
+  never degrees);
+- :mod:`fairot.face.miners` (= :mod:`fairot.torch.miners`) — :class:`HardestTripletMiner`;
+  :class:`BalancedGroupSampler` and :class:`RandomBatchSampler` from :mod:`fairot.torch.samplers`;
 - :class:`MetaBalancedTrainer` — Algorithm 1 of MBN (and every baseline with the meta step off);
 - :mod:`fairot.face.evaluation` — the LFW/RFW verification protocol per group, ROC, thresholds;
 - data and models — :class:`FaceFolderDataset`, RFW pair lists, IResNet-18/34/50, an MLP, and the
   synthetic identity benchmark of ``fairot reproduce mbn-synthetic``.
 """
+
+from fairot.torch.losses import (
+    ArcFaceLoss,
+    CosFaceLoss,
+    GroupMarginLoss,
+    MarginSoftmaxLoss,
+    MetaBatchWarning,
+    MetaSkewnessLoss,
+    NormSoftmaxLoss,
+    SkewnessResult,
+    SoftmaxLoss,
+)
+from fairot.torch.miners import HardestTripletMiner
+from fairot.torch.samplers import BalancedGroupSampler, RandomBatchSampler
 
 from ._callbacks import Callback, History
 from ._config import (
@@ -22,20 +39,9 @@ from ._config import (
     train_from_config,
 )
 from ._data import FaceFolderDataset, embed_images, load_face_image, load_rfw_pairs, read_rfw_pairs
-from ._margin_losses import (
-    ArcFaceLoss,
-    CosFaceLoss,
-    GroupMarginLoss,
-    MarginSoftmaxLoss,
-    NormSoftmaxLoss,
-    SoftmaxLoss,
-)
 from ._memory import keep_freed_memory
 from ._methods import METHODS, MethodSpec, make_method
-from ._miners import HardestTripletMiner
 from ._models import MLP, IResNet, iresnet18, iresnet34, iresnet50
-from ._samplers import BalancedGroupSampler, RandomBatchSampler
-from ._skewness import MetaBatchWarning, MetaSkewnessLoss, SkewnessResult
 from ._synthetic import (
     SCENARIOS,
     SyntheticFaces,

@@ -29,14 +29,14 @@ from dataclasses import dataclass
 import numpy as np
 from torch import nn
 
-from ._margin_losses import (
+from fairot.torch.losses import (
     ArcFaceLoss,
     CosFaceLoss,
     GroupMarginLoss,
+    MetaSkewnessLoss,
     NormSoftmaxLoss,
     SoftmaxLoss,
 )
-from ._skewness import MetaSkewnessLoss
 
 __all__ = ["METHODS", "MethodSpec", "make_method"]
 

@@ -1,28 +1,8 @@
 """Margin-softmax training losses and MBN's meta skewness loss (PyTorch ``nn.Module`` s).
 
+The same objects as :mod:`fairot.torch.losses`, where they live, under the path face users know.
 All margins are in radians (ArcFace) or cosine units (CosFace), never degrees.
 """
 
-from ._margin_losses import (
-    ArcFaceLoss,
-    CosFaceLoss,
-    GroupMarginLoss,
-    MarginSoftmaxLoss,
-    NormSoftmaxLoss,
-    SoftmaxLoss,
-    arc_margin_cosine,
-)
-from ._skewness import MetaBatchWarning, MetaSkewnessLoss, SkewnessResult
-
-__all__ = [
-    "ArcFaceLoss",
-    "CosFaceLoss",
-    "GroupMarginLoss",
-    "MarginSoftmaxLoss",
-    "MetaBatchWarning",
-    "MetaSkewnessLoss",
-    "NormSoftmaxLoss",
-    "SkewnessResult",
-    "SoftmaxLoss",
-    "arc_margin_cosine",
-]
+from fairot.torch.losses import *  # noqa: F403
+from fairot.torch.losses import __all__  # noqa: F401

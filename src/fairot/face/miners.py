@@ -1,5 +1,7 @@
-"""Triplet miners: return index tuples, never losses (pytorch-metric-learning's split)."""
+"""Triplet miners: return index tuples, never losses (pytorch-metric-learning's split).
 
-from ._miners import HardestTripletMiner, TripletIndices, squared_distances
+The same objects as :mod:`fairot.torch.miners`, where they live, under the path face users know.
+"""
 
-__all__ = ["HardestTripletMiner", "TripletIndices", "squared_distances"]
+from fairot.torch.miners import *  # noqa: F403
+from fairot.torch.miners import __all__  # noqa: F401

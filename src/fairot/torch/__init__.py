@@ -10,6 +10,12 @@ objective into a loss term for any network:
 - :class:`FairMLPClassifier` — a scikit-learn classifier (``fit(X, y, *, sensitive_features)``)
   training an MLP with the penalty.
 
+Beside them, generic metric-learning building blocks, laid out as in pytorch-metric-learning:
+:mod:`fairot.torch.losses` (margin-softmax heads: Norm-Softmax, ArcFace, CosFace, MBN's group
+margins, and MBN's meta skewness loss), :mod:`fairot.torch.miners` (triplet index tuples) and
+:mod:`fairot.torch.samplers` (group-balanced and random batches); :mod:`fairot.face` builds its
+face-recognition application on them.
+
 Importing ``fairot`` does not import torch; only this package does.
 """
 

@@ -11,18 +11,19 @@ import pytest
 import torch
 from pytorch_metric_learning import losses as pml_losses
 
-from fairot.face import MLP, losses
-from fairot.face._margin_losses import (
+from fairot.face import MLP
+from fairot.torch import losses
+from fairot.torch.checks import (
     EMBEDDINGS_TYPE_ERROR,
     EMPTY_BATCH_ERROR,
     FINITE_POSITIVE_ERROR,
     GROUPS_RANGE_ERROR,
     MARGIN_ERROR,
+    META_EMBEDDINGS_ERROR,
     NONFINITE_EMBEDDINGS_ERROR,
     NONFINITE_MARGINS_ERROR,
     SAMPLE_WEIGHT_ERROR,
 )
-from fairot.face._skewness import META_EMBEDDINGS_ERROR
 
 N, D, C, K = 12, 8, 5, 3
 

@@ -7,8 +7,8 @@ import torch
 import torch.nn.functional as F
 from pytorch_metric_learning import losses as pml_losses
 
-from fairot.face import losses
-from fairot.face._margin_losses import (
+from fairot.torch import losses
+from fairot.torch.checks import (
     ANCHOR_ERROR,
     GROUPS_RANGE_ERROR,
     GROUPS_REQUIRED_ERROR,

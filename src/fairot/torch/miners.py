@@ -1,4 +1,6 @@
-r"""Hardest-triplet mining within groups, the triplet selection of MBN's meta skewness loss.
+r"""Triplet miners: index tuples, never losses (pytorch-metric-learning's split).
+
+Hardest-triplet mining within groups is the triplet selection of MBN's meta skewness loss.
 
 For each anchor :math:`i` of a batch of L2-normalised embeddings, its hardest positive is the
 sample of the same identity at the largest squared distance :math:`d_p`, and its hardest negative
@@ -20,15 +22,10 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from ._margin_losses import unit_rows
+from fairot.torch.checks import MINER_INPUT_ERROR, SELECTION_MARGIN_ERROR, check_number
+from fairot.torch.distances import squared_distances, unit_rows
 
 __all__ = ["HardestTripletMiner", "TripletIndices", "squared_distances"]
-
-MINER_INPUT_ERROR = (
-    "embeddings must be 2-D (n_samples, dim) and labels/groups 1-D integer tensors of length "
-    "n_samples; got embeddings {emb}, labels {lab}, groups {grp}."
-)
-SELECTION_MARGIN_ERROR = "selection_margin must be a finite number or None; got {value!r}."
 
 
 class TripletIndices(NamedTuple):
@@ -44,23 +41,6 @@ class TripletIndices(NamedTuple):
     negatives: torch.Tensor
 
 
-def squared_distances(embeddings: torch.Tensor, anchors, others) -> torch.Tensor:
-    """Squared Euclidean distance between L2-normalised rows ``anchors`` and ``others``.
-
-    Examples
-    --------
-    Orthogonal unit vectors are at squared distance 2, opposite ones at 4:
-
-    >>> import torch
-    >>> from fairot.face.miners import squared_distances
-    >>> embeddings = torch.tensor([[3.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
-    >>> squared_distances(embeddings, torch.tensor([0, 0]), torch.tensor([1, 2]))
-    tensor([2., 4.])
-    """
-    normed = unit_rows(embeddings)
-    return (normed[anchors] - normed[others]).pow(2).sum(dim=1)
-
-
 class HardestTripletMiner(nn.Module):
     r"""Return (anchor, hardest positive, hardest negative) index triplets.
 
@@ -69,7 +49,7 @@ class HardestTripletMiner(nn.Module):
     within_groups : bool, default=True
         Search positives and negatives only among samples of the anchor's group.
     selection_margin : float or None, default=None
-        Keep only the triplets with :math:`d_n - d_p \le` ``selection_margin`` (0.2 in [1]_);
+        Keep only the triplets with :math:`d_n - d_p \le` ``selection_margin`` (0.2 in MBN);
         ``None`` keeps every anchor that has a positive and a negative.
 
     Notes
@@ -77,18 +57,13 @@ class HardestTripletMiner(nn.Module):
     Mining is done without gradient (it only chooses indices); the loss recomputes the distances
     of the chosen triplets with gradient.
 
-    References
-    ----------
-    .. [1] Wang, M., Zhang, Y. and Deng, W. "Meta Balanced Network for Fair Face Recognition",
-       IEEE TPAMI (2021).
-
     Examples
     --------
     Two identities of one group; each anchor's hardest positive is its identity's other sample and
     its hardest negative the closest sample of the other identity:
 
     >>> import torch
-    >>> from fairot.face.miners import HardestTripletMiner
+    >>> from fairot.torch.miners import HardestTripletMiner
     >>> embeddings = torch.tensor([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.2, 0.8]])
     >>> labels, groups = torch.tensor([0, 0, 1, 1]), torch.zeros(4, dtype=torch.long)
     >>> triplets = HardestTripletMiner()(embeddings, labels, groups)
@@ -98,15 +73,10 @@ class HardestTripletMiner(nn.Module):
 
     def __init__(self, *, within_groups: bool = True, selection_margin: float | None = None):
         super().__init__()
-        if selection_margin is not None and (
-            isinstance(selection_margin, bool)
-            or not isinstance(selection_margin, (int, float))
-            or selection_margin != selection_margin
-            or abs(selection_margin) == float("inf")
-        ):
-            raise ValueError(SELECTION_MARGIN_ERROR.format(value=selection_margin))
+        if selection_margin is not None:
+            selection_margin = check_number(selection_margin, SELECTION_MARGIN_ERROR)
         self.within_groups = within_groups
-        self.selection_margin = None if selection_margin is None else float(selection_margin)
+        self.selection_margin = selection_margin
 
     @torch.no_grad()
     def forward(

@@ -6,8 +6,8 @@ import pytest
 import torch
 from pytorch_metric_learning import miners as pml_miners
 
-from fairot.face.losses import MetaBatchWarning, MetaSkewnessLoss
-from fairot.face.miners import HardestTripletMiner
+from fairot.torch.losses import MetaBatchWarning, MetaSkewnessLoss
+from fairot.torch.miners import HardestTripletMiner
 
 
 def _meta_batch(n_groups=4, ids_per_group=3, per_id=3, dim=6, seed=0):
