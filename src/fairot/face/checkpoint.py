@@ -47,5 +47,18 @@ def read_checkpoint(path: str | Path, *, map_location=None) -> dict:
         If ``path`` does not exist.
     ValueError
         If the file is truncated, corrupt or not a trainer checkpoint (the message names it).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, torch
+    >>> from fairot.face import MLP, GroupMarginLoss, MetaBalancedTrainer
+    >>> from fairot.face.checkpoint import read_checkpoint
+    >>> trainer = MetaBalancedTrainer(
+    ...     MLP(8, embedding_size=4, hidden_sizes=(16,)),
+    ...     GroupMarginLoss(16, 4, 4, anchor_loss="softmax"), progress=False)
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "checkpoint.pt"
+    >>> trainer.save_checkpoint(path)
+    >>> read_checkpoint(path)["step"]
+    0
     """
     return read_trainer_checkpoint(path, CHECKPOINT_KEYS, map_location=map_location)

@@ -38,7 +38,14 @@ CHECKPOINT_FIT_ERROR = (
 
 
 def first_line(exc: BaseException) -> str:
-    """The first line of an exception's message, or its type's name when it has none."""
+    r"""The first line of an exception's message, or its type's name when it has none.
+
+    Examples
+    --------
+    >>> from fairot.torch.training import first_line
+    >>> first_line(RuntimeError("size mismatch\n\tfor fc.weight")), first_line(KeyError())
+    ('size mismatch', 'KeyError')
+    """
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
 
@@ -120,6 +127,20 @@ def read_checkpoint(
         If ``path`` does not exist.
     ValueError
         If the file is truncated, corrupt or not a trainer checkpoint (the message names it).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, torch
+    >>> from fairot.torch.training import read_checkpoint
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "c.pt"
+    >>> torch.save({"epoch": 3}, path)
+    >>> read_checkpoint(path, ("epoch",))["epoch"]
+    3
+    >>> _ = path.write_bytes(b"torn")
+    >>> read_checkpoint(path)
+    Traceback (most recent call last):
+    ...
+    ValueError: checkpoint ... cannot be read (...); it is truncated, corrupt or not a ...
     """
     path = Path(path)
     if not path.is_file():
@@ -142,6 +163,25 @@ class CheckpointedTrainer:
     A subclass sets ``callbacks`` (a list of :class:`Callback`) and ``CHECKPOINT_KEYS``, and
     defines :meth:`state_dict` and :meth:`load_state_dict`; it may override
     :meth:`checkpoint_map_location` (where a loaded checkpoint's tensors go).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from fairot.torch.training import CheckpointedTrainer
+    >>> class Counter(CheckpointedTrainer):
+    ...     CHECKPOINT_KEYS = ("count",)
+    ...     def __init__(self):
+    ...         self.callbacks, self.count = [], 0
+    ...     def state_dict(self):
+    ...         return {"count": self.count}
+    ...     def load_state_dict(self, state):
+    ...         if not isinstance(state["count"], int):
+    ...             raise TypeError("count must be an int")
+    ...         self.count = state["count"]
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "counter.pt"
+    >>> first = Counter(); first.count = 7; first.save_checkpoint(path)
+    >>> Counter().load_checkpoint(path).count
+    7
     """
 
     #: Keys every checkpoint of this trainer holds (checked when one is read).
