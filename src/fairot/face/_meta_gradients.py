@@ -22,6 +22,8 @@ with :math:`v` held fixed, which the three ways evaluate differently:
   backward through the loss head only.
 - ``"finite-difference"`` (:func:`finite_difference_meta_gradient`): DARTS' central difference
   of :math:`\nabla_m L^T` at :math:`w \pm \epsilon v`; no double backward at all.
+
+:func:`meta_step` runs one of them for a trainer and then the margins' step (:func:`margin_step`).
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ __all__ = [
     "META_GRADIENTS",
     "NAN_META_ERROR",
     "RngState",
+    "embedding_tangent",
+    "exact_meta_gradient",
     "finite_difference_meta_gradient",
     "forward_mode_meta_gradient",
     "look_ahead",
