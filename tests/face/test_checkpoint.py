@@ -16,7 +16,7 @@ from PIL import Image
 
 from fairot.cli import main
 from fairot.face import MLP, GroupMarginLoss, MetaBalancedTrainer, MetaSkewnessLoss
-from fairot.face._trainer import CHECKPOINT_FIT_ERROR, read_checkpoint
+from fairot.face.checkpoint import CHECKPOINT_FIT_ERROR, read_checkpoint
 
 CHECKPOINT_EVERY = 3
 N_KILLS = 20

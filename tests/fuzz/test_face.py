@@ -20,9 +20,10 @@ from fairot.face import _config as cfg
 from fairot.face import _config_checks as checks
 from fairot.face import _groups_csv as gcsv
 from fairot.face import _margin_losses as ml
+from fairot.face import _meta_gradients as meta_gradients
 from fairot.face import _methods as methods
 from fairot.face import _skewness as sk
-from fairot.face import _trainer as trainer
+from fairot.face import _trainer_checks as trainer_checks
 from fairot.face import load_config, losses
 from tests.fuzz.messages import fills_template, message_constants
 
@@ -120,7 +121,9 @@ def test_constructors_accept_only_finite_positive_numbers(scale, margin):
 # -- ``fairot face train`` configs (issue 19): validation only, no training ------------------
 
 
-CONFIG_MESSAGES = message_constants((cfg, checks, gcsv, methods, trainer), suffix="_ERROR")
+CONFIG_MESSAGES = message_constants(
+    (cfg, checks, gcsv, methods, trainer_checks, meta_gradients), suffix="_ERROR"
+)
 
 
 def _ours_config(message: str) -> bool:

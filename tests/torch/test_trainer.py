@@ -1,15 +1,21 @@
-"""FairTrainer: schedule, determinism, the fixed target, early stopping, overlapping groups."""
+"""FairTrainer: schedule, determinism, the fixed target, early stopping, overlapping groups,
+resuming after a kill."""
 
+import copy
+import multiprocessing
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
 from fairot.classification import DivergenceError
 from fairot.metrics import wass1
 from fairot.torch import FairTrainer, WassersteinParityPenalty
-from fairot.torch._trainer import MSG_GROUPS, MSG_LABELS, MSG_PARAM
+from fairot.torch._trainer import MSG_PARAM
+from fairot.torch._trainer_data import MSG_GROUPS, MSG_LABELS
+from fairot.torch.training import CHECKPOINT_FIT_ERROR, Callback, read_checkpoint
 
 
 def _data(seed=0, n=600):
@@ -149,3 +155,128 @@ def test_cuda_training_matches_cpu(method):
     (h_cpu, p_cpu), (h_gpu, p_gpu) = runs
     np.testing.assert_allclose(h_gpu["loss"], h_cpu["loss"], atol=1e-6)
     np.testing.assert_allclose(p_gpu, p_cpu, atol=1e-6)
+
+
+# ----------------------------------------------------------------- resume after a kill
+class _Crash(Exception):
+    pass
+
+
+class _CrashAt(Callback):
+    """Dies after epoch ``epoch`` (after its checkpoint), as a killed process would."""
+
+    def __init__(self, epoch):
+        self.epoch = epoch
+        self.epochs = []
+
+    def on_epoch_end(self, trainer, record):
+        self.epochs.append(record["epoch"])
+
+    def on_checkpoint(self, trainer, path):
+        if trainer.state_dict()["epoch"] == self.epoch + 1:
+            raise _Crash  # before the checkpoint of this epoch: the previous one stays
+
+
+def _resumable(**kwargs):
+    params = {
+        "lam": 3.0,
+        "n_epochs": 9,
+        "warmup_epochs": 3,
+        "batch_size": 128,
+        "random_state": 0,
+        "lr_schedule": "cosine",
+        "patience": 3,
+    }
+    model = torch.nn.Sequential(
+        torch.nn.Linear(3, 16), torch.nn.ReLU(), torch.nn.Dropout(0.2), torch.nn.Linear(16, 1)
+    )
+    torch.manual_seed(0)
+    for p in model.parameters():
+        torch.nn.init.normal_(p, std=0.3)
+    penalty = WassersteinParityPenalty(2, method="cot", n_fourier_features=8, random_state=0)
+    return FairTrainer(model, penalty, **{**params, **kwargs})
+
+
+@pytest.mark.parametrize("crash_epochs", [(1,), (2, 3, 5), (7,)])
+def test_fair_trainer_resumes_after_a_kill_as_an_uninterrupted_run(tmp_path, crash_epochs):
+    X, y, a = _data()
+    Xv, yv, av = _data(seed=1, n=300)
+    fit = {"eval_set": (Xv, yv, av), "checkpoint_path": tmp_path / "straight.pt"}
+    torch.manual_seed(1)
+    straight = _resumable().fit(X, y, a, **fit)
+    fit["checkpoint_path"] = checkpoint = tmp_path / "killed.pt"
+    torch.manual_seed(1)
+    for crash in crash_epochs:
+        trainer = _resumable(callbacks=[_CrashAt(crash)])
+        if checkpoint.exists():
+            torch.manual_seed(123)  # a new process: torch's generator elsewhere
+            trainer.load_checkpoint(checkpoint)
+        with pytest.raises(_Crash):
+            trainer.fit(X, y, a, **fit)
+        assert read_checkpoint(checkpoint)["epoch"] == crash  # epochs 0 .. crash - 1 done
+    torch.manual_seed(123)
+    resumed = _resumable().load_checkpoint(checkpoint).fit(X, y, a, **fit)
+    pd.testing.assert_frame_equal(resumed.history_, straight.history_)
+    assert resumed.best_epoch_ == straight.best_epoch_
+    assert resumed.n_steps_ == straight.n_steps_
+    np.testing.assert_array_equal(resumed.target_samples_, straight.target_samples_)
+    for p, q in zip(resumed.model.parameters(), straight.model.parameters(), strict=True):
+        torch.testing.assert_close(p, q, rtol=0, atol=0)
+    for key, value in straight.penalty.state_dict().items():
+        torch.testing.assert_close(resumed.penalty.state_dict()[key], value, rtol=0, atol=0)
+
+
+def test_fair_trainer_checkpoint_refused_by_another_model_leaves_it_as_it_was(tmp_path):
+    X, y, a = _data()
+    path = tmp_path / "c.pt"
+    _resumable(n_epochs=4).fit(X, y, a, checkpoint_path=path)
+    other = FairTrainer(_model(), WassersteinParityPenalty(2, method="dot"), n_epochs=4)
+    before = copy.deepcopy(other.model.state_dict())
+    with pytest.raises(ValueError, match=CHECKPOINT_FIT_ERROR.split("{")[0]):
+        other.load_checkpoint(path)
+    for key, value in before.items():
+        torch.testing.assert_close(other.model.state_dict()[key], value, rtol=0, atol=0)
+    assert other.fit(X, y, a).history_.shape[0] == 4  # a fresh run, not a resumed one
+    with pytest.raises(ValueError, match="checkpoint_every must be"):
+        other.fit(X, y, a, checkpoint_path=path, checkpoint_every=0)
+
+
+def _kill_child(path, conn):
+    """Fit with checkpoints in a child process; report each epoch; resume from ``path``."""
+    torch.set_num_threads(1)
+
+    class Report(Callback):
+        def on_epoch_end(self, trainer, record):
+            conn.send(record["epoch"])
+
+    X, y, a = _data()
+    trainer = _resumable(callbacks=[Report()], patience=None)
+    if path.exists():
+        trainer.load_checkpoint(path)
+    trainer.fit(X, y, a, checkpoint_path=path)
+    conn.send("done")
+
+
+def test_fair_trainer_survives_sigkill(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    X, y, a = _data()
+    torch.manual_seed(0)
+    straight = _resumable(patience=None).fit(X, y, a)
+    path = tmp_path / "checkpoint.pt"
+    for kill_after in (2, 5, None):
+        parent, child = ctx.Pipe()
+        proc = ctx.Process(target=_kill_child, args=(path, child))
+        proc.start()
+        child.close()
+        try:
+            while (event := parent.recv()) != "done":
+                if event == kill_after:
+                    proc.kill()
+                    break
+        finally:
+            proc.join(60)
+            parent.close()
+    resumed = _resumable(patience=None).load_checkpoint(path)
+    assert read_checkpoint(path)["epoch"] == 9
+    for p, q in zip(resumed.model.parameters(), straight.model.parameters(), strict=True):
+        torch.testing.assert_close(p, q, rtol=0, atol=0)

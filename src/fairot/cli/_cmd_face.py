@@ -104,7 +104,7 @@ def _train(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace) -> int:
     from fairot.face import build_model, evaluate_pairs, load_config, load_pairs
-    from fairot.face._trainer import CHECKPOINT_FIT_ERROR, read_checkpoint
+    from fairot.face.checkpoint import CHECKPOINT_FIT_ERROR, read_checkpoint
 
     if args.pairs and not args.images:
         raise ValueError("--pairs needs --images (the folder of identity sub-folders).")

@@ -1,64 +1,43 @@
-"""Training callbacks: hooks called by :class:`~fairot.face.MetaBalancedTrainer`."""
+"""Training callbacks of :class:`~fairot.face.MetaBalancedTrainer`.
+
+:class:`Callback` is the base every fairot trainer calls (:class:`fairot.torch.training.Callback`):
+override any hook; :class:`History` records what each step measured.
+
+Examples
+--------
+A callback that stops nothing and counts the steps:
+
+>>> import torch
+>>> from fairot.face import MLP, Callback, GroupMarginLoss, MetaBalancedTrainer
+>>> from fairot.face import MetaSkewnessLoss
+>>> class CountSteps(Callback):
+...     def __init__(self):
+...         self.steps = 0
+...     def on_step_end(self, trainer, record):
+...         self.steps += 1
+>>> _ = torch.manual_seed(0)
+>>> x = torch.randn(64, 8); y = torch.arange(16).repeat(4); g = y % 4
+>>> counter = CountSteps()
+>>> trainer = MetaBalancedTrainer(
+...     MLP(8, embedding_size=4, hidden_sizes=(16,)),
+...     GroupMarginLoss(16, 4, 4, anchor_loss="softmax"),
+...     meta_loss=MetaSkewnessLoss(), callbacks=[counter], progress=False)
+>>> _ = trainer.fit((x, y, g), (x, y, g), n_steps=3, batch_size=16, meta_batch_size=16)
+>>> counter.steps
+3
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ._trainer import MetaBalancedTrainer
+from fairot.torch.training import Callback
 
 __all__ = ["Callback", "History"]
 
 EVERY_ERROR = "every must be an int >= 1; got {value!r}."
-
-
-class Callback:
-    """Base class: override any of the hooks; each receives the trainer.
-
-    Examples
-    --------
-    A callback that stops nothing and counts the steps:
-
-    >>> import torch
-    >>> from fairot.face import MLP, Callback, GroupMarginLoss, MetaBalancedTrainer
-    >>> from fairot.face import MetaSkewnessLoss
-    >>> class CountSteps(Callback):
-    ...     def __init__(self):
-    ...         self.steps = 0
-    ...     def on_step_end(self, trainer, record):
-    ...         self.steps += 1
-    >>> _ = torch.manual_seed(0)
-    >>> x = torch.randn(64, 8); y = torch.arange(16).repeat(4); g = y % 4
-    >>> counter = CountSteps()
-    >>> trainer = MetaBalancedTrainer(
-    ...     MLP(8, embedding_size=4, hidden_sizes=(16,)),
-    ...     GroupMarginLoss(16, 4, 4, anchor_loss="softmax"),
-    ...     meta_loss=MetaSkewnessLoss(), callbacks=[counter], progress=False)
-    >>> _ = trainer.fit((x, y, g), (x, y, g), n_steps=3, batch_size=16, meta_batch_size=16)
-    >>> counter.steps
-    3
-    """
-
-    def on_fit_start(self, trainer: MetaBalancedTrainer) -> None:
-        """Called when :meth:`~fairot.face.MetaBalancedTrainer.fit` starts."""
-
-    def on_step_end(self, trainer: MetaBalancedTrainer, record: dict[str, Any]) -> None:
-        """Called after every step with what the step measured."""
-
-    def on_fit_end(self, trainer: MetaBalancedTrainer) -> None:
-        """Called when :meth:`~fairot.face.MetaBalancedTrainer.fit` returns."""
-
-    def on_checkpoint(self, trainer: MetaBalancedTrainer, path: Path) -> None:
-        """Called just before a checkpoint is written to ``path``.
-
-        Persist here what must never be behind the checkpoint (a resumed run continues from
-        it): if the process dies between this hook and the checkpoint, the resumed run redoes
-        the steps after the previous checkpoint, so what was written here may be ahead of it,
-        never behind.
-        """
 
 
 class History(Callback):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ._trainer import _check_device
+from ._trainer_checks import check_device
 
 CONFIG_TYPE_ERROR = "config key {key!r} must be {what}; got {value!r}."
 
@@ -76,4 +76,4 @@ def check_config_values(config) -> None:
     for key in ("method", "backbone", "meta_gradient", "device", "out_dir"):
         if not isinstance(getattr(config, key), str):
             fail(key, "a string")
-    _check_device(config.device)
+    check_device(config.device)

@@ -43,7 +43,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ._evaluation import GroupVerification, group_verification, sample_pairs
+from ._evaluation import GroupVerification, group_verification
+from ._pairs import sample_pairs
 from ._skewness import MetaBatchWarning
 
 __all__ = [

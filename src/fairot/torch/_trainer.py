@@ -3,9 +3,9 @@ r"""The loop around :class:`WassersteinParityPenalty`: balanced batches, ``lam``
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
-from numbers import Integral, Real
-from typing import Literal
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -14,64 +14,26 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from fairot.exceptions import DivergenceError
-from fairot.metrics.reductions import sum_w1_to_barycenter, sum_w1_to_reference
-from fairot.torch._device import check_device
 from fairot.torch._divergence import DivergenceMonitor, advice, default_adam
 from fairot.torch._penalty import WassersteinParityPenalty
-from fairot.transport import (
-    MAX_TARGET_LEVELS,
-    barycenter_quantiles,
-    build_target,
-    midpoint_grid,
-    quantile_function,
+from fairot.torch._trainer_checks import MSG_PARAM, check_arguments, check_count
+from fairot.torch._trainer_data import (
+    MSG_EMPTY_GROUP,
+    as_tensor,
+    barycenter_target,
+    check_data,
+    validation_metrics,
 )
-from fairot.utils.sensitive import check_sensitive_features
+from fairot.torch._trainer_state import CHECKPOINT_KEYS, Run, loop_state, restore_loop
+from fairot.torch.training import Callback, CheckpointedTrainer
 
-MSG_PARAM = "{name} must be {expected}; got {value!r}."
-MSG_GROUPS = (
-    "groups must be integer codes 0 .. n_groups - 1 of shape (n_samples,) or a boolean "
-    "membership matrix of shape (n_samples, n_groups) with n_groups={n_groups} (the penalty's); "
-    "got {value}."
-)
-MSG_LENGTHS = "X, y and groups must have the same number of rows; got {x}, {y} and {g}."
-MSG_EMPTY_GROUP = "group {group} has no rows in the training data; every group needs members."
-MSG_LABELS = (
-    "y must hold labels in [0, 1] (0/1, or soft labels to distil a teacher); got values in "
-    "[{low}, {high}]."
-)
 MSG_EVAL_SET = "eval_set must be a tuple (X, y, groups); got {value!r}."
 MSG_NOT_FINITE = (
     "training diverged at epoch {epoch}, step {step}: the loss became {loss}. {advice}."
 )
 
 
-def _as_tensor(a, dtype, device) -> torch.Tensor:
-    if isinstance(a, torch.Tensor):
-        return a.detach().to(device=device, dtype=dtype)
-    return torch.as_tensor(np.asarray(a), dtype=dtype, device=device)
-
-
-def _membership(groups, n_groups: int, n: int) -> np.ndarray:
-    g = groups.detach().cpu().numpy() if isinstance(groups, torch.Tensor) else np.asarray(groups)
-    if g.ndim == 2 and g.dtype == bool and g.shape[1] == n_groups:
-        membership = g
-    elif (
-        g.ndim == 1
-        and np.issubdtype(g.dtype, np.integer)
-        and (g.size == 0 or (g.min() >= 0 and g.max() < n_groups))
-    ):
-        membership = np.zeros((g.shape[0], n_groups), dtype=bool)
-        membership[np.arange(g.shape[0]), g] = True
-    else:
-        raise ValueError(
-            MSG_GROUPS.format(n_groups=n_groups, value=f"shape {g.shape}, dtype {g.dtype}")
-        )
-    if membership.shape[0] != n:
-        raise ValueError(MSG_LENGTHS.format(x=n, y=n, g=membership.shape[0]))
-    return membership
-
-
-class FairTrainer:
+class FairTrainer(CheckpointedTrainer):
     r"""Train any PyTorch binary classifier with a strong demographic parity penalty.
 
     Each step draws a **group-balanced** batch (``batch_size // n_groups`` rows of every group,
@@ -136,6 +98,8 @@ class FairTrainer:
         Seeds the batches.
     verbose : bool, default=False
         A progress bar over epochs.
+    callbacks : sequence of fairot.torch.training.Callback, default=()
+        Hooks called at the start, after every epoch, before every checkpoint and at the end.
 
     Attributes
     ----------
@@ -185,64 +149,23 @@ class FairTrainer:
         device: str | torch.device | None = None,
         random_state: int | np.random.RandomState | None = None,
         verbose: bool = False,
+        callbacks: Sequence[Callback] = (),
     ):
-        if not isinstance(model, nn.Module):
-            raise TypeError(
-                MSG_PARAM.format(name="model", expected="a torch.nn.Module", value=model)
-            )
-        if not isinstance(penalty, WassersteinParityPenalty):
-            raise TypeError(
-                MSG_PARAM.format(
-                    name="penalty", expected="a WassersteinParityPenalty", value=penalty
-                )
-            )
-        if not callable(lam) and (isinstance(lam, bool) or not isinstance(lam, Real) or lam < 0):
-            raise ValueError(
-                MSG_PARAM.format(
-                    name="lam", expected="a non-negative number or a callable", value=lam
-                )
-            )
-        for name, value, low in (
-            ("warmup_epochs", warmup_epochs, 0),
-            ("lam_ramp_epochs", lam_ramp_epochs, 0),
-            ("n_epochs", n_epochs, 1),
-            ("batch_size", batch_size, penalty.n_groups),
-        ):
-            if isinstance(value, bool) or not isinstance(value, Integral) or value < low:
-                raise ValueError(
-                    MSG_PARAM.format(name=name, expected=f"an integer >= {low}", value=value)
-                )
-        for name, value in (("learning_rate", learning_rate), ("weight_decay", weight_decay)):
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, Real)
-                or not (np.isfinite(value) and value >= 0)
-            ):
-                raise ValueError(
-                    MSG_PARAM.format(
-                        name=name, expected="a finite non-negative number", value=value
-                    )
-                )
-        if not callable(lr_schedule) and lr_schedule not in ("constant", "cosine"):
-            raise ValueError(
-                MSG_PARAM.format(
-                    name="lr_schedule",
-                    expected="'constant', 'cosine' or a callable",
-                    value=lr_schedule,
-                )
-            )
-        if monitor not in ("wass1", "objective"):
-            raise ValueError(
-                MSG_PARAM.format(name="monitor", expected="'wass1' or 'objective'", value=monitor)
-            )
-        if patience is not None and (not isinstance(patience, Integral) or patience < 1):
-            raise ValueError(
-                MSG_PARAM.format(
-                    name="patience", expected="a positive integer or None", value=patience
-                )
-            )
-        if device is not None:
-            check_device(device)
+        check_arguments(
+            model=model,
+            penalty=penalty,
+            lam=lam,
+            warmup_epochs=warmup_epochs,
+            lam_ramp_epochs=lam_ramp_epochs,
+            n_epochs=n_epochs,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            weight_decay=weight_decay,
+            lr_schedule=lr_schedule,
+            monitor=monitor,
+            patience=patience,
+            device=device,
+        )
         self.model = model
         self.penalty = penalty
         self.lam = lam
@@ -260,6 +183,9 @@ class FairTrainer:
         self.device = device
         self.random_state = random_state
         self.verbose = verbose
+        self.callbacks = list(callbacks)
+        self._loop = None  # (run, optimiser, schedule, batch generator, monitor) of the last fit
+        self._resume = None  # a loaded checkpoint the next fit continues
 
     def lam_at(self, epoch: int) -> float:
         """The penalty weight of an epoch (0-based): 0 in the warm-up, then ``lam`` (ramped)."""
@@ -294,7 +220,7 @@ class FairTrainer:
     def predict_scores(self, X, batch_size: int = 8192) -> np.ndarray:
         r"""Scores :math:`\sigma(\text{logits})` of the model, in eval mode, as a NumPy array."""
         device, dtype = self._device(), self._dtype()
-        Xt = _as_tensor(X, dtype, device)
+        Xt = as_tensor(X, dtype, device)
         was_training = self.model.training
         self.model.eval()
         out = []
@@ -304,49 +230,6 @@ class FairTrainer:
                 out.append(torch.sigmoid(logits).double().cpu().numpy())
         self.model.train(was_training)
         return np.concatenate(out) if out else np.empty(0)
-
-    def _check_data(self, X, y, groups, dtype, device):
-        Xt = _as_tensor(X, dtype, device)
-        yt = _as_tensor(y, dtype, device).reshape(-1)
-        if Xt.shape[0] != yt.shape[0]:
-            raise ValueError(MSG_LENGTHS.format(x=Xt.shape[0], y=yt.shape[0], g=len(groups)))
-        if not bool(((yt >= 0) & (yt <= 1)).all()):
-            raise ValueError(MSG_LABELS.format(low=float(yt.min()), high=float(yt.max())))
-        membership = _membership(groups, self.penalty.n_groups, Xt.shape[0])
-        return Xt, yt, membership
-
-    def _val_metrics(self, evaluation, lam: float) -> dict[str, float]:
-        Xv, yv, mv = evaluation
-        s = self.predict_scores(Xv)
-        y = yv.double().cpu().numpy()
-        eps = 1e-12
-        bce = float(-np.mean(y * np.log(s + eps) + (1 - y) * np.log(1 - s + eps)))
-        sorted_groups = [np.sort(s[mv[:, a]]) for a in range(mv.shape[1]) if mv[:, a].any()]
-        if self.target_samples_ is not None:
-            w1 = float(sum_w1_to_reference(sorted_groups, self.target_samples_))
-        else:
-            w1 = float(sum_w1_to_barycenter(sorted_groups))
-        error = float(np.mean((s > 0.5) != (y > 0.5)))
-        return {
-            "val_error": error,
-            "val_wass1": w1,
-            "val_bce": bce,
-            "val_objective": bce + lam * w1,
-        }
-
-    def _fix_target(self, Xt, membership) -> None:
-        s = self.predict_scores(Xt)
-        if (membership.sum(axis=1) == 1).all():
-            encoding = check_sensitive_features(membership.argmax(axis=1), s.shape[0], min_groups=1)
-            self.target_samples_ = build_target("barycenter", s, encoding)
-        else:
-            # Overlapping groups: the same barycenter (median of the group quantiles on a midpoint
-            # grid, as build_target), read from the membership columns.
-            rows = [np.flatnonzero(membership[:, a]) for a in range(membership.shape[1])]
-            u = midpoint_grid(int(min(max(r.shape[0] for r in rows), MAX_TARGET_LEVELS)))
-            curves = np.stack([quantile_function(s[r], u) for r in rows])
-            self.target_samples_ = np.sort(barycenter_quantiles(curves, p=1))
-        self.penalty.set_target(self.target_samples_)
 
     def _scheduler(self, opt):
         if callable(self.lr_schedule):
@@ -364,8 +247,17 @@ class FairTrainer:
         return torch.optim.lr_scheduler.LambdaLR(opt, factor)
 
     # --------------------------------------------------------------------- fit
-    def fit(self, X, y, groups, *, eval_set=None) -> FairTrainer:
-        """Train the model.
+    def fit(
+        self,
+        X,
+        y,
+        groups,
+        *,
+        eval_set=None,
+        checkpoint_path: str | Path | None = None,
+        checkpoint_every: int = 1,
+    ) -> FairTrainer:
+        """Train the model (or continue the run :meth:`load_checkpoint` restored).
 
         Parameters
         ----------
@@ -377,6 +269,11 @@ class FairTrainer:
             (n_samples, n_groups) for overlapping groups.
         eval_set : tuple (X, y, groups), optional
             Validation data for the history and early stopping.
+        checkpoint_path : path, optional
+            Where :meth:`save_checkpoint` writes every ``checkpoint_every`` epochs and after the
+            last one. A run killed at any moment and resumed with :meth:`load_checkpoint` and
+            the same ``fit`` call ends as the uninterrupted run would have.
+        checkpoint_every : int, default=1
 
         Returns
         -------
@@ -384,20 +281,21 @@ class FairTrainer:
 
         Raises
         ------
-        fairot.classification.DivergenceError
+        fairot.exceptions.DivergenceError
             If the loss, a parameter or a logit became non-finite, every logit ran past ±110
             (scores exactly 0/1) while the starting model's did not, or an epoch's
             cross-entropy rose past ten times the start's (see ``docs/torch.md``).
         """
+        check_count(checkpoint_every, "checkpoint_every", 1)
         device, dtype = self._device(), self._dtype()
         self.model.to(device)
         self.penalty.to(device)
-        Xt, yt, membership = self._check_data(X, y, groups, dtype, device)
+        Xt, yt, membership = check_data(X, y, groups, self.penalty.n_groups, dtype, device)
         evaluation = None
         if eval_set is not None:
             if not isinstance(eval_set, (tuple, list)) or len(eval_set) != 3:
                 raise ValueError(MSG_EVAL_SET.format(value=type(eval_set).__name__))
-            evaluation = self._check_data(*eval_set, dtype, device)
+            evaluation = check_data(*eval_set, self.penalty.n_groups, dtype, device)
         n, n_groups = membership.shape
         members = [np.flatnonzero(membership[:, a]) for a in range(n_groups)]
         for a, m in enumerate(members):
@@ -427,12 +325,19 @@ class FairTrainer:
         self.target_samples_ = None
         self.best_epoch_ = None
         self.n_steps_ = 0
-        history = []
-        best_value, best_state, stale = np.inf, None, 0
+        run = Run()
         monitor = DivergenceMonitor.start(self.model, Xt, yt, self.learning_rate)
+        if self._resume is not None:
+            monitor = restore_loop(self, self._resume["run"], run, opt, scheduler, rng)
+            self._resume = None
+        self._loop = (run, opt, scheduler, rng, monitor)
         self.model.train()
         self.penalty.train()
-        for epoch in tqdm(range(self.n_epochs), disable=not self.verbose, desc="epochs"):
+        self.run_callbacks("on_fit_start")
+        saved = None
+        for epoch in tqdm(range(run.epoch, self.n_epochs), disable=not self.verbose, desc="epochs"):
+            if self.patience is not None and run.stale >= self.patience:
+                break
             lam = self.lam_at(epoch)
             if (
                 self.fix_target
@@ -441,7 +346,8 @@ class FairTrainer:
                 and epoch >= self.warmup_epochs
             ):
                 monitor.check_model(self.model, Xt, epoch, lam)  # a NaN target is no target
-                self._fix_target(Xt, membership)
+                self.target_samples_ = barycenter_target(self.predict_scores(Xt), membership)
+                self.penalty.set_target(self.target_samples_)
             totals = torch.zeros(3, dtype=torch.float64, device=device)
             for step in range(steps_per_epoch):
                 rows = np.concatenate([m[rng.randint(0, m.shape[0], per_group)] for m in members])
@@ -478,24 +384,78 @@ class FairTrainer:
             )
             monitor.check_epoch(self.model, epoch, lam, record["bce"], logits)
             if evaluation is not None:
-                metrics = self._val_metrics(evaluation, lam)
+                Xv, yv, mv = evaluation
+                metrics = validation_metrics(
+                    self.predict_scores(Xv),
+                    yv.double().cpu().numpy(),
+                    mv,
+                    self.target_samples_,
+                    lam,
+                )
                 record.update(metrics)
                 if lam > 0:
                     value = metrics["val_wass1" if self.monitor == "wass1" else "val_objective"]
-                    if value < best_value:
-                        best_value, stale, self.best_epoch_ = value, 0, epoch
-                        best_state = (
+                    if value < run.best_value:
+                        run.best_value, run.stale, self.best_epoch_ = value, 0, epoch
+                        run.best_state = (
                             copy.deepcopy(self.model.state_dict()),
                             copy.deepcopy(self.penalty.state_dict()),
                         )
                     else:
-                        stale += 1
-            history.append(record)
-            if self.patience is not None and stale >= self.patience:
-                break
-        if best_state is not None:
-            self.model.load_state_dict(best_state[0])
-            self.penalty.load_state_dict(best_state[1])
-        monitor.check_model(self.model, Xt, epoch, lam)
-        self.history_ = pd.DataFrame(history)
+                        run.stale += 1
+            run.history.append(record)
+            run.epoch, run.lam = epoch + 1, lam
+            self.run_callbacks("on_epoch_end", record)
+            if checkpoint_path is not None and run.epoch % checkpoint_every == 0:
+                self.save_checkpoint(checkpoint_path)
+                saved = run.epoch
+        if checkpoint_path is not None and saved != run.epoch:
+            self.save_checkpoint(checkpoint_path)  # the last epoch, whatever checkpoint_every
+        if run.best_state is not None:
+            self.model.load_state_dict(run.best_state[0])
+            self.penalty.load_state_dict(run.best_state[1])
+        monitor.check_model(self.model, Xt, run.epoch - 1, run.lam)
+        self.history_ = pd.DataFrame(run.history)
+        self.run_callbacks("on_fit_end")
         return self
+
+    # ------------------------------------------------------------- checkpoints
+    CHECKPOINT_KEYS = CHECKPOINT_KEYS
+
+    def state_dict(self) -> dict[str, Any]:
+        """The model, the penalty and the loop between two epochs: resume at the next one.
+
+        ``epoch`` is 0 and ``run`` ``None`` before :meth:`fit` (or a checkpoint) started a run.
+        """
+        state = {"model": self.model.state_dict(), "penalty": self.penalty.state_dict()}
+        if self._resume is not None:  # loaded, not yet continued: hand the same state on
+            return {**state, "epoch": self._resume["epoch"], "run": self._resume["run"]}
+        if self._loop is None:
+            return {**state, "epoch": 0, "run": None}
+        run = self._loop[0]
+        loop = loop_state(self, *self._loop)
+        return {**state, "epoch": run.epoch, "run": loop}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`; the next :meth:`fit` continues its run."""
+        target = state["penalty"].get("target_samples")
+        if target is not None:  # the buffer's shape must fit before loading
+            self.penalty.set_target(target if target.numel() else "barycenter")
+        self.model.load_state_dict(state["model"])
+        self.penalty.load_state_dict(state["penalty"])
+        self._loop = None
+        self._resume = None if state["run"] is None else state
+
+    def load_checkpoint(self, path: str | Path) -> FairTrainer:  # noqa: D102
+        pending, loop = self._resume, self._loop
+        try:
+            return super().load_checkpoint(path)
+        except ValueError:
+            self._resume, self._loop = pending, loop  # all or nothing: the same next fit
+            raise
+
+    load_checkpoint.__doc__ = CheckpointedTrainer.load_checkpoint.__doc__
+
+    def checkpoint_map_location(self) -> torch.device:
+        """A checkpoint's tensors load onto the training device."""
+        return self._device()

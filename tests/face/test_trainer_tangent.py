@@ -1,7 +1,12 @@
-"""RecordedForward's tangents against torch's forward-mode AD through the whole model."""
+"""The forward-mode meta gradient's tangent (torch.func.jvp) against torch.autograd.forward_ad.
+
+``embedding_tangent`` replaced the hand-written fx engine of ``face/_tangents.py``; these are
+that engine's checks, against the same oracle: any module, any subset of moving parameters,
+BatchNorm in both modes, the step's own dropout masks, no side effect on buffers or generators.
+"""
 
 import copy
-import logging
+import warnings
 
 import pytest
 import torch
@@ -13,13 +18,16 @@ from torch.autograd import forward_ad
 from torch.func import functional_call
 
 from fairot.face import MLP, iresnet18
-from fairot.face._tangents import RecordedForward, quiet_dual_level
+from fairot.face._meta_gradients import embedding_tangent, rng_state
 
 
 def _oracle(model, x, directions):
     """torch.autograd.forward_ad through the whole model (buffers copied: no side effects)."""
     state = {n: b.clone() for n, b in model.named_buffers()}
-    with quiet_dual_level():
+    with warnings.catch_warnings(), forward_ad.dual_level():
+        warnings.filterwarnings(
+            "ignore", message=".*torch.jit.script.*", category=DeprecationWarning
+        )
         for n, p in model.named_parameters():
             d = directions.get(n)
             state[n] = p.detach() if d is None else forward_ad.make_dual(p.detach(), d)
@@ -35,25 +43,28 @@ def _random_directions(model, names=None, seed=0):
     return {n: torch.randn(params[n].shape, generator=g, dtype=params[n].dtype) for n in names}
 
 
-def _by_id(model, directions):
-    params = dict(model.named_parameters())
-    return {id(params[n]): d for n, d in directions.items()}
-
-
 def _check(model, x, directions, *, seed=0, rtol=1e-10, atol=1e-12):
-    recorder = RecordedForward.trace(model)
-    assert recorder is not None
+    """The step's forward, then its tangent; compared with the oracle on the same masks."""
     buffers = {n: b.clone() for n, b in model.named_buffers()}
     torch.manual_seed(seed)
-    out, recording = recorder.forward(x)
-    torch.manual_seed(seed)  # same dropout masks as the recorded forward
-    expected = _oracle(model, x, directions)
+    rng = rng_state(x.device)
+    out = model(x)  # the step's forward (moves the running statistics once)
     after_forward = {n: b.clone() for n, b in model.named_buffers()}
-    tangent = recorder.tangent(recording, _by_id(model, directions))
-    torch.testing.assert_close(tangent, expected, rtol=rtol, atol=atol)
-    # the tangent pass moves no running statistics
+    generator_after = torch.get_rng_state()
+    params = dict(model.named_parameters())
+    names = list(directions)
+    tangent = embedding_tangent(
+        model, x, names, [params[n] for n in names], [directions[n] for n in names], rng
+    )
+    # the tangent pass moves no running statistics and leaves torch's generator where it was
     for n, b in model.named_buffers():
         torch.testing.assert_close(b, after_forward[n], rtol=0, atol=0)
+    assert torch.equal(torch.get_rng_state(), generator_after)
+    for n, b in model.named_buffers():  # the oracle differentiates the same forward
+        b.copy_(buffers[n])
+    torch.manual_seed(seed)  # same dropout masks as the step's forward
+    expected = _oracle(model, x, directions)
+    torch.testing.assert_close(tangent, expected, rtol=rtol, atol=atol)
     return out, buffers
 
 
@@ -68,19 +79,8 @@ def test_iresnet_tangent_equals_forward_mode_ad(training):
                 m.running_mean.uniform_(-0.5, 0.5)
                 m.running_var.uniform_(0.5, 2.0)
     out, _ = _check(model, x, _random_directions(model))
-    # the recorded forward is the model's forward, bit for bit
+    # the step's forward is the model's forward, bit for bit
     torch.testing.assert_close(out, copy.deepcopy(model)(x), rtol=0, atol=0)
-
-
-def test_forward_updates_running_statistics_like_the_model():
-    torch.manual_seed(0)
-    model = MLP(5, embedding_size=3, hidden_sizes=(8,)).double()
-    twin = copy.deepcopy(model)
-    x = torch.randn(6, 5, dtype=torch.float64)
-    RecordedForward.trace(model).forward(x)
-    twin(x)
-    for (n, b), b_twin in zip(model.named_buffers(), twin.buffers(), strict=True):
-        torch.testing.assert_close(b, b_twin, rtol=0, atol=0, msg=n)
 
 
 @settings(max_examples=25, deadline=None)
@@ -128,44 +128,7 @@ def test_no_moving_parameter_upstream_gives_zeros():
     torch.manual_seed(0)
     model = MLP(5, embedding_size=3, hidden_sizes=(8,)).double()
     x = torch.randn(6, 5, dtype=torch.float64)
-    recorder = RecordedForward.trace(model)
-    out, recording = recorder.forward(x)
-    tangent = recorder.tangent(recording, {})
-    assert tangent.shape == out.shape and not tangent.any()
-
-
-class _Branching(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(3, 3)
-
-    def forward(self, x):
-        if x.sum() > 0:  # data-dependent: torch.fx cannot trace it
-            return self.fc(x)
-        return -self.fc(x)
-
-
-def test_untraceable_model_returns_none(caplog):
-    with caplog.at_level(logging.INFO, logger="fairot.face"):
-        assert RecordedForward.trace(_Branching()) is None
-    assert "not fx-traceable" in caplog.text
-
-
-class _InPlace(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.fc = nn.Linear(3, 4)
-        self.bn = nn.BatchNorm1d(4)
-        self.relu = nn.ReLU(inplace=True)
-        self.out = nn.Linear(4, 2)
-
-    def forward(self, x):
-        return self.out(self.relu(self.bn(self.fc(x))))
-
-
-def test_values_overwritten_in_place_are_detected():
-    model = _InPlace().double()
-    recorder = RecordedForward.trace(model)
-    _, recording = recorder.forward(torch.randn(5, 3, dtype=torch.float64))
-    assert not recording.intact()
-    assert recorder.tangent(recording, _by_id(model, _random_directions(model))) is None
+    name = next(n for n, _ in model.named_parameters())
+    param = dict(model.named_parameters())[name]
+    tangent = embedding_tangent(model, x, [name], [param], [torch.zeros_like(param)])
+    assert tangent.shape == model(x).shape and not tangent.any()

@@ -1,0 +1,114 @@
+"""What :class:`~fairot.torch.FairTrainer` reads from its data: tensors, groups, targets, metrics.
+
+The checks of ``(X, y, groups)``, the group membership matrix, the fixed target (the
+:math:`W_1` barycenter of the groups' training scores) and the validation metrics recorded each
+epoch; the loop itself is in :mod:`fairot.torch._trainer`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from fairot.metrics.reductions import sum_w1_to_barycenter, sum_w1_to_reference
+from fairot.transport import (
+    MAX_TARGET_LEVELS,
+    barycenter_quantiles,
+    build_target,
+    midpoint_grid,
+    quantile_function,
+)
+from fairot.utils.sensitive import check_sensitive_features
+
+__all__ = [
+    "MSG_EMPTY_GROUP",
+    "MSG_GROUPS",
+    "MSG_LABELS",
+    "MSG_LENGTHS",
+    "as_tensor",
+    "barycenter_target",
+    "check_data",
+    "membership",
+    "validation_metrics",
+]
+
+MSG_GROUPS = (
+    "groups must be integer codes 0 .. n_groups - 1 of shape (n_samples,) or a boolean "
+    "membership matrix of shape (n_samples, n_groups) with n_groups={n_groups} (the penalty's); "
+    "got {value}."
+)
+MSG_LENGTHS = "X, y and groups must have the same number of rows; got {x}, {y} and {g}."
+MSG_EMPTY_GROUP = "group {group} has no rows in the training data; every group needs members."
+MSG_LABELS = (
+    "y must hold labels in [0, 1] (0/1, or soft labels to distil a teacher); got values in "
+    "[{low}, {high}]."
+)
+
+
+def as_tensor(a, dtype, device) -> torch.Tensor:
+    """``a`` (tensor or array-like) as a detached tensor of ``dtype`` on ``device``."""
+    if isinstance(a, torch.Tensor):
+        return a.detach().to(device=device, dtype=dtype)
+    return torch.as_tensor(np.asarray(a), dtype=dtype, device=device)
+
+
+def membership(groups, n_groups: int, n: int) -> np.ndarray:
+    """The boolean (n, n_groups) membership matrix of integer codes or of a boolean matrix."""
+    g = groups.detach().cpu().numpy() if isinstance(groups, torch.Tensor) else np.asarray(groups)
+    if g.ndim == 2 and g.dtype == bool and g.shape[1] == n_groups:
+        member = g
+    elif (
+        g.ndim == 1
+        and np.issubdtype(g.dtype, np.integer)
+        and (g.size == 0 or (g.min() >= 0 and g.max() < n_groups))
+    ):
+        member = np.zeros((g.shape[0], n_groups), dtype=bool)
+        member[np.arange(g.shape[0]), g] = True
+    else:
+        raise ValueError(
+            MSG_GROUPS.format(n_groups=n_groups, value=f"shape {g.shape}, dtype {g.dtype}")
+        )
+    if member.shape[0] != n:
+        raise ValueError(MSG_LENGTHS.format(x=n, y=n, g=member.shape[0]))
+    return member
+
+
+def check_data(X, y, groups, n_groups: int, dtype, device):
+    """``(X, y, membership)`` checked: equal lengths, labels in [0, 1], valid groups."""
+    Xt = as_tensor(X, dtype, device)
+    yt = as_tensor(y, dtype, device).reshape(-1)
+    if Xt.shape[0] != yt.shape[0]:
+        raise ValueError(MSG_LENGTHS.format(x=Xt.shape[0], y=yt.shape[0], g=len(groups)))
+    if not bool(((yt >= 0) & (yt <= 1)).all()):
+        raise ValueError(MSG_LABELS.format(low=float(yt.min()), high=float(yt.max())))
+    return Xt, yt, membership(groups, n_groups, Xt.shape[0])
+
+
+def barycenter_target(scores: np.ndarray, member: np.ndarray) -> np.ndarray:
+    """The sorted :math:`W_1` barycenter of the groups' scores (the target fixed after warm-up)."""
+    if (member.sum(axis=1) == 1).all():
+        encoding = check_sensitive_features(member.argmax(axis=1), scores.shape[0], min_groups=1)
+        return build_target("barycenter", scores, encoding)
+    # Overlapping groups: the same barycenter (median of the group quantiles on a midpoint
+    # grid, as build_target), read from the membership columns.
+    rows = [np.flatnonzero(member[:, a]) for a in range(member.shape[1])]
+    u = midpoint_grid(int(min(max(r.shape[0] for r in rows), MAX_TARGET_LEVELS)))
+    curves = np.stack([quantile_function(scores[r], u) for r in rows])
+    return np.sort(barycenter_quantiles(curves, p=1))
+
+
+def validation_metrics(
+    scores: np.ndarray, y: np.ndarray, member: np.ndarray, target: np.ndarray | None, lam: float
+) -> dict[str, float]:
+    """Err-.5, Wass1 (to ``target``, or to the groups' barycenter), cross-entropy, objective."""
+    eps = 1e-12
+    bce = float(-np.mean(y * np.log(scores + eps) + (1 - y) * np.log(1 - scores + eps)))
+    sorted_groups = [
+        np.sort(scores[member[:, a]]) for a in range(member.shape[1]) if member[:, a].any()
+    ]
+    if target is not None:
+        w1 = float(sum_w1_to_reference(sorted_groups, target))
+    else:
+        w1 = float(sum_w1_to_barycenter(sorted_groups))
+    error = float(np.mean((scores > 0.5) != (y > 0.5)))
+    return {"val_error": error, "val_wass1": w1, "val_bce": bce, "val_objective": bce + lam * w1}
