@@ -43,9 +43,10 @@ import numpy as np
 import pandas as pd
 import torch
 
+from fairot.torch.losses import MetaBatchWarning
+
 from ._evaluation import GroupVerification, group_verification
 from ._pairs import sample_pairs
-from ._skewness import MetaBatchWarning
 
 __all__ = [
     "SCENARIOS",
@@ -386,8 +387,9 @@ def run_synthetic_method(
     >>> run.report.by_group["n_pairs"].tolist(), len(run.history)
     ([20, 20, 20, 20], 5)
     """
+    from fairot.torch.losses import GroupMarginLoss
+
     from ._callbacks import History
-    from ._margin_losses import GroupMarginLoss
     from ._methods import make_method
     from ._models import MLP
     from ._trainer import MetaBalancedTrainer, logger

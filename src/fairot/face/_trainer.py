@@ -31,12 +31,11 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from fairot.exceptions import DivergenceError
+from fairot.torch.losses import GroupMarginLoss, MetaSkewnessLoss
 from fairot.torch.training import Callback, CheckpointedTrainer
 
 from ._distributed import all_reduce_mean_, broadcast_, rank_and_world
-from ._margin_losses import GroupMarginLoss
 from ._meta_gradients import META_GRADIENTS, meta_step, rng_state
-from ._skewness import MetaSkewnessLoss
 from ._trainer_checks import (
     META_LOSS_TYPE_ERROR,
     NAN_LOSS_ERROR,

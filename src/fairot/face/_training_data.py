@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from fairot.torch.samplers import BalancedGroupSampler, RandomBatchSampler
+
 from ._distributed import all_reduce_mean_
-from ._samplers import BalancedGroupSampler, RandomBatchSampler
 
 __all__ = ["DATA_ERROR", "StepBatches", "as_tensor_dataset", "group_accuracy"]
 
