@@ -6,7 +6,8 @@ Regression (approximate demographic parity paper): :func:`max_pairwise_wasserste
 Face recognition (MBN paper): :func:`group_accuracy_std` (STD), :func:`skewed_error_ratio` (SER).
 Any task: :func:`wasserstein_distance`, :func:`fairness_report`, :func:`fairness_summary`.
 Rates at a threshold: :func:`group_rates`, :func:`demographic_parity_difference`,
-:func:`equalized_odds_difference`, :func:`bootstrap_intervals`.
+:func:`equalized_odds_difference`, :func:`bootstrap_intervals` (stratified bootstrap; its building
+blocks are public in :mod:`fairot.metrics.resampling`).
 
 The group metrics take the score-only form ``metric(scores, sensitive_features)`` or fairlearn's
 ``metric(y_true, y_pred, *, sensitive_features, sample_weight=None)``. Model selection:
@@ -25,13 +26,12 @@ from fairot.metrics._classification import (
 from fairot.metrics._distances import PairwiseGap, max_pairwise_wasserstein, wasserstein_distance
 from fairot.metrics._groups import group_accuracy_std, skewed_error_ratio
 from fairot.metrics._rates import (
-    BootstrapIntervals,
-    bootstrap_intervals,
     demographic_parity_difference,
     equalized_odds_difference,
     group_rates,
 )
 from fairot.metrics._report import fairness_report, fairness_summary
+from fairot.metrics.resampling import BootstrapIntervals, bootstrap_intervals
 from fairot.metrics._scorers import (
     FairnessScorer,
     fair_accuracy_scorer,
