@@ -62,7 +62,9 @@ def register(subparsers) -> None:
     p.add_argument("--time", required=True, metavar="COL", help="time column (numbers or dates)")
     p.add_argument("--score", required=True, metavar="COL", help="column of scores in [0, 1]")
     p.add_argument("--sensitive", required=True, metavar="COL[,COL]", help="sensitive column(s)")
-    p.add_argument("--metric", choices=MONITOR_METRICS, default="sdd", help="metric per window (sdd)")
+    p.add_argument(
+        "--metric", choices=MONITOR_METRICS, default="sdd", help="metric per window (sdd)"
+    )
     p.add_argument("--window", type=int, default=1000, metavar="N", help="rows per window (1000)")
     p.add_argument("--threshold", type=float, default=0.05, help="alert level of the metric (0.05)")
     p.add_argument(

@@ -31,7 +31,6 @@ from fairot.metrics._rates import (
     group_rates,
 )
 from fairot.metrics._report import fairness_report, fairness_summary
-from fairot.metrics.resampling import BootstrapIntervals, bootstrap_intervals
 from fairot.metrics._scorers import (
     FairnessScorer,
     fair_accuracy_scorer,
@@ -43,6 +42,7 @@ from fairot.metrics._scorers import (
     wasserstein_gap_scorer,
     within_fairness_budget,
 )
+from fairot.metrics.resampling import BootstrapIntervals, bootstrap_intervals
 
 __all__ = [
     "BootstrapIntervals",

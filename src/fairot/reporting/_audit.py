@@ -14,6 +14,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from fairot.metrics import BootstrapIntervals, bootstrap_intervals, fairness_report, group_rates
+
 # The one public check_threshold (fairot.metrics.checks) is being made by the metrics' refactor;
 # this private import gives way to it then.
 from fairot.metrics._rates import check_threshold
@@ -144,7 +145,8 @@ class Audit:
             label = SUMMARY_LABELS.get(key, key)
             shown = format_value(value)
             if bands is not None and key in bands.index:
-                shown += f"  [{format_value(bands.loc[key, 'low'])}, {format_value(bands.loc[key, 'high'])}]"
+                low, high = bands.loc[key, "low"], bands.loc[key, "high"]
+                shown += f"  [{format_value(low)}, {format_value(high)}]"
             lines.append(f"  {label:<{width}}  {shown}")
         if self.intervals is not None:
             lines += ["", self._interval_note()]
@@ -162,7 +164,9 @@ class Audit:
         summary = self.summary_table()
         summary.index = [SUMMARY_LABELS.get(k, k) for k in summary.index]
         summary.index.name = "metric"
-        summary = summary.map(lambda v: format_value(v) if isinstance(v, (float, np.floating)) else v)
+        summary = summary.map(
+            lambda v: format_value(v) if isinstance(v, (float, np.floating)) else v
+        )
         parts = [f"# {escape_markdown(self.title)}", ""]
         parts += [f"> **Warning:** {escape_markdown(w)}" for w in self.warnings]
         if self.warnings:

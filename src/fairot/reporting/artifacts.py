@@ -63,14 +63,14 @@ def jsonable(value: Any) -> Any:
 
 
 def figure_png(figure: Any, *, dpi: int = PNG_DPI) -> bytes:
-    """A matplotlib figure as PNG bytes (tight bounding box).
+    r"""A matplotlib figure as PNG bytes (tight bounding box).
 
     Examples
     --------
     >>> from matplotlib.figure import Figure
     >>> from fairot.reporting.artifacts import figure_png
     >>> figure_png(Figure(figsize=(1, 1)))[:4]
-    b'\\x89PNG'
+    b'\x89PNG'
     """
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
@@ -82,7 +82,7 @@ def write_artifacts(
     files: Mapping[str, str | bytes],
     figures: Mapping[str, Any] | None = None,
 ) -> Path:
-    """Write ``files`` and one ``<key>.png`` per figure to ``out_dir``, each file atomically.
+    r"""Write ``files`` and one ``<key>.png`` per figure to ``out_dir``, each file atomically.
 
     Parameters
     ----------
@@ -102,9 +102,9 @@ def write_artifacts(
     --------
     >>> import tempfile
     >>> from fairot.reporting.artifacts import write_artifacts
-    >>> out = write_artifacts(tempfile.mkdtemp(), {"notes.md": "# done\\n"})
+    >>> out = write_artifacts(tempfile.mkdtemp(), {"notes.md": "# done\n"})
     >>> (out / "notes.md").read_text()
-    '# done\\n'
+    '# done\n'
     """
     out = Path(out_dir)
     rendered = dict(files)
