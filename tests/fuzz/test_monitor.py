@@ -15,14 +15,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import fairot.utils.arrays as arrays
 import fairot.utils.sensitive as validation
 from fairot.cli import main
-from fairot.monitoring import FairnessMonitor, _monitor
+from fairot.reporting import FairnessMonitor, _monitor
 from tests.fuzz.messages import fills_template, message_constants
 
 pytestmark = pytest.mark.fuzz
 
-TEMPLATES = message_constants((_monitor, validation), prefix="MSG_")
+# fairot._validation split into utils.arrays and utils.sensitive: both hold the monitor's messages.
+TEMPLATES = message_constants((_monitor, arrays, validation), prefix="MSG_")
 
 
 def _ours(message: str) -> bool:

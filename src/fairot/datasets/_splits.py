@@ -38,6 +38,15 @@ class BaselineSplit:
         How the sensitive columns form groups in the paper (marginal for Communities & Crime).
     split_note : str
         How the split was made, for reports.
+
+    Examples
+    --------
+    :func:`load_baseline_split` returns one.
+
+    >>> from fairot.datasets import load_baseline_split
+    >>> split = load_baseline_split("adult")
+    >>> split.groups, split.split_note, list(split.sensitive_test.columns)
+    ('intersection', 'official train/test split', ['race', 'sex'])
     """
 
     name: str
