@@ -15,7 +15,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import fairot.utils.arrays as arrays
 import fairot.utils.sensitive as validation
 from fairot.cli import main
 from fairot.reporting import FairnessMonitor, _monitor
@@ -23,8 +22,7 @@ from tests.fuzz.messages import fills_template, message_constants
 
 pytestmark = pytest.mark.fuzz
 
-# fairot._validation split into utils.arrays and utils.sensitive: both hold the monitor's messages.
-TEMPLATES = message_constants((_monitor, arrays, validation), prefix="MSG_")
+TEMPLATES = message_constants((_monitor, validation), prefix="MSG_")
 
 
 def _ours(message: str) -> bool:
