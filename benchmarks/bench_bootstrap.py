@@ -16,7 +16,7 @@ from fairlearn.metrics import demographic_parity_difference, equalized_odds_diff
 
 import fairot
 from fairot.metrics import bootstrap_intervals, fairness_report
-from fairot.metrics._rates import _stratified_indices
+from fairot.metrics.resampling import stratified_indices
 from fairot.utils.sensitive import check_sensitive_features
 
 N = 20_000
@@ -32,7 +32,7 @@ def main() -> None:
     def ours():
         return bootstrap_intervals(y, scores, groups, n_bootstrap=B, random_state=0)
 
-    rows = _stratified_indices(
+    rows = stratified_indices(
         check_sensitive_features(groups, N).codes, B, np.random.default_rng(0)
     )
 

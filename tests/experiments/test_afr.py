@@ -1,12 +1,9 @@
 """Quick runs of the regression paper's studies (the full runs are marked slow)."""
 
-import matplotlib
 import numpy as np
 import pytest
 
 from fairot.experiments import STUDIES, get_study
-
-matplotlib.use("Agg")
 
 AFR = ["afr-simulation", "afr-multigroup", "afr-crime", "afr-acs", "afr-classification"]
 

@@ -1,6 +1,5 @@
 """The COT paper's studies in their quick form: structure and direction of the results."""
 
-import matplotlib
 import numpy as np
 import pytest
 
@@ -14,8 +13,6 @@ from fairot.experiments.cot import (
     run_cot_table1,
     run_demo_comparison,
 )
-
-matplotlib.use("Agg")
 
 
 def test_studies_are_registered():
@@ -72,7 +69,14 @@ def test_batch_size_quick():
 
 
 def test_duals_quick():
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    open_before = plt.get_fignums()
     result = run_cot_duals(quick=True)
+    # Figures are plain Figure objects: nothing is left open in pyplot's registry.
+    assert all(isinstance(fig, Figure) for fig in result.figures.values())
+    assert plt.get_fignums() == open_before
     table = result.tables["dual_value"]
     free = table[~table["constrained"]]["dual value"].to_numpy()
     # Closer to W1 as lambda decreases (the quick run is too short for lambda = .03 to converge).

@@ -8,6 +8,7 @@ import torch
 from scipy import stats
 
 import fairot.experiments.mbn as mbn
+import fairot.experiments.mbn._study as study
 from fairot.cli import main
 from fairot.experiments import get_study
 from fairot.experiments.mbn import METHOD_LABELS, run_mbn_synthetic
@@ -23,88 +24,13 @@ def _scipy_interval(values):
     )
 
 
-def test_seed_intervals_match_scipy_t_interval():
-    rng = np.random.default_rng(0)
-    sizes = {"a": 2, "b": 5, "c": 12}
-    runs = pd.DataFrame(
-        [
-            {"key": key, "x": rng.normal(3, 2), "y": rng.exponential()}
-            for key, n in sizes.items()
-            for _ in range(n)
-        ]
-    )
-    table = mbn._seed_intervals(runs, ["key"], ["x", "y"]).set_index("key")
-    for key, part in runs.groupby("key"):
-        assert table.loc[key, "n_seeds"] == sizes[key]
-        for col in ("x", "y"):
-            lo, hi = _scipy_interval(part[col])
-            np.testing.assert_allclose(table.loc[key, col], part[col].mean(), rtol=1e-12)
-            np.testing.assert_allclose(
-                table.loc[key, [f"{col}_lo", f"{col}_hi"]].to_numpy(float), [lo, hi], rtol=1e-12
-            )
-
-
-def test_one_seed_has_no_interval():
-    table = mbn._seed_intervals(pd.DataFrame({"key": ["a"], "x": [1.5]}), ["key"], ["x"])
-    assert table.loc[0, "x"] == 1.5 and table.loc[0, "n_seeds"] == 1
-    assert np.isnan(table.loc[0, "x_lo"]) and np.isnan(table.loc[0, "x_hi"])
-
-
-def test_paired_differences_match_ttest_rel():
-    rng = np.random.default_rng(1)
-    rows = []
-    for scenario, effect in (("s1", 0.5), ("s2", 0.0)):
-        for seed in range(8):
-            common = rng.normal(0, 3)  # the seed's draw, shared by both methods
-            for method, shift in (("treated", effect), ("control", 0.0)):
-                rows.append(
-                    {
-                        "scenario": scenario,
-                        "seed": seed,
-                        "method": method,
-                        "ser": common + shift + rng.normal(0, 0.2),
-                    }
-                )
-    # pairing must follow the seed, not the row order
-    runs = pd.DataFrame(rows).sample(frac=1.0, random_state=2)
-    paired = mbn._paired_differences(
-        runs, ["scenario"], "method", [("treated", "control")], ["ser"]
-    )
-    assert len(paired) == 2
-    for _, row in paired.iterrows():
-        part = runs[runs["scenario"] == row["scenario"]]
-        a = part[part["method"] == "treated"].sort_values("seed")["ser"].to_numpy()
-        b = part[part["method"] == "control"].sort_values("seed")["ser"].to_numpy()
-        lo, hi = _scipy_interval(a - b)
-        np.testing.assert_allclose(row["difference"], (a - b).mean(), rtol=1e-12)
-        np.testing.assert_allclose([row["ci_lo"], row["ci_hi"]], [lo, hi], rtol=1e-12)
-        np.testing.assert_allclose(row["p_value"], stats.ttest_rel(a, b).pvalue, rtol=1e-10)
-        assert row["n_seeds"] == 8
-    # the shared seed effect (sd 3) would swamp an unpaired interval; paired, 0.5 is detected
-    s1 = paired.set_index("scenario").loc["s1"]
-    assert s1["ci_lo"] > 0
-
-
-def test_paired_constant_difference():
-    runs = pd.DataFrame(
-        {
-            "scenario": "s",
-            "seed": [0, 1, 2, 0, 1, 2],
-            "method": ["t"] * 3 + ["c"] * 3,
-            "ser": [2.0, 3.0, 4.0, 1.5, 2.5, 3.5],
-        }
-    )
-    row = mbn._paired_differences(runs, ["scenario"], "method", [("t", "c")], ["ser"]).iloc[0]
-    assert (row["difference"], row["ci_lo"], row["ci_hi"], row["p_value"]) == (0.5, 0.5, 0.5, 0.0)
-
-
 def test_seed_streams_are_distinct_and_stable():
-    streams = [mbn._seed_streams(0, s, 10) for s in range(3)]
+    streams = [study.seed_streams(0, s, 10) for s in range(3)]
     values = [v for per in streams for seeds in per for v in seeds.values()]
     assert len(values) == 90 and len(set(values)) == 90
     # asking for more seeds keeps the first ones; another random_state shares none
-    assert mbn._seed_streams(0, 1, 3) == streams[1][:3]
-    other = {v for seeds in mbn._seed_streams(1, 0, 10) for v in seeds.values()}
+    assert study.seed_streams(0, 1, 3) == streams[1][:3]
+    other = {v for seeds in study.seed_streams(1, 0, 10) for v in seeds.values()}
     assert not other & set(values)
 
 
@@ -173,8 +99,8 @@ class _FakeData:
 
 
 def test_full_study_aggregates_and_states_only_supported_claims(monkeypatch):
-    monkeypatch.setattr(mbn, "run_synthetic_method", _fake_run)
-    monkeypatch.setattr(mbn, "make_synthetic_faces", lambda *a, **k: _FakeData())
+    monkeypatch.setattr(study, "run_synthetic_method", _fake_run)
+    monkeypatch.setattr(study, "make_synthetic_faces", lambda *a, **k: _FakeData())
     result = run_mbn_synthetic(
         n_seeds=6, progress=False, methods=list(METHOD_LABELS), sweep_margins=mbn.SWEEP_MARGINS
     )
@@ -214,7 +140,7 @@ def test_full_study_aggregates_and_states_only_supported_claims(monkeypatch):
         _fake_run(None, "mbn-arc", seed=s["init_seed"], sampling_seed=s["sampling_seed"])
         .history["margin_3"]
         .iloc[-1]
-        for s in mbn._seed_streams(0, 1, 6)
+        for s in study.seed_streams(0, 1, 6)
     ]
     np.testing.assert_allclose(
         [row["final_lo"], row["final_hi"]], _scipy_interval(finals), atol=1e-3
@@ -254,8 +180,8 @@ def test_quick_cli_says_smoke_test_and_writes(tmp_path, capsys):
 
 
 def test_study_without_an_mbn_pair_reports_the_sweep(monkeypatch):
-    monkeypatch.setattr(mbn, "run_synthetic_method", _fake_run)
-    monkeypatch.setattr(mbn, "make_synthetic_faces", lambda *a, **k: _FakeData())
+    monkeypatch.setattr(study, "run_synthetic_method", _fake_run)
+    monkeypatch.setattr(study, "make_synthetic_faces", lambda *a, **k: _FakeData())
     result = run_mbn_synthetic(
         n_seeds=3, progress=False, methods=["softmax", "arcface"], sweep_margins=(0.1, 0.7)
     )

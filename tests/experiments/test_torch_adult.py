@@ -1,11 +1,7 @@
 """``fairot reproduce torch-adult --quick``: structure and direction of the results."""
 
-import matplotlib
-
 from fairot.experiments import STUDIES, get_study
-from fairot.experiments.torch_adult import run_torch_adult
-
-matplotlib.use("Agg")
+from fairot.experiments.cot import run_torch_adult
 
 
 def test_torch_adult_quick(tmp_path):

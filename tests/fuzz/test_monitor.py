@@ -19,7 +19,7 @@ import fairot.utils.arrays as arrays
 import fairot.utils.groups as groups
 import fairot.utils.sensitive as sensitive
 from fairot.cli import main
-from fairot.monitoring import FairnessMonitor, _monitor
+from fairot.reporting import FairnessMonitor, _monitor
 from tests.fuzz.messages import fills_template, message_constants
 
 pytestmark = pytest.mark.fuzz

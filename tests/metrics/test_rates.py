@@ -24,7 +24,8 @@ from fairot.metrics import (
     fairness_report,
     group_rates,
 )
-from fairot.metrics._rates import MSG_N_BOOTSTRAP, MSG_THRESHOLD, _stratified_indices
+from fairot.metrics._rates import MSG_THRESHOLD
+from fairot.metrics.resampling import MSG_N_BOOTSTRAP, stratified_indices
 from fairot.utils.sensitive import check_sensitive_features
 
 
@@ -138,7 +139,7 @@ def test_bootstrap_replicates_are_fairness_report_on_resampled_rows():
     n_boot, seed = 12, 7
     ci = bootstrap_intervals(y, s, g, n_bootstrap=n_boot, random_state=seed)
     cells = check_sensitive_features(g, len(s)).codes
-    rows = _stratified_indices(cells, n_boot, np.random.default_rng(seed))
+    rows = stratified_indices(cells, n_boot, np.random.default_rng(seed))
     for b in (0, 5, 11):
         idx = rows[b]
         # A stratified replicate keeps every group's size.
@@ -162,7 +163,7 @@ def test_bootstrap_regression_replicates():
     y = rng.normal(size=240)
     pred = y + rng.normal(0.2 * (g == "u"), 1.0)
     ci = bootstrap_intervals(y, pred, g, task="regression", n_bootstrap=10, random_state=0)
-    rows = _stratified_indices(check_sensitive_features(g, 240).codes, 10, np.random.default_rng(0))
+    rows = stratified_indices(check_sensitive_features(g, 240).codes, 10, np.random.default_rng(0))
     oracle = fairness_report(y[rows[3]], pred[rows[3]], g[rows[3]], task="regression")
     for key in ("mse", "r2", "wass1", "max_pairwise_w1", "max_pairwise_w2", "max_pairwise_winf"):
         assert ci.replicates.iloc[3][key] == pytest.approx(oracle.attrs["summary"][key], rel=1e-12)
@@ -173,7 +174,7 @@ def test_bootstrap_marginal_groups_replicate():
     sf = pd.DataFrame({"g": g, "sex": sex})
     ci = bootstrap_intervals(y, s, sf, groups="marginal", n_bootstrap=10, random_state=1)
     cells = check_sensitive_features(sf, 300).codes
-    idx = _stratified_indices(cells, 10, np.random.default_rng(1))[4]
+    idx = stratified_indices(cells, 10, np.random.default_rng(1))[4]
     oracle = fairness_report(y[idx], s[idx], sf.iloc[idx], groups="marginal").attrs["summary"]
     for key in ("sdd", "spdd", "wass1"):
         assert ci.replicates.iloc[4][key] == pytest.approx(oracle[key], rel=1e-12)
@@ -192,15 +193,15 @@ def test_bootstrap_deterministic_and_does_not_mutate():
 
 
 def test_bootstrap_in_chunks(monkeypatch):
-    import fairot.metrics._rates as rates
+    import fairot.metrics.resampling as resampling
 
     y, s, g, _ = _data(200)
     # Chunks of 5 replicates: 12 replicates are drawn as 5 + 5 + 2.
-    monkeypatch.setattr(rates, "_CHUNK_CELLS", 200 * 5)
+    monkeypatch.setattr(resampling, "_CHUNK_CELLS", 200 * 5)
     ci = bootstrap_intervals(y, s, g, n_bootstrap=12, random_state=4)
     rng = np.random.default_rng(4)
     cells = check_sensitive_features(g, 200).codes
-    rows = np.concatenate([_stratified_indices(cells, m, rng) for m in (5, 5, 2)])
+    rows = np.concatenate([stratified_indices(cells, m, rng) for m in (5, 5, 2)])
     for b in (4, 7, 11):
         oracle = fairness_report(y[rows[b]], s[rows[b]], g[rows[b]]).attrs["summary"]
         assert ci.replicates.iloc[b]["sdd"] == pytest.approx(oracle["sdd"], rel=1e-12)

@@ -5,19 +5,15 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.figure import Figure
 
 from fairot.experiments import STUDIES, StudyResult, get_study
 from fairot.reporting import audit
 
 
 def test_study_result_write(tmp_path):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots()
-    ax.plot([0, 1], [0, 1])
+    fig = Figure()
+    fig.subplots().plot([0, 1], [0, 1])
     table = pd.DataFrame(
         {"err": [0.1, np.nan], "wass1": [0.3, 0.02]}, index=pd.Index(["LR", "COT"], name="method")
     )
@@ -37,7 +33,6 @@ def test_study_result_write(tmp_path):
     md = (out / "results.md").read_text()
     assert "| method | err | wass1 |" in md and "Paper (adult)" in md and "![line]" in md
     assert (out / "line.png").stat().st_size > 0
-    plt.close(fig)
 
 
 def test_unknown_study():

@@ -1,7 +1,7 @@
 """``fairot monitor``: a fairness metric over time windows of a score stream, with alerts.
 
 Sorts the table by ``--time``, cuts it into consecutive windows of ``--window`` rows, and runs
-:class:`fairot.monitoring.FairnessMonitor` over them: one line per window (time range, metric,
+:class:`fairot.reporting.FairnessMonitor` over them: one line per window (time range, metric,
 bootstrap band, permutation p-value, ALERT when the band is above ``--threshold`` and the p-value
 is at most ``--alpha``). With ``--out``: ``monitor.csv``
 and ``monitor.png``.
@@ -43,7 +43,7 @@ MSG_THRESHOLD = "--threshold must be a finite number > 0 (the alert level); got 
 
 def register(subparsers) -> None:
     """Add the ``monitor`` subcommand."""
-    from fairot.monitoring._monitor import METRICS
+    from fairot.reporting import MONITOR_METRICS
 
     p = subparsers.add_parser(
         "monitor",
@@ -62,7 +62,9 @@ def register(subparsers) -> None:
     p.add_argument("--time", required=True, metavar="COL", help="time column (numbers or dates)")
     p.add_argument("--score", required=True, metavar="COL", help="column of scores in [0, 1]")
     p.add_argument("--sensitive", required=True, metavar="COL[,COL]", help="sensitive column(s)")
-    p.add_argument("--metric", choices=METRICS, default="sdd", help="metric per window (sdd)")
+    p.add_argument(
+        "--metric", choices=MONITOR_METRICS, default="sdd", help="metric per window (sdd)"
+    )
     p.add_argument("--window", type=int, default=1000, metavar="N", help="rows per window (1000)")
     p.add_argument("--threshold", type=float, default=0.05, help="alert level of the metric (0.05)")
     p.add_argument(
@@ -142,7 +144,7 @@ def _scores_and_groups(frame: pd.DataFrame, args: argparse.Namespace, path: Path
 def run(args: argparse.Namespace) -> int:
     """Run the monitor over the stream and print one line per window."""
     from fairot.cli import CLIError
-    from fairot.monitoring import FairnessMonitor
+    from fairot.reporting import FairnessMonitor
 
     if not (math.isfinite(args.threshold) and args.threshold > 0):
         raise CLIError(MSG_THRESHOLD.format(value=args.threshold))

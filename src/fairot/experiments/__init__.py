@@ -24,7 +24,7 @@ STUDIES: dict[str, str] = {
     "afr-acs": "fairot.experiments.afr:run_afr_acs",
     "afr-classification": "fairot.experiments.afr:run_afr_classification",
     "mbn-synthetic": "fairot.experiments.mbn:run_mbn_synthetic",
-    "torch-adult": "fairot.experiments.torch_adult:run_torch_adult",
+    "torch-adult": "fairot.experiments.cot:run_torch_adult",
 }
 
 MSG_UNKNOWN_STUDY = "unknown study {name!r}; available: {names}."

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,9 @@ from typing import Any
 import pandas as pd
 
 from fairot.utils import markdown_table
+
+# fairot.reporting (the artifact writer and jsonable) is imported inside the methods: importing it
+# loads the metrics' numba kernels, and ``fairot reproduce --list`` must stay light.
 
 
 @dataclass
@@ -53,9 +55,11 @@ class StudyResult:
 
     def to_json_dict(self) -> dict[str, Any]:
         """The result as JSON-ready data (tables as lists of records)."""
+        from fairot.reporting.artifacts import jsonable
+
         return {
             "name": self.name,
-            "config": _jsonable(self.config),
+            "config": jsonable(self.config),
             "tables": {k: _frame_records(v) for k, v in self.tables.items()},
             "paper": {k: _frame_records(v) for k, v in self.paper.items()},
             "curves": {k: _frame_records(v) for k, v in self.curves.items()},
@@ -64,6 +68,8 @@ class StudyResult:
 
     def to_markdown(self) -> str:
         """The tables, with the paper's beside them, as a markdown document."""
+        from fairot.reporting.artifacts import jsonable
+
         lines = [f"# {self.name}", ""]
         if self.notes:
             lines += [self.notes.strip(), ""]
@@ -83,7 +89,7 @@ class StudyResult:
                 "## Configuration",
                 "",
                 "```json",
-                json.dumps(_jsonable(self.config), indent=2),
+                json.dumps(jsonable(self.config), indent=2),
                 "```",
                 "",
             ]
@@ -91,6 +97,9 @@ class StudyResult:
 
     def write(self, out_dir: str | Path) -> Path:
         """Write ``results.json``, ``results.md`` and one PNG per figure to ``out_dir``.
+
+        Every file is written atomically by :func:`fairot.reporting.artifacts.write_artifacts`,
+        the audits' writer: complete or absent, never truncated.
 
         Parameters
         ----------
@@ -102,38 +111,21 @@ class StudyResult:
         pathlib.Path
             The folder.
         """
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "results.json").write_text(
-            json.dumps(self.to_json_dict(), indent=2) + "\n", encoding="utf-8"
-        )
-        (out / "results.md").write_text(self.to_markdown(), encoding="utf-8")
-        for key, figure in self.figures.items():
-            figure.savefig(out / f"{key}.png", dpi=110, bbox_inches="tight")
-        return out
+        from fairot.reporting.artifacts import write_artifacts
+
+        files = {
+            "results.json": json.dumps(self.to_json_dict(), indent=2) + "\n",
+            "results.md": self.to_markdown(),
+        }
+        return write_artifacts(out_dir, files, self.figures)
 
 
 def _frame_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    from fairot.reporting.artifacts import jsonable
+
     flat = (
         frame.reset_index()
         if frame.index.name or not isinstance(frame.index, pd.RangeIndex)
         else frame
     )
-    return _jsonable(flat.to_dict(orient="records"))
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        try:
-            return _jsonable(value.item())
-        except (ValueError, TypeError):
-            return str(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return str(value)
+    return jsonable(flat.to_dict(orient="records"))

@@ -6,7 +6,8 @@ Regression (approximate demographic parity paper): :func:`max_pairwise_wasserste
 Face recognition (MBN paper): :func:`group_accuracy_std` (STD), :func:`skewed_error_ratio` (SER).
 Any task: :func:`wasserstein_distance`, :func:`fairness_report`, :func:`fairness_summary`.
 Rates at a threshold: :func:`group_rates`, :func:`demographic_parity_difference`,
-:func:`equalized_odds_difference`, :func:`bootstrap_intervals`.
+:func:`equalized_odds_difference`, :func:`bootstrap_intervals` (stratified bootstrap; its building
+blocks are public in :mod:`fairot.metrics.resampling`).
 
 The group metrics take the score-only form ``metric(scores, sensitive_features)`` or fairlearn's
 ``metric(y_true, y_pred, *, sensitive_features, sample_weight=None)``. Model selection:
@@ -25,8 +26,6 @@ from fairot.metrics._classification import (
 from fairot.metrics._distances import PairwiseGap, max_pairwise_wasserstein, wasserstein_distance
 from fairot.metrics._groups import group_accuracy_std, skewed_error_ratio
 from fairot.metrics._rates import (
-    BootstrapIntervals,
-    bootstrap_intervals,
     demographic_parity_difference,
     equalized_odds_difference,
     group_rates,
@@ -43,6 +42,7 @@ from fairot.metrics._scorers import (
     wasserstein_gap_scorer,
     within_fairness_budget,
 )
+from fairot.metrics.resampling import BootstrapIntervals, bootstrap_intervals
 
 __all__ = [
     "BootstrapIntervals",

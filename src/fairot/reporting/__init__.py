@@ -1,11 +1,25 @@
-"""Audits: fairness reports with bootstrap intervals, plots, HTML, markdown and metrics.json."""
+"""Reading a model's fairness: audits, plots, drift monitoring, and the writer of result folders.
 
+- :func:`audit` / :class:`Audit` — the fairness report of one set of predictions with bootstrap
+  intervals, rendered as text, markdown, self-contained HTML and ``metrics.json``;
+  :func:`audit_logistic_regression` audits the COT paper's LR baseline on a built-in data set.
+- :func:`plot_group_histograms`, :func:`plot_group_quantile_functions`,
+  :func:`plot_group_metrics` — ``matplotlib.figure.Figure`` objects, no pyplot state.
+- :class:`FairnessMonitor` / :class:`WindowResult` — windowed metrics of a score stream with
+  stratified bootstrap bands, alerts against a permutation null, and closed-loop re-adjustment of
+  a COT/DOT estimator (``fairot monitor``); :data:`MONITOR_METRICS` lists what it can watch.
+  ``fairot.monitoring`` re-exports them.
+- :mod:`fairot.reporting.artifacts` — the one atomic writer of result folders, shared by the
+  audits and :class:`fairot.experiments.StudyResult`.
+
+:func:`load_baseline_split` and :data:`BUILTIN_DATASETS` live in :mod:`fairot.datasets` and are
+re-exported here for the import path users have.
+"""
+
+from fairot.datasets import BUILTIN_DATASETS, load_baseline_split
 from fairot.reporting._audit import Audit, audit
-from fairot.reporting._builtin import (
-    BUILTIN_DATASETS,
-    audit_logistic_regression,
-    load_baseline_split,
-)
+from fairot.reporting._baseline import audit_logistic_regression
+from fairot.reporting._monitor import MONITOR_METRICS, FairnessMonitor, WindowResult
 from fairot.reporting._plots import (
     plot_group_histograms,
     plot_group_metrics,
@@ -14,7 +28,10 @@ from fairot.reporting._plots import (
 
 __all__ = [
     "BUILTIN_DATASETS",
+    "MONITOR_METRICS",
     "Audit",
+    "FairnessMonitor",
+    "WindowResult",
     "audit",
     "audit_logistic_regression",
     "load_baseline_split",

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import html
 import io
-import math
 import re
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from fairot.reporting._format import SUMMARY_LABELS, format_value
 
 STYLE = """
 .fairot-audit { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial,
@@ -52,12 +53,7 @@ CAPTIONS = {
 
 def _cell(value: Any) -> str:
     if isinstance(value, (float, np.floating)):
-        if math.isnan(value):
-            return '<td class="num">—</td>'
-        if math.isinf(value):
-            return f'<td class="num">{"∞" if value > 0 else "-∞"}</td>'
-        text = f"{value:.4f}" if abs(value) < 1e4 else f"{value:.4g}"
-        return f'<td class="num">{text}</td>'
+        return f'<td class="num">{format_value(value)}</td>'
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return f'<td class="num">{int(value)}</td>'
     return f"<td>{html.escape(str(value))}</td>"
@@ -89,8 +85,6 @@ def figure_svg(figure: Any) -> str:
 
 def render_fragment(result: Any) -> str:
     """The audit as an HTML ``<div>`` with its own ``<style>`` (notebooks, and the page body)."""
-    from fairot.reporting._audit import SUMMARY_LABELS
-
     settings = result.settings
     meta = []
     if "task" in settings:

@@ -10,8 +10,8 @@ from scipy.stats import wasserstein_distance
 
 from fairot.classification import COTClassifier
 from fairot.metrics import strong_demographic_disparity, wass1
-from fairot.monitoring import FairnessMonitor
-from fairot.monitoring._monitor import (
+from fairot.reporting import FairnessMonitor
+from fairot.reporting._monitor import (
     MSG_METRIC,
     MSG_NEEDS_XY,
     MSG_THRESHOLD,
@@ -152,3 +152,12 @@ def test_validation():
         lonely.update(s[:10], np.full(10, "z"))
     with pytest.raises(ValueError, match="scores"):
         lonely.update(s[:10] + 2, g[:10])
+
+
+def test_monitoring_keeps_its_import_path():
+    import fairot.monitoring
+    import fairot.reporting
+
+    assert fairot.monitoring.FairnessMonitor is fairot.reporting.FairnessMonitor
+    assert fairot.monitoring.WindowResult is fairot.reporting.WindowResult
+    assert "reference_w1" in fairot.monitoring.MONITOR_METRICS

@@ -14,10 +14,19 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
 from fairot.experiments._result import StudyResult
-from fairot.experiments.cot import TABLE1_DATASETS, _load_split, _pyplot, fit_methods, score_metrics
-from fairot.metrics import wass1
+from fairot.experiments._seeds import mean_and_sd
+from fairot.experiments.cot._common import (
+    TABLE1_DATASETS,
+    fit_methods,
+    load_split,
+    score_metrics,
+)
+from fairot.metrics import (
+    wass1,
+)
 
 #: Issue 13's bar on Adult's test split, every seed.
 ADULT_BAR = {"Err-.5": 0.18, "Wass1 to target": 0.03}
@@ -34,6 +43,7 @@ MLP_PARAMS: dict[str, Any] = {
     "lr_schedule": "cosine",
     "validation_fraction": 0.0,
 }
+
 # The small data sets (700 and 1,396 training rows) get smaller batches and more epochs, so that
 # they see about as many steps as Adult. ``lam`` per data set from the first seed's frontier.
 DATASET_MLP_PARAMS: dict[str, dict[str, Any]] = {
@@ -41,8 +51,11 @@ DATASET_MLP_PARAMS: dict[str, dict[str, Any]] = {
     "German Credit": {"batch_size": 128, "n_epochs": 100},
     "Communities & Crime": {"batch_size": 256, "n_epochs": 100},
 }
+
 TABLE_LAM = {"Adult": 5.0, "German Credit": 1.0, "Communities & Crime": 5.0}
+
 FRONTIER_LAMS = (0.0, 0.3, 1.0, 3.0, 5.0, 10.0)
+
 DATASETS = ("Adult", "German Credit", "Communities & Crime")
 
 
@@ -70,21 +83,10 @@ def _metrics(split, scores: np.ndarray, target) -> dict[str, float]:
     return out
 
 
-def _summary(rows: pd.DataFrame) -> pd.DataFrame:
-    metrics = ["Err-.5", "Wass1 to target", "Wass1", "SDD", "SPDD"]
-    grouped = rows.groupby(["dataset", "method"], sort=False)[metrics]
-    out = grouped.mean()
-    std = grouped.std(ddof=0).fillna(0.0)
-    for m in ("Err-.5", "Wass1 to target", "Wass1"):
-        out[f"{m} sd"] = std[m]
-    out["seeds"] = grouped.size()
-    return out.reset_index()
-
-
 def _frontier_figure(frontier: pd.DataFrame, baselines: pd.DataFrame):
-    plt = _pyplot()
     names = list(dict.fromkeys(frontier["dataset"]))
-    fig, axes = plt.subplots(1, len(names), figsize=(4.6 * len(names), 3.8))
+    fig = Figure(figsize=(4.6 * len(names), 3.8))
+    axes = fig.subplots(1, len(names))
     for ax, name in zip(np.atleast_1d(axes), names, strict=True):
         f = frontier[frontier["dataset"] == name].sort_values("lam")
         ax.plot(f["Wass1"], f["Err-.5"], "o-", color="C0", label="MLP 2x64 + penalty (lam)")
@@ -130,7 +132,7 @@ def run_torch_adult(
             table_lam = 10.0 if quick else TABLE_LAM[name]
             for k in range(n_seeds):
                 seed = random_state + k
-                split = _load_split(spec["name"], seed, spec["loader"])
+                split = load_split(spec["name"], seed, spec["loader"])
                 start = time.perf_counter()
                 scores, models = fit_methods(
                     split, seed=seed, n_updates=n_updates, cot=spec["cot"], dot=spec["dot"]
@@ -169,7 +171,12 @@ def run_torch_adult(
     finally:
         torch.set_num_threads(threads)
     per_seed = pd.DataFrame(records)
-    table = _summary(per_seed)
+    table = mean_and_sd(
+        per_seed,
+        ["dataset", "method"],
+        ["Err-.5", "Wass1 to target", "Wass1", "SDD", "SPDD"],
+        sd_of=["Err-.5", "Wass1 to target", "Wass1"],
+    )
     frontier_frame = pd.DataFrame(frontier)
     first = per_seed[per_seed["seed"] == random_state]
     baselines = first[first["method"].isin(["LR", "COT", "DOT", "DPP"])]

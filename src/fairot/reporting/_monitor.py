@@ -5,8 +5,8 @@ different level of unfairness than the data it was made fair on, and COT/DOT re-
 continuing their updates (``partial_fit``) on the new data. :class:`FairnessMonitor` closes that
 loop: it cuts the stream into windows, measures the fairness metric of each with a stratified
 bootstrap band, raises an alert when the whole band is above the threshold *and* the value is
-significant against a null of no disparity (a permutation test, see :mod:`._null`), and on an alert
-calls ``partial_fit`` of the estimator on the alerting window.
+significant against a null of no disparity (a permutation test, see ``fairot/reporting/_null.py``),
+and on an alert calls ``partial_fit`` of the estimator on the alerting window.
 """
 
 from __future__ import annotations
@@ -21,19 +21,18 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairot.metrics import demographic_parity_difference, wass1
-from fairot.metrics._classification import UNIT_INTERVAL
-from fairot.metrics._rates import (
-    _batched_wasserstein,
-    _stratified_indices,
-    bootstrap_intervals,
-)
-from fairot.monitoring._null import p_value, permutation_null, positive_rate_gap, reference_null
+from fairot.metrics import bootstrap_intervals, demographic_parity_difference, wass1
+from fairot.metrics.resampling import batched_wasserstein, stratified_indices
+from fairot.reporting._null import p_value, permutation_null, positive_rate_gap, reference_null
 from fairot.utils.arrays import check_array_1d
 from fairot.utils.sensitive import check_sensitive_features
 
 Metric = Literal["sdd", "wass1", "demographic_parity_difference", "reference_w1"]
-METRICS = ("sdd", "wass1", "demographic_parity_difference", "reference_w1")
+#: The metrics a monitor can watch (``fairot monitor --metric`` offers these).
+MONITOR_METRICS = ("sdd", "wass1", "demographic_parity_difference", "reference_w1")
+# Scores are probabilities. The metrics' own UNIT_INTERVAL is private to fairot.metrics; a public
+# fairot.metrics.checks.UNIT_INTERVAL is on its way, and this literal gives way to it then.
+UNIT_INTERVAL = (0.0, 1.0)
 MSG_METRIC = "metric must be one of {choices}; got {value!r}."
 MSG_WINDOW = "window must be an integer >= 20 (samples per window); got {value!r}."
 MSG_THRESHOLD = "threshold must be a finite number > 0; got {value!r}."
@@ -83,7 +82,7 @@ class WindowResult(NamedTuple):
     :meth:`FairnessMonitor.update` returns one per full window:
 
     >>> import numpy as np
-    >>> from fairot.monitoring import FairnessMonitor
+    >>> from fairot.reporting import FairnessMonitor
     >>> g = np.tile(["a", "b"], 100)
     >>> scores = np.linspace(0, 1, 200)
     >>> monitor = FairnessMonitor(scores, g, window=100, threshold=0.1, n_bootstrap=20)
@@ -174,7 +173,7 @@ class FairnessMonitor:
     Examples
     --------
     >>> import numpy as np
-    >>> from fairot.monitoring import FairnessMonitor
+    >>> from fairot.reporting import FairnessMonitor
     >>> rng = np.random.default_rng(0)
     >>> g = np.tile(["a", "b"], 200)
     >>> fair = rng.uniform(size=400)
@@ -204,8 +203,8 @@ class FairnessMonitor:
         decision_threshold: float = 0.5,
         random_state: int | None = 0,
     ):
-        if metric not in METRICS:
-            raise ValueError(MSG_METRIC.format(choices=METRICS, value=metric))
+        if metric not in MONITOR_METRICS:
+            raise ValueError(MSG_METRIC.format(choices=MONITOR_METRICS, value=metric))
         self.metric = metric
         self.window = _positive_int(window, 20, MSG_WINDOW)
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
@@ -282,7 +281,7 @@ class FairnessMonitor:
         rows = [np.flatnonzero(codes == g) for g in present]
         if self.metric == "reference_w1":
             return sum(
-                _batched_wasserstein(
+                batched_wasserstein(
                     np.sort(scores[:, r], axis=1), self._reference_sorted[g][None, :], (1.0,)
                 )[0]
                 for g, r in zip(present, rows, strict=True)
@@ -290,7 +289,7 @@ class FairnessMonitor:
         if self.metric == "sdd":
             pooled = np.sort(scores, axis=1)
             return sum(
-                _batched_wasserstein(np.sort(scores[:, r], axis=1), pooled, (1.0,))[0] for r in rows
+                batched_wasserstein(np.sort(scores[:, r], axis=1), pooled, (1.0,))[0] for r in rows
             )
         raise AssertionError(self.metric)  # pragma: no cover - _point handles the others
 
@@ -308,7 +307,7 @@ class FairnessMonitor:
             )
             low, high = ci.summary.loc[self.metric]
             return self._point(scores, codes), float(low), float(high)
-        replicate_rows = _stratified_indices(codes, self.n_bootstrap, self._rng)
+        replicate_rows = stratified_indices(codes, self.n_bootstrap, self._rng)
         replicates = self._values(scores[replicate_rows], codes)
         alpha = (1.0 - self.confidence) / 2
         low, high = np.quantile(replicates, [alpha, 1 - alpha])

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from fairot.monitoring import FairnessMonitor
-from fairot.monitoring._monitor import MSG_ALPHA, MSG_N_PERMUTATIONS
+from fairot.reporting import FairnessMonitor
+from fairot.reporting._monitor import MSG_ALPHA, MSG_N_PERMUTATIONS
 
 N_WINDOWS = 200
 
@@ -89,7 +89,7 @@ def test_too_few_permutations_for_alpha():
 def test_null_w1_matches_scipy():
     from scipy.stats import wasserstein_distance
 
-    from fairot.monitoring._null import _w1_rows
+    from fairot.reporting._null import _w1_rows
 
     rng = np.random.default_rng(0)
     a = np.sort(rng.uniform(size=(4, 7)), axis=1)

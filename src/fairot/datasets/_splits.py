@@ -1,4 +1,9 @@
-"""Baseline audits of a logistic regression on the built-in data sets (the COT paper's LR row)."""
+"""The train/test splits of the built-in data sets that the audits and the reproductions share.
+
+Adult keeps its official split; German Credit and Communities & Crime, which have none, get a
+stratified split. :func:`fairot.reporting.audit_logistic_regression` and the COT paper's studies
+(:mod:`fairot.experiments.cot`) both start from :func:`load_baseline_split`.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +12,42 @@ from typing import Any
 
 import pandas as pd
 
+from ._adult import load_adult
+from ._communities_crime import load_communities_crime
+from ._german_credit import load_german_credit
+
 BUILTIN_DATASETS = ("adult", "german-credit", "communities-crime")
 MSG_UNKNOWN_DATASET = "unknown dataset {name!r}; choose one of: {names}."
 
 
 @dataclass
 class BaselineSplit:
-    """A built-in data set split into train and test, with its grouping convention."""
+    """A built-in data set split into train and test, with its grouping convention.
+
+    Attributes
+    ----------
+    name : str
+        The data set's name, as given to :func:`load_baseline_split`.
+    X_train, X_test : pandas.DataFrame
+        Inputs (the sensitive attributes among them, as the COT paper's LR baseline has them).
+    y_train, y_test : pandas.Series
+        Binary targets.
+    sensitive_train, sensitive_test : pandas.DataFrame
+        Sensitive columns.
+    groups : {"intersection", "marginal"}
+        How the sensitive columns form groups in the paper (marginal for Communities & Crime).
+    split_note : str
+        How the split was made, for reports.
+
+    Examples
+    --------
+    :func:`load_baseline_split` returns one.
+
+    >>> from fairot.datasets import load_baseline_split
+    >>> split = load_baseline_split("adult")
+    >>> split.groups, split.split_note, list(split.sensitive_test.columns)
+    ('intersection', 'official train/test split', ['race', 'sex'])
+    """
 
     name: str
     X_train: pd.DataFrame
@@ -53,21 +87,20 @@ def load_baseline_split(
     --------
     German Credit has no official split: a stratified 70/30 split of its 1000 rows.
 
-    >>> from fairot.reporting import load_baseline_split
+    >>> from fairot.datasets import load_baseline_split
     >>> split = load_baseline_split("german-credit", random_state=0)
     >>> len(split.X_train), len(split.X_test)
     (700, 300)
     >>> bool(round(split.y_train.mean(), 2) == round(split.y_test.mean(), 2))
     True
     """
+    # Imported here: model_selection is heavy and only a split needs it.
     from sklearn.model_selection import train_test_split
 
-    from fairot import datasets
-
     loaders = {
-        "adult": datasets.load_adult,
-        "german-credit": datasets.load_german_credit,
-        "communities-crime": datasets.load_communities_crime,
+        "adult": load_adult,
+        "german-credit": load_german_credit,
+        "communities-crime": load_communities_crime,
     }
     if name not in loaders:
         raise ValueError(MSG_UNKNOWN_DATASET.format(name=name, names=", ".join(BUILTIN_DATASETS)))
@@ -93,67 +126,4 @@ def load_baseline_split(
         bunch.sensitive[~train],
         groups,
         note,
-    )
-
-
-def audit_logistic_regression(
-    name: str,
-    *,
-    random_state: int = 0,
-    plots: bool = True,
-    threshold: float = 0.5,
-    n_bootstrap: int = 200,
-    min_group_size: int = 30,
-    exclude_small_groups: bool = False,
-    **loader_kwargs: Any,
-):
-    """Audit scikit-learn's default ``LogisticRegression`` on a built-in data set's test split.
-
-    The COT paper's LR baseline: default hyper-parameters, the sensitive attributes among the
-    inputs, scores ``predict_proba[:, 1]`` audited on the test set.
-
-    Parameters
-    ----------
-    name : {"adult", "german-credit", "communities-crime"}
-        Data set.
-    random_state : int, default=0
-        Seed of the split where the data set has no official one, and of the bootstrap.
-    plots : bool, default=True
-        Draw the audit's figures.
-    threshold, n_bootstrap, min_group_size, exclude_small_groups
-        As in :func:`fairot.reporting.audit`.
-    **loader_kwargs
-        Passed to the loader.
-
-    Returns
-    -------
-    fairot.reporting.Audit
-
-    Examples
-    --------
-    >>> from fairot.reporting import audit_logistic_regression
-    >>> result = audit_logistic_regression("german-credit", plots=False, n_bootstrap=20)
-    >>> 0 <= result.summary["wass1"] <= 1
-    True
-    """
-    from sklearn.linear_model import LogisticRegression
-
-    from fairot.reporting._audit import audit
-
-    split = load_baseline_split(name, random_state=random_state, **loader_kwargs)
-    model = LogisticRegression().fit(split.X_train, split.y_train)
-    scores = model.predict_proba(split.X_test)[:, 1]
-    title = f"Audit of LogisticRegression() on {name} (test set; {split.split_note})"
-    return audit(
-        split.y_test,
-        scores,
-        split.sensitive_test,
-        groups=split.groups,
-        title=title,
-        plots=plots,
-        threshold=threshold,
-        n_bootstrap=n_bootstrap,
-        random_state=random_state,
-        min_group_size=min_group_size,
-        exclude_small_groups=exclude_small_groups,
     )

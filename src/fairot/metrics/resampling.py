@@ -1,0 +1,312 @@
+r"""Stratified bootstrap of the fairness metrics: intervals, resampling indices, batched W_p.
+
+:func:`bootstrap_intervals` resamples rows *within each group* (stratified, so every replicate has
+the groups' sizes) and recomputes every summary metric of :func:`fairot.metrics.fairness_report`
+and the rate disparities for all replicates at once: counts are one matrix product, the sorted
+group samples one vectorised sort, and the Wasserstein distances are read on the joint quantile
+cells, which depend only on the sample sizes and are therefore shared by all replicates.
+
+The building blocks are public because the audit and the drift monitor of
+:mod:`fairot.reporting` reuse them on their own replicates: :func:`stratified_indices` (the
+resampling), :func:`batched_wasserstein` (W_p of many sorted samples at once) and
+:func:`rate_summary` (the threshold disparities of a batch of per-group rates).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from fairot.metrics._rates import check_rate_inputs, rate_matrix, rate_summary
+from fairot.metrics._scaled import unit_scale
+from fairot.transport import MASS_TOLERANCE, joint_quantile_cells
+from fairot.utils.groups import GroupsMode
+from fairot.utils.sensitive import check_sensitive_features
+
+__all__ = [
+    "BootstrapIntervals",
+    "batched_wasserstein",
+    "bootstrap_intervals",
+    "rate_summary",
+    "stratified_indices",
+]
+
+MSG_N_BOOTSTRAP = "n_bootstrap must be an integer >= 10; got {value!r}."
+MSG_CONFIDENCE = "confidence must be in (0, 1); got {value!r}."
+# Replicates are processed in chunks so that the (replicates x samples) matrices stay small.
+_CHUNK_CELLS = 4_000_000
+
+
+class BootstrapIntervals(NamedTuple):
+    """Percentile bootstrap intervals of :func:`bootstrap_intervals`.
+
+    Attributes
+    ----------
+    summary : pandas.DataFrame
+        One row per summary metric, columns ``low`` and ``high``.
+    groups : dict of str to pandas.DataFrame
+        For each per-group rate (``selection_rate``, ``tpr``, ...), a frame indexed by group with
+        columns ``low`` and ``high``.
+    replicates : pandas.DataFrame
+        The summary metrics of every replicate (one row each).
+    confidence : float
+        Coverage of the intervals.
+
+    Examples
+    --------
+    :func:`bootstrap_intervals` returns one; every interval is a ``low``/``high`` row.
+
+    >>> import numpy as np
+    >>> from fairot.metrics import bootstrap_intervals
+    >>> g = np.repeat(["a", "b"], 50)
+    >>> s = np.r_[np.linspace(0.2, 0.6, 50), np.linspace(0.4, 0.8, 50)]
+    >>> ci = bootstrap_intervals(None, s, g, n_bootstrap=20, random_state=0)
+    >>> ci.confidence, list(ci.summary.columns), len(ci.replicates)
+    (0.95, ['low', 'high'], 20)
+    """
+
+    summary: pd.DataFrame
+    groups: dict[str, pd.DataFrame]
+    replicates: pd.DataFrame
+    confidence: float
+
+
+def stratified_indices(
+    strata: np.ndarray, n_replicates: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Row indices of shape (n_replicates, n): each position redrawn among its stratum's rows.
+
+    Parameters
+    ----------
+    strata : ndarray of shape (n,)
+        Integer stratum (group cell) of every row.
+    n_replicates : int
+        Number of bootstrap replicates.
+    rng : numpy.random.Generator
+        Source of the draws.
+
+    Returns
+    -------
+    ndarray of shape (n_replicates, n)
+        Row ``b`` indexes replicate ``b``; position ``i`` holds a row of the same stratum as
+        ``i``, so every replicate keeps the strata's sizes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.metrics.resampling import stratified_indices
+    >>> strata = np.array([0, 0, 1, 1, 1])
+    >>> rows = stratified_indices(strata, 3, np.random.default_rng(0))
+    >>> rows.shape, bool((strata[rows] == strata).all())
+    ((3, 5), True)
+    """
+    n = strata.shape[0]
+    out = np.empty((n_replicates, n), dtype=np.intp)
+    order = np.argsort(strata, kind="stable")
+    bounds = np.flatnonzero(np.diff(strata[order])) + 1
+    for rows in np.split(order, bounds):
+        out[:, rows] = rows[rng.integers(0, rows.shape[0], size=(n_replicates, rows.shape[0]))]
+    return out
+
+
+def batched_wasserstein(a: np.ndarray, b: np.ndarray, orders: tuple[float, ...]) -> list:
+    """Exact W_p between row-wise sorted samples ``a`` (B, n) and ``b`` (B, m), for each p.
+
+    The joint quantile cells depend only on the sizes (equal weights), so one set of cells
+    serves every replicate; see :func:`fairot.transport.joint_quantile_cells`.
+
+    Parameters
+    ----------
+    a : ndarray of shape (B, n)
+        Row-wise sorted samples, one replicate per row.
+    b : ndarray of shape (B, m)
+        Row-wise sorted samples, as many replicates as ``a``.
+    orders : tuple of float
+        The orders p (``math.inf`` for W-infinity).
+
+    Returns
+    -------
+    list of ndarray of shape (B,)
+        One array of distances per order, in the order of ``orders``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.metrics.resampling import batched_wasserstein
+    >>> a = np.array([[0.0, 1.0], [0.0, 2.0]])
+    >>> b = np.array([[1.0, 2.0], [1.0, 3.0]])
+    >>> [w.tolist() for w in batched_wasserstein(a, b, (1.0, np.inf))]
+    [[1.0, 1.0], [1.0, 1.0]]
+    """
+    index, mass = joint_quantile_cells([a[0], b[0]], [None, None])
+    gaps = np.abs(a[:, index[0]] - b[:, index[1]])
+    out = []
+    for p in orders:
+        if math.isinf(p):
+            out.append(gaps[:, mass > MASS_TOLERANCE].max(axis=1))
+        elif p == 1:
+            out.append(gaps @ mass)
+        else:
+            out.append(((gaps**p) @ mass) ** (1.0 / p))
+    return out
+
+
+def _distribution_summary(
+    pred: np.ndarray, rows: list[np.ndarray], task: str
+) -> dict[str, np.ndarray]:
+    """The distributional summary metrics of :func:`fairness_report` for a batch of replicates."""
+    scale = unit_scale(pred)  # as the point estimate: W_p of scaled scores, scaled back
+    sorted_groups = [np.sort(pred[:, r] / scale, axis=1) for r in rows]
+    out: dict[str, np.ndarray] = {}
+    # The W1 barycenter of equally weighted groups is a median of their quantiles on each joint
+    # cell, and every median gives the same sum of distances (Section "Metrics" of the COT paper).
+    index, mass = joint_quantile_cells([g[0] for g in sorted_groups], [None] * len(rows))
+    quantiles = np.stack([g[:, i] for g, i in zip(sorted_groups, index, strict=True)])
+    out["wass1"] = np.abs(quantiles - np.median(quantiles, axis=0)).sum(axis=0) @ mass
+    orders = (1.0, 2.0) if task == "classification" else (1.0, 2.0, math.inf)
+    pair_values = [
+        batched_wasserstein(sorted_groups[i], sorted_groups[j], orders)
+        for i, j in itertools.combinations(range(len(rows)), 2)
+    ]
+    by_order = {p: np.stack([v[k] for v in pair_values], axis=1) for k, p in enumerate(orders)}
+    if task == "classification":
+        pooled = np.sort(pred, axis=1)
+        out["sdd"] = sum(batched_wasserstein(g, pooled, (1.0,))[0] for g in sorted_groups)
+        out["spdd"] = by_order[1.0].sum(axis=1)
+    else:
+        out["max_pairwise_w1"] = by_order[1.0].max(axis=1)
+    out["max_pairwise_w2"] = by_order[2.0].max(axis=1)
+    if task == "regression":
+        out["max_pairwise_winf"] = by_order[math.inf].max(axis=1)
+    with np.errstate(over="ignore"):  # inf only where the true distance exceeds the float max
+        return {k: v * scale for k, v in out.items()}
+
+
+def _replicate_summary(y, pred, member, rows, task, threshold):
+    rates = rate_matrix(y, pred, member, task, threshold)
+    summary = _distribution_summary(pred, rows, task)
+    summary.update(rate_summary(rates, task))
+    if y is not None and task == "classification":
+        summary["err"] = 1.0 - ((pred > threshold) == (y == 1)).mean(axis=1)
+        accuracy = rates["accuracy"]
+        summary["accuracy_std"] = accuracy.std(axis=1)
+        errors = 1.0 - accuracy
+        with np.errstate(divide="ignore"):
+            summary["skewed_error_ratio"] = np.where(
+                errors.min(axis=1) > 0, errors.max(axis=1) / errors.min(axis=1), np.inf
+            )
+    elif y is not None:
+        mse = ((y - pred) ** 2).mean(axis=1)
+        summary["mse"] = mse
+        variance = y.var(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            summary["r2"] = np.where(variance > 0, 1.0 - mse / variance, np.nan)
+    return rates, summary
+
+
+def bootstrap_intervals(
+    y_true: ArrayLike | None,
+    y_pred: ArrayLike,
+    sensitive_features: Any,
+    *,
+    task: str = "classification",
+    groups: GroupsMode = "intersection",
+    threshold: float = 0.5,
+    n_bootstrap: int = 200,
+    confidence: float = 0.95,
+    random_state: int | np.random.Generator | None = None,
+) -> BootstrapIntervals:
+    r"""Stratified percentile-bootstrap intervals of every summary metric and per-group rate.
+
+    Each replicate redraws, with replacement, the rows of every group (of every intersectional
+    cell of the sensitive columns, which also keeps the sizes of overlapping marginal groups), so
+    group sizes are those of the data; the interval is the central ``confidence`` range of the
+    replicates' values (percentile bootstrap, [1]_). Metrics are those of
+    :func:`fairot.metrics.fairness_report`'s summary (``wass1``, ``sdd``, ``spdd``, pairwise W_p,
+    ``err``, ``accuracy_std``, ``skewed_error_ratio``; ``mse``, ``r2``) and the threshold
+    disparities (``demographic_parity_difference``, ``demographic_parity_ratio``,
+    ``equalized_odds_difference``).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,) or None
+        Labels or responses; ``None`` bootstraps the label-free metrics only.
+    y_pred : array-like of shape (n_samples,)
+    sensitive_features : array-like or DataFrame
+    task : {"classification", "regression"}, default="classification"
+    groups : {"intersection", "marginal"}, default="intersection"
+    threshold : float in [0, 1], default=0.5
+    n_bootstrap : int >= 10, default=200
+        Number of replicates.
+    confidence : float in (0, 1), default=0.95
+    random_state : int, numpy.random.Generator or None
+        Seed of the resampling.
+
+    Returns
+    -------
+    BootstrapIntervals
+
+    References
+    ----------
+    .. [1] B. Efron and R. Tibshirani, "An Introduction to the Bootstrap", Chapman & Hall, 1993,
+       Chapter 13.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.metrics import bootstrap_intervals
+    >>> rng = np.random.default_rng(0)
+    >>> g = np.repeat(["a", "b"], 200)
+    >>> s = np.clip(rng.normal(0.4 + 0.2 * (g == "b"), 0.1), 0, 1)
+    >>> ci = bootstrap_intervals(None, s, g, n_bootstrap=50, random_state=0)
+    >>> low, high = ci.summary.loc["sdd"]
+    >>> bool(0 < low < high)
+    True
+    """
+    y, pred, enc, threshold = check_rate_inputs(
+        y_true, y_pred, sensitive_features, task, groups, threshold
+    )
+    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)):
+        raise ValueError(MSG_N_BOOTSTRAP.format(value=n_bootstrap))
+    if n_bootstrap < 10:
+        raise ValueError(MSG_N_BOOTSTRAP.format(value=n_bootstrap))
+    if not (isinstance(confidence, (int, float)) and 0 < confidence < 1):
+        raise ValueError(MSG_CONFIDENCE.format(value=confidence))
+    rng = np.random.default_rng(random_state)
+    cells = check_sensitive_features(
+        sensitive_features, pred.shape[0], groups="intersection", min_groups=1
+    ).codes
+    member = enc.membership.astype(float)
+    rows = enc.indices()
+    chunk = max(1, _CHUNK_CELLS // max(pred.shape[0], 1))
+    rate_parts: dict[str, list] = {}
+    summary_parts: dict[str, list] = {}
+    for start in range(0, n_bootstrap, chunk):
+        take = stratified_indices(cells, min(chunk, n_bootstrap - start), rng)
+        rates, summary = _replicate_summary(
+            None if y is None else y[take], pred[take], member, rows, task, threshold
+        )
+        for key, value in rates.items():
+            rate_parts.setdefault(key, []).append(value)
+        for key, value in summary.items():
+            summary_parts.setdefault(key, []).append(value)
+    alpha = (1.0 - confidence) / 2
+    replicates = pd.DataFrame({k: np.concatenate(v) for k, v in summary_parts.items()})
+    summary_ci = pd.DataFrame(
+        {
+            "low": replicates.quantile(alpha),
+            "high": replicates.quantile(1 - alpha),
+        }
+    )
+    group_ci = {}
+    for key, parts in rate_parts.items():
+        values = pd.DataFrame(np.concatenate(parts), columns=enc.names)
+        group_ci[key] = pd.DataFrame(
+            {"low": values.quantile(alpha), "high": values.quantile(1 - alpha)}
+        ).rename_axis("group")
+    return BootstrapIntervals(summary_ci, group_ci, replicates, float(confidence))

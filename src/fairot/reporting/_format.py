@@ -1,0 +1,51 @@
+"""Labels and number formatting shared by every rendering of an audit (text, markdown, HTML).
+
+Kept apart from ``_audit.py`` and ``_html.py`` so that the HTML renderer and the audit both read
+them without importing each other.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+#: Summary metric -> the label a reader sees, in reading order (the audit sorts by it).
+SUMMARY_LABELS = {
+    "n_samples": "samples",
+    "n_groups": "groups",
+    "err": "Err-.5 (error at threshold)",
+    "mse": "MSE",
+    "r2": "R²",
+    "wass1": "Wass1 (sum of W1 to the W1 barycenter)",
+    "sdd": "SDD (strong demographic disparity)",
+    "spdd": "SPDD (strong pairwise demographic disparity)",
+    "demographic_parity_difference": "DP difference (selection-rate gap at threshold)",
+    "demographic_parity_ratio": "DP ratio (lowest / highest selection rate)",
+    "equalized_odds_difference": "EO difference (largest TPR or FPR gap)",
+    "max_pairwise_w1": "largest pairwise W1",
+    "max_pairwise_w2": "largest pairwise W2",
+    "max_pairwise_w2_pair": "pair attaining it",
+    "max_pairwise_winf": "largest pairwise W∞",
+    "accuracy_std": "STD of group accuracies",
+    "skewed_error_ratio": "SER (max error / min error)",
+}
+
+
+def format_value(value: Any) -> str:
+    """Four significant decimals; undefined values as an em dash, never a bare NaN.
+
+    Examples
+    --------
+    >>> from fairot.reporting._format import format_value
+    >>> format_value(0.123456), format_value(float("nan")), format_value(float("inf"))
+    ('0.1235', '—', '∞')
+    """
+    if isinstance(value, (float, np.floating)):
+        if math.isnan(value):
+            return "—"
+        if math.isinf(value):
+            return "∞" if value > 0 else "-∞"
+        return f"{value:.4f}" if abs(value) < 1e4 else f"{value:.4g}"
+    return str(value)
