@@ -24,7 +24,7 @@ from fairot.metrics import (
     fairness_report,
     group_rates,
 )
-from fairot.metrics._rates import MSG_THRESHOLD
+from fairot.metrics.checks import MSG_THRESHOLD
 from fairot.metrics.resampling import MSG_N_BOOTSTRAP, stratified_indices
 from fairot.utils.sensitive import check_sensitive_features
 

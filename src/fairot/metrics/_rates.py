@@ -13,20 +13,18 @@ re-exported by :mod:`fairot.metrics`.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairot.metrics._classification import UNIT_INTERVAL, check_binary_labels
 from fairot.metrics._scaled import residual_averages
+from fairot.metrics.checks import UNIT_INTERVAL, check_binary_labels, check_threshold
 from fairot.utils.arrays import check_array_1d, check_consistent_length
 from fairot.utils.groups import GroupsMode
 from fairot.utils.sensitive import check_sensitive_features
 
-MSG_THRESHOLD = "threshold must be a finite number in [0, 1]; got {value!r}."
 MSG_TASK = "task must be 'classification' or 'regression'; got {value!r}."
 MSG_LABELS_NEEDED = "{metric} needs labels: y_true is None."
 
@@ -40,17 +38,6 @@ CLASSIFICATION_RATES = (
     "disparate_impact",
 )
 REGRESSION_RATES = ("mae", "rmse", "mean_residual")
-
-
-def check_threshold(threshold: Any) -> float:
-    """Return ``threshold`` as a float in [0, 1], or raise naming the value."""
-    try:
-        value = float(threshold)
-    except (TypeError, ValueError):
-        raise ValueError(MSG_THRESHOLD.format(value=threshold)) from None
-    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
-        raise ValueError(MSG_THRESHOLD.format(value=threshold))
-    return value
 
 
 def check_rate_inputs(y_true, y_pred, sensitive_features, task, groups, threshold):

@@ -14,10 +14,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from fairot.metrics import BootstrapIntervals, bootstrap_intervals, fairness_report, group_rates
-
-# The one public check_threshold (fairot.metrics.checks) is being made by the metrics' refactor;
-# this private import gives way to it then.
-from fairot.metrics._rates import check_threshold
+from fairot.metrics.checks import Task, check_threshold
 from fairot.metrics.resampling import rate_summary
 from fairot.reporting._format import SUMMARY_LABELS, format_value
 from fairot.reporting._html import render_fragment, render_page
@@ -267,7 +264,7 @@ def audit(
     y_pred: ArrayLike,
     sensitive_features: Any,
     *,
-    task: str = "classification",
+    task: Task = "classification",
     groups: GroupsMode = "intersection",
     threshold: float = 0.5,
     title: str = "fairot audit",

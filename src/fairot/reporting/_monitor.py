@@ -22,6 +22,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from fairot.metrics import bootstrap_intervals, demographic_parity_difference, wass1
+from fairot.metrics.checks import UNIT_INTERVAL
 from fairot.metrics.resampling import batched_wasserstein, stratified_indices
 from fairot.reporting._null import p_value, permutation_null, positive_rate_gap, reference_null
 from fairot.utils.arrays import check_array_1d
@@ -30,9 +31,6 @@ from fairot.utils.sensitive import check_sensitive_features
 Metric = Literal["sdd", "wass1", "demographic_parity_difference", "reference_w1"]
 #: The metrics a monitor can watch (``fairot monitor --metric`` offers these).
 MONITOR_METRICS = ("sdd", "wass1", "demographic_parity_difference", "reference_w1")
-# Scores are probabilities. The metrics' own UNIT_INTERVAL is private to fairot.metrics; a public
-# fairot.metrics.checks.UNIT_INTERVAL is on its way, and this literal gives way to it then.
-UNIT_INTERVAL = (0.0, 1.0)
 MSG_METRIC = "metric must be one of {choices}; got {value!r}."
 MSG_WINDOW = "window must be an integer >= 20 (samples per window); got {value!r}."
 MSG_THRESHOLD = "threshold must be a finite number > 0; got {value!r}."
