@@ -35,7 +35,7 @@ test: $(VENV)/.test-installed $(VENV)/.chromium
 
 # The hypothesis fuzz of every public boundary with a large budget (make test runs a small one).
 fuzz: $(VENV)/.test-installed
-	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q -m fuzz tests/fuzz
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest -q -m fuzz tests
 
 # The API reference from the docstrings (Sphinx + numpydoc); warnings are errors.
 docs: $(VENV)/.test-installed

@@ -7,46 +7,11 @@ and change nothing else: parameters, cloning, fitted attributes, input
 validation, dtypes, pickling and predictions are those of the real estimators.
 """
 
-import warnings
-
-import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
-from sklearn.utils.validation import _num_samples
 
 from fairot.classification import COTClassifier, DOTClassifier, QuantileParityPostProcessor
-
-
-def _first_column(X):
-    """First column of whatever the check passes, or None when it is not a usable 2-D input."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if hasattr(X, "tocsr"):
-                return np.asarray(X.tocsr()[:, [0]].toarray(), dtype=float).ravel()
-            X = np.asarray(X, dtype=float)
-    except (TypeError, ValueError, IndexError, NotImplementedError):
-        return None
-    if X.ndim != 2 or X.shape[1] == 0:
-        return None
-    return X[:, 0]
-
-
-def _groups(X):
-    column = _first_column(X)
-    if column is None:
-        # Let the estimator's own validation reject X; any two-group labelling will do.
-        try:
-            n = _num_samples(X)
-        except TypeError:
-            return None
-        return np.arange(n) % 2
-    # A pseudo-random group from the row's own first value: the same row always gets the same
-    # group (repeated rows and weighted rows agree, as the sample-weight checks need), and the
-    # group is unrelated to the label.
-    with np.errstate(invalid="ignore"):
-        code = np.floor(np.nan_to_num(np.abs(column), posinf=0.0) * 997.0 + 0.5)
-    return (code % 2).astype(int)
+from tests.helpers import groups_from_first_column as _groups
 
 
 class _COT(COTClassifier):

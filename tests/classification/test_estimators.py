@@ -18,8 +18,7 @@ from fairot.classification import (
 )
 from fairot.classification._base import MSG_SMALL_GROUP
 from fairot.classification._postprocessing import MSG_MARGINAL_CELLS
-
-from .conftest import make_biased
+from tests.helpers import make_biased
 
 FAST = {
     "COT": lambda **kw: COTClassifier(

@@ -5,8 +5,7 @@ import pytest
 
 from fairot.classification import QuantileParityPostProcessor
 from fairot.utils.sensitive import check_sensitive_features
-
-from .conftest import make_biased
+from tests.helpers import make_biased
 
 
 def _by_seam(X, y, a, target, sample_weight=None):

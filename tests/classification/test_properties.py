@@ -7,8 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairot.classification import DOTClassifier, QuantileParityPostProcessor
-
-from .conftest import make_biased
+from tests.helpers import make_biased
 
 
 @settings(max_examples=15, deadline=None)

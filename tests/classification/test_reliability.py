@@ -17,8 +17,7 @@ from fairot.classification import (
 )
 from fairot.classification._kernels import STATUS_NOT_FINITE
 from fairot.utils.targets import MSG_Y_NAN
-
-from .conftest import make_biased
+from tests.helpers import make_biased
 
 
 def _fitted(name, X, y, a):

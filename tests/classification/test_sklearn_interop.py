@@ -23,8 +23,7 @@ from threadpoolctl import threadpool_limits
 from fairot.classification import COTClassifier, DOTClassifier, QuantileParityPostProcessor
 from fairot.datasets import load_adult
 from fairot.utils.sensitive import MSG_SF_REQUIRED
-
-from .conftest import make_biased
+from tests.helpers import make_biased
 
 REQUIRED = MSG_SF_REQUIRED.format(name="sensitive_features").split(":")[0]
 

@@ -13,8 +13,7 @@ from fairot.classification._batches import cumulative_weights, weighted_batches
 from fairot.classification._common import MSG_NO_WEIGHTS, MSG_ZERO_WEIGHT_GROUP
 from fairot.transport import build_target
 from fairot.utils.sensitive import check_sensitive_features
-
-from .conftest import make_biased
+from tests.helpers import make_biased
 
 
 def _weights_and_repeats(n, seed=0):

@@ -369,6 +369,7 @@ def test_small_groups_warned_and_excluded(tmp_path, capsys):
     assert json.loads(out)["warnings"] == []
 
 
+@pytest.mark.integration
 def test_broken_pipe_is_quiet(tmp_path):
     rng = np.random.default_rng(0)
     n = 400
@@ -385,6 +386,7 @@ def test_broken_pipe_is_quiet(tmp_path):
     assert "Traceback" not in result.stderr and "BrokenPipe" not in result.stderr, result.stderr
 
 
+@pytest.mark.integration
 def test_python_dash_m_and_help():
     result = subprocess.run(
         [sys.executable, "-m", "fairot", "audit", "--help"],

@@ -53,6 +53,7 @@ def _run(command):
     return result
 
 
+@pytest.mark.integration
 def test_import_and_kernels_from_read_only_install(read_only_copy):
     result = _run(_command(read_only_copy, PROGRAM))
     assert result.returncode == 0, result.stderr[-2000:]
@@ -61,6 +62,7 @@ def test_import_and_kernels_from_read_only_install(read_only_copy):
     assert "fairot-numba-cache" in cache_dir
 
 
+@pytest.mark.integration
 def test_help_from_read_only_install(read_only_copy):
     code = "import sys; from fairot.cli import main; sys.argv = ['fairot', '--help']; main()"
     result = _run(_command(read_only_copy, code))
@@ -143,6 +145,7 @@ def test_private_predictable_folder_is_reused(monkeypatch):
     assert info.st_uid == os.getuid() and info.st_mode & 0o022 == 0
 
 
+@pytest.mark.integration
 def test_unwritable_explicit_cache_dir_is_one_line_not_a_traceback(tmp_path):
     # numba itself dies at import with a long traceback; fairot warns once and falls back.
     # Below a regular file: nobody, root included, can create that folder.

@@ -139,6 +139,7 @@ def test_errors(client, data):
         fd.wass1(s, race, quantiles="sketch", sketch_k=3)
 
 
+@pytest.mark.integration
 def test_import_fairot_does_not_import_dask():
     import subprocess
     import sys

@@ -5,6 +5,9 @@ import pytest
 
 from fairot.experiments import STUDIES, get_study
 
+# Whole studies on small data: each runs a paper's pipeline end to end.
+pytestmark = pytest.mark.integration
+
 AFR = ["afr-simulation", "afr-multigroup", "afr-crime", "afr-acs", "afr-classification"]
 
 

@@ -14,6 +14,9 @@ from fairot.experiments.cot import (
     run_demo_comparison,
 )
 
+# Whole studies on small data: each runs a paper's pipeline end to end.
+pytestmark = pytest.mark.integration
+
 
 def test_studies_are_registered():
     for name in ("cot-table1", "cot-batch-size", "cot-drift", "cot-duals"):

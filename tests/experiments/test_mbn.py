@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pandas as pd
+import pytest
 import torch
 from scipy import stats
 
@@ -15,6 +16,9 @@ from fairot.experiments.mbn import METHOD_LABELS, run_mbn_synthetic
 from fairot.face import SyntheticRun, make_synthetic_faces, run_synthetic_method
 from fairot.face._evaluation import GroupVerification
 from fairot.metrics import group_accuracy_std, skewed_error_ratio
+
+# Whole studies on small data: each runs a paper's pipeline end to end.
+pytestmark = pytest.mark.integration
 
 
 def _scipy_interval(values):

@@ -1,7 +1,12 @@
 """``fairot reproduce torch-adult --quick``: structure and direction of the results."""
 
+import pytest
+
 from fairot.experiments import STUDIES, get_study
 from fairot.experiments.cot import run_torch_adult
+
+# Whole studies on small data: each runs a paper's pipeline end to end.
+pytestmark = pytest.mark.integration
 
 
 def test_torch_adult_quick(tmp_path):

@@ -120,6 +120,7 @@ def _run_child(ctx, config_path, *, kill_at=None):
     return killed, proc.exitcode
 
 
+@pytest.mark.integration
 def test_twenty_sigkills_then_resume_equal_an_uninterrupted_run(tmp_path, forkserver):
     ctx = forkserver
     reference = _config(tmp_path, "reference")

@@ -114,6 +114,7 @@ def test_bad_config_is_a_clear_error(tmp_path, capsys):
         load_config(path)
 
 
+@pytest.mark.integration
 def test_import_fairot_does_not_import_torch():
     code = (
         "import sys, fairot, fairot.metrics, fairot.experiments, fairot.cli; "

@@ -106,6 +106,7 @@ def _run(ctx, world, *, checkpoint=None, kill_at=None, meta_gradient="exact"):
     return result, [p.exitcode for p in procs]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("meta_gradient", ["exact", "forward-mode"])
 def test_two_ranks_follow_one_process_with_the_doubled_batch(forkserver, meta_gradient):
     (one, m_one), codes = _run(forkserver, 1, meta_gradient=meta_gradient)
@@ -119,6 +120,7 @@ def test_two_ranks_follow_one_process_with_the_doubled_batch(forkserver, meta_gr
     assert np.ptp(one.filter(like="margin_").to_numpy(), axis=0).max() > 1e-4  # margins moved
 
 
+@pytest.mark.integration
 def test_two_ranks_resume_after_a_kill(forkserver, tmp_path):
     checkpoint = str(tmp_path / "checkpoint.pt")
     (full, m_full), _ = _run(forkserver, 2)

@@ -33,6 +33,7 @@ def _page_faults(mode: str) -> tuple[bool, int]:
     return out[0] == "True", int(out[1])
 
 
+@pytest.mark.integration
 def test_kept_memory_is_not_faulted_in_again():
     kept, faults_kept = _page_faults("keep")
     if not kept:

@@ -58,6 +58,7 @@ def test_old_private_paths_still_resolve(old, names):
         assert getattr(module, name) is not None
 
 
+@pytest.mark.integration
 def test_fairot_torch_does_not_import_fairot_face():
     code = (
         "import sys, fairot.torch.losses, fairot.torch.miners, fairot.torch.samplers; "

@@ -192,6 +192,7 @@ def _hold_in_child(out_dir):
     return child
 
 
+@pytest.mark.integration
 def test_second_run_into_a_locked_out_dir_is_refused(tmp_path):
     config, _ = _config(tmp_path)
     out = tmp_path / "run"

@@ -19,14 +19,7 @@ from fairot.regression.checks import (
     MSG_NAN_SCORES,
     MSG_SMALL_GROUP,
 )
-
-
-def _data(n=600, seed=0, k=2):
-    rng = np.random.default_rng(seed)
-    s = rng.integers(0, k, n)
-    X = rng.normal(size=(n, 3))
-    y = X @ np.array([1.0, 0.5, -0.3]) + 1.5 * s + rng.normal(scale=0.5, size=n)
-    return X, y, s
+from tests.helpers import linear_groups as _data
 
 
 def _frozen_linear(X, y, s):
@@ -550,6 +543,7 @@ def test_the_seam_checks_the_statistics_it_is_given():
         )
 
 
+@pytest.mark.integration
 def test_fitting_and_predicting_in_memory_never_imports_fairot_dask():
     import subprocess
     import sys

@@ -26,14 +26,7 @@ import fairot
 from fairot.datasets import load_adult
 from fairot.regression import WassersteinFairRegressor
 from fairot.regression.checks import MSG_MARGINAL, MSG_POSITIONAL, MSG_SCORE_GROUPS
-
-
-def _data(n=600, seed=0, k=2):
-    rng = np.random.default_rng(seed)
-    s = rng.integers(0, k, n)
-    X = rng.normal(size=(n, 3))
-    y = X @ np.array([1.0, 0.5, -0.3]) + 1.5 * s + rng.normal(scale=0.5, size=n)
-    return X, y, s
+from tests.helpers import linear_groups as _data
 
 
 # ------------------------------------------------------------------------- model selection

@@ -174,6 +174,7 @@ def _render(page, tmp_path, name):
     return matplotlib.image.imread(shot), console
 
 
+@pytest.mark.integration
 def test_console_check_catches_a_broken_page(tmp_path):
     page = tmp_path / "broken.html"
     page.write_text('<!DOCTYPE html><p>x</p><script>throw new Error("boom")</script>')
@@ -181,6 +182,7 @@ def test_console_check_catches_a_broken_page(tmp_path):
     assert any("boom" in line for line in console)
 
 
+@pytest.mark.integration
 def test_report_renders_in_headless_chromium(result, tmp_path):
     result.write(tmp_path, figures=False)
     image, console = _render(tmp_path / "report.html", tmp_path, "report")

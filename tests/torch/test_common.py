@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from fairot.torch import FairMLPClassifier
-from tests.classification.test_common import _groups
+from tests.helpers import groups_from_first_column as _groups
 
 
 class _FairMLP(FairMLPClassifier):

@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from fairot.torch import FairMLPClassifier, FairTrainer, WassersteinParityPenalty
 from fairot.torch._device import MSG_DEVICE, check_device
+from tests.helpers import shifted_groups
 
 CUDA = torch.cuda.is_available()
 COUNT = torch.cuda.device_count() if CUDA else 0
@@ -24,11 +25,7 @@ def _message(value, reason):
 
 
 def _data(n=120):
-    rng = np.random.default_rng(0)
-    a = rng.integers(0, 2, n)
-    X = np.column_stack([rng.normal(a, 1.0), rng.normal(size=n)])
-    y = (X[:, 0] + rng.normal(0, 1, n) > 0.5).astype(int)
-    return X, y, a
+    return shifted_groups(n, 0, noise_column=True)
 
 
 def _clf(device):

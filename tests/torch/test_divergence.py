@@ -20,14 +20,11 @@ from fairot.torch._divergence import (
     advice,
 )
 from fairot.torch._trainer import MSG_PARAM
+from tests.helpers import shifted_groups
 
 
 def _data(seed=0, n=400):
-    rng = np.random.default_rng(seed)
-    a = rng.integers(0, 2, n)
-    X = np.column_stack([rng.normal(a, 1.0), a])
-    y = (X[:, 0] + rng.normal(0, 1, n) > 0.5).astype(int)
-    return X, y, a
+    return shifted_groups(n, seed, group_column=True)
 
 
 def _separable(n=200):

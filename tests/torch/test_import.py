@@ -3,7 +3,10 @@
 import subprocess
 import sys
 
+import pytest
 
+
+@pytest.mark.integration
 def test_fairot_does_not_import_torch():
     code = (
         "import sys, fairot, fairot.classification, fairot.experiments, fairot.metrics; "

@@ -16,14 +16,13 @@ from fairot.torch import FairTrainer, WassersteinParityPenalty
 from fairot.torch._trainer import MSG_PARAM
 from fairot.torch._trainer_data import MSG_GROUPS, MSG_LABELS
 from fairot.torch.training import CHECKPOINT_FIT_ERROR, Callback, read_checkpoint
+from tests.helpers import shifted_groups
 
 
 def _data(seed=0, n=600):
-    rng = np.random.default_rng(seed)
-    a = rng.integers(0, 2, n)
-    X = np.column_stack([rng.normal(a, 1.0), rng.normal(size=n), a]).astype(np.float32)
-    y = (X[:, 0] + rng.normal(0, 1, n) > 0.5).astype(np.float32)
-    return X, y, a
+    return shifted_groups(
+        n, seed, noise_column=True, group_column=True, dtype=np.float32, label_dtype=np.float32
+    )
 
 
 def _model(seed=0, d=3):
@@ -257,6 +256,7 @@ def _kill_child(path, conn):
     conn.send("done")
 
 
+@pytest.mark.integration
 def test_fair_trainer_survives_sigkill(tmp_path):
     ctx = multiprocessing.get_context("spawn")
     X, y, a = _data()

@@ -62,6 +62,7 @@ while True:
 """
 
 
+@pytest.mark.integration
 def test_sigkill_mid_write_leaves_a_complete_file(tmp_path):
     # The oracle: every complete version ends with END and has one tag; a torn one would not.
     # (tests/face/test_checkpoint.py kills a training process 20 times; one kill suffices here.)

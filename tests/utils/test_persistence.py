@@ -196,6 +196,7 @@ def test_load_model_rejects_other_inputs():
         load_model(12)
 
 
+@pytest.mark.integration
 def test_import_fairot_stays_light():
     code = (
         "import sys, fairot; "

@@ -6,7 +6,7 @@ order of operations per sample) with three savings that do not change the mathem
 - rows are stored as padded sparse lists ``(indices, values)``, so a one-hot row of Adult costs
   its ~15 non-zeros instead of ~100 columns, both for the score and for the gradient;
 - :math:`\psi` and :math:`\psi'` are read from a table on [0, 1] and interpolated linearly
-  (:func:`fairot.classification._features.tabulate_features`);
+  (:func:`fairot.transport.tabulate_features`);
 - the loop over updates runs in compiled code (``cache=True``: the compilation is paid once per
   machine).
 

@@ -20,7 +20,7 @@ import fairot.utils.groups as groups
 import fairot.utils.sensitive as sensitive
 from fairot.cli import main
 from fairot.reporting import FairnessMonitor, _monitor
-from tests.fuzz.messages import fills_template, message_constants
+from tests.helpers import fills_template, message_constants
 
 pytestmark = pytest.mark.fuzz
 

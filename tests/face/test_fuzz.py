@@ -25,7 +25,7 @@ from fairot.face import _methods as methods
 from fairot.face import _skewness as sk
 from fairot.face import _trainer_checks as trainer_checks
 from fairot.face import load_config, losses
-from tests.fuzz.messages import fills_template, message_constants
+from tests.helpers import fills_template, message_constants
 
 pytestmark = pytest.mark.fuzz
 
