@@ -15,19 +15,19 @@ from sklearn.preprocessing import StandardScaler
 
 from fairot.metrics import (
     fair_accuracy_scorer,
-    fair_mse_scorer,
     make_fairness_scorer,
-    sdd_scorer,
-    spdd_scorer,
+    neg_fair_mse_scorer,
+    neg_sdd_scorer,
+    neg_spdd_scorer,
+    neg_wass1_scorer,
+    neg_wasserstein_gap_scorer,
     strong_demographic_disparity,
     wass1,
-    wass1_scorer,
-    wasserstein_gap_scorer,
     within_fairness_budget,
 )
+from fairot.metrics._budget import MSG_NO_CANDIDATE
 from fairot.metrics._scorers import (
     MSG_GREATER,
-    MSG_NO_CANDIDATE,
     MSG_NO_GROUPS,
     MSG_RESPONSE_METHOD,
 )
@@ -61,12 +61,16 @@ def test_grid_search_matches_hand_written_loop(routing):
         LogisticRegression(),
         {"C": grid},
         cv=cv,
-        scoring={"accuracy": fair_accuracy_scorer, "wass1": wass1_scorer, "sdd": sdd_scorer},
-        refit=within_fairness_budget(budget, score="accuracy", fairness="wass1"),
+        scoring={
+            "accuracy": fair_accuracy_scorer,
+            "neg_wass1": neg_wass1_scorer,
+            "neg_sdd": neg_sdd_scorer,
+        },
+        refit=within_fairness_budget(budget, score="accuracy", fairness="neg_wass1"),
     ).fit(X, y, sensitive_features=g)
     # The oracle: the same folds by hand, scikit-learn's accuracy and SciPy's W1. With two groups
     # the W1 barycenter is the midpoint of the quantiles, so Wass1 = W1(group a, group b).
-    expected = {"accuracy": [], "wass1": [], "sdd": []}
+    expected = {"accuracy": [], "neg_wass1": [], "neg_sdd": []}
     for c in grid:
         folds = {k: [] for k in expected}
         for train, test in cv.split(X, y):
@@ -74,15 +78,15 @@ def test_grid_search_matches_hand_written_loop(routing):
             s = model.predict_proba(X[test])[:, 1]
             gt = g[test]
             folds["accuracy"].append(accuracy_score(y[test], model.predict(X[test])))
-            folds["wass1"].append(-scipy.stats.wasserstein_distance(s[gt == "F"], s[gt == "M"]))
-            folds["sdd"].append(
+            folds["neg_wass1"].append(-scipy.stats.wasserstein_distance(s[gt == "F"], s[gt == "M"]))
+            folds["neg_sdd"].append(
                 -sum(scipy.stats.wasserstein_distance(s[gt == a], s) for a in ("F", "M"))
             )
         for k in expected:
             expected[k].append(np.mean(folds[k]))
     for k, values in expected.items():
         np.testing.assert_allclose(search.cv_results_[f"mean_test_{k}"], values, rtol=1e-10)
-    feasible = [i for i in range(3) if -expected["wass1"][i] <= budget]
+    feasible = [i for i in range(3) if -expected["neg_wass1"][i] <= budget]
     assert feasible, "the test needs a feasible candidate"
     best = max(feasible, key=lambda i: expected["accuracy"][i])
     assert search.best_index_ == best
@@ -121,7 +125,7 @@ def test_scorer_gives_groups_to_predict(routing, in_pipeline):
     model = clone(model).fit(X, y, sensitive_features=g)
     s = model.predict_proba(X, sensitive_features=g)[:, 1]
     expected = -scipy.stats.wasserstein_distance(s[g == "F"], s[g == "M"])
-    assert wass1_scorer(model, X, y, sensitive_features=g) == pytest.approx(expected, rel=1e-12)
+    assert neg_wass1_scorer(model, X, y, sensitive_features=g) == pytest.approx(expected, rel=1e-12)
     pred = model.predict(X, sensitive_features=g)
     assert fair_accuracy_scorer(model, X, y, sensitive_features=g) == accuracy_score(y, pred)
 
@@ -138,7 +142,7 @@ def test_cross_validate_with_post_processor_and_weights(routing):
         X,
         y,
         cv=2,
-        scoring={"sdd": scorer, "spdd": spdd_scorer},
+        scoring={"neg_sdd": scorer, "neg_spdd": neg_spdd_scorer},
         params={"sensitive_features": g, "sample_weight": w},
     )
     # Oracle: replicated rows (integer weights) scored by SciPy on each test fold.
@@ -147,7 +151,7 @@ def test_cross_validate_with_post_processor_and_weights(routing):
         reps = w[test].astype(int)
         sr, gr = np.repeat(s, reps), np.repeat(g[test], reps)
         sdd = sum(scipy.stats.wasserstein_distance(sr[gr == a], sr) for a in ("F", "M"))
-        assert result["test_sdd"][fold] == pytest.approx(-sdd, rel=1e-9)
+        assert result["test_neg_sdd"][fold] == pytest.approx(-sdd, rel=1e-9)
 
 
 def test_sklearn_make_scorer_accepts_fairot_metrics(routing):
@@ -158,7 +162,7 @@ def test_sklearn_make_scorer_accepts_fairot_metrics(routing):
         wass1, greater_is_better=False, response_method="predict_proba"
     ).set_score_request(sensitive_features=True)
     assert theirs(model, X, y, sensitive_features=g) == pytest.approx(
-        wass1_scorer(model, X, y, sensitive_features=g), rel=1e-12
+        neg_wass1_scorer(model, X, y, sensitive_features=g), rel=1e-12
     )
 
 
@@ -171,7 +175,7 @@ def test_regression_scorers():
 
     model = LinearRegression().fit(X, y)
     pred = model.predict(X)
-    assert fair_mse_scorer(model, X, y, sensitive_features=g) == pytest.approx(
+    assert neg_fair_mse_scorer(model, X, y, sensitive_features=g) == pytest.approx(
         -mean_squared_error(y, pred)
     )
     gaps = [
@@ -187,7 +191,7 @@ def test_regression_scorers():
         for a, b in (("a", "b"), ("a", "c"), ("b", "c"))
         for u in [np.arange(0.5, 600_000) / 600_000]
     ]
-    assert wasserstein_gap_scorer(model, X, y, sensitive_features=g) == pytest.approx(
+    assert neg_wasserstein_gap_scorer(model, X, y, sensitive_features=g) == pytest.approx(
         -max(gaps), rel=1e-4
     )
 
@@ -196,16 +200,18 @@ def test_scorer_errors():
     X, y, g = _data(5, n=60)
     model = LogisticRegression().fit(X, y)
     with pytest.raises(ValueError, match=_prefix(MSG_NO_GROUPS)):
-        cross_validate(LogisticRegression(), X, y, cv=2, scoring=wass1_scorer, error_score="raise")
+        cross_validate(
+            LogisticRegression(), X, y, cv=2, scoring=neg_wass1_scorer, error_score="raise"
+        )
     with pytest.raises(ValueError, match=_prefix(MSG_NO_GROUPS)):
-        wass1_scorer(model, X, y)
+        neg_wass1_scorer(model, X, y)
     with pytest.raises(ValueError, match=_prefix(MSG_GREATER)):
         make_fairness_scorer(wass1, greater_is_better="no")
     with pytest.raises(ValueError, match=_prefix(MSG_RESPONSE_METHOD)):
         make_fairness_scorer(wass1, greater_is_better=False, response_method="transform")
     with pytest.raises(TypeError):
         make_fairness_scorer(wass1)  # greater_is_better is required
-    assert "wass1" in repr(wass1_scorer)
+    assert "wass1" in repr(neg_wass1_scorer)
 
 
 def test_within_fairness_budget_without_feasible_candidate(routing):
@@ -214,14 +220,14 @@ def test_within_fairness_budget_without_feasible_candidate(routing):
         LogisticRegression(),
         {"C": [1.0, 10.0]},
         cv=2,
-        scoring={"accuracy": fair_accuracy_scorer, "wass1": wass1_scorer},
+        scoring={"accuracy": fair_accuracy_scorer, "neg_wass1": neg_wass1_scorer},
         refit=within_fairness_budget(1e-6),
     )
     with pytest.raises(ValueError, match=_prefix(MSG_NO_CANDIDATE)):
         search.fit(X, y, sensitive_features=g)
     refit = within_fairness_budget(0.1, score="acc")
     with pytest.raises(ValueError, match="cv_results_ has no column 'mean_test_acc'"):
-        refit({"mean_test_accuracy": [1.0], "mean_test_wass1": [0.0]})
+        refit({"mean_test_accuracy": [1.0], "mean_test_neg_wass1": [0.0]})
 
 
 def test_scorers_on_quantile_parity_post_processor(routing):
@@ -236,7 +242,7 @@ def test_scorers_on_quantile_parity_post_processor(routing):
         X,
         y,
         cv=StratifiedKFold(2),
-        scoring={"wass1": wass1_scorer, "accuracy": fair_accuracy_scorer},
+        scoring={"neg_wass1": neg_wass1_scorer, "accuracy": fair_accuracy_scorer},
         params={"sensitive_features": g},
         return_estimator=True,
     )
@@ -245,6 +251,6 @@ def test_scorers_on_quantile_parity_post_processor(routing):
         s = model.predict_proba(X[test], sensitive_features=g[test])[:, 1]
         gt = g[test]
         w1 = scipy.stats.wasserstein_distance(s[gt == "F"], s[gt == "M"])
-        assert result["test_wass1"][fold] == pytest.approx(-w1, rel=1e-12, abs=1e-15)
+        assert result["test_neg_wass1"][fold] == pytest.approx(-w1, rel=1e-12, abs=1e-15)
         pred = model.predict(X[test], sensitive_features=gt)
         assert result["test_accuracy"][fold] == accuracy_score(y[test], pred)

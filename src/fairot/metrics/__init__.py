@@ -11,12 +11,14 @@ blocks are public in :mod:`fairot.metrics.resampling`).
 
 The group metrics take the score-only form ``metric(scores, sensitive_features)`` or fairlearn's
 ``metric(y_true, y_pred, *, sensitive_features, sample_weight=None)``. Model selection:
-:func:`make_fairness_scorer` and the ready scorers (:data:`wass1_scorer`, :data:`sdd_scorer`,
-:data:`spdd_scorer`, :data:`fair_accuracy_scorer`, :data:`fair_mse_scorer`,
-:data:`wasserstein_gap_scorer`) route ``sensitive_features`` to the estimator and the metric;
+:func:`make_fairness_scorer` and the ready scorers (:data:`neg_wass1_scorer`,
+:data:`neg_sdd_scorer`, :data:`neg_spdd_scorer`, :data:`fair_accuracy_scorer`,
+:data:`neg_fair_mse_scorer`, :data:`neg_wasserstein_gap_scorer`; by name with
+:func:`get_fairness_scorer`) route ``sensitive_features`` to the estimator and the metric;
 :func:`within_fairness_budget` is a ``refit`` that keeps the best candidate within a budget.
 """
 
+from fairot.metrics._budget import FairnessBudgetRefit, within_fairness_budget
 from fairot.metrics._classification import (
     error_rate,
     strong_demographic_disparity,
@@ -34,18 +36,20 @@ from fairot.metrics._report import fairness_report, fairness_summary
 from fairot.metrics._scorers import (
     FairnessScorer,
     fair_accuracy_scorer,
-    fair_mse_scorer,
+    get_fairness_scorer,
+    get_fairness_scorer_names,
     make_fairness_scorer,
-    sdd_scorer,
-    spdd_scorer,
-    wass1_scorer,
-    wasserstein_gap_scorer,
-    within_fairness_budget,
+    neg_fair_mse_scorer,
+    neg_sdd_scorer,
+    neg_spdd_scorer,
+    neg_wass1_scorer,
+    neg_wasserstein_gap_scorer,
 )
 from fairot.metrics.resampling import BootstrapIntervals, bootstrap_intervals
 
 __all__ = [
     "BootstrapIntervals",
+    "FairnessBudgetRefit",
     "FairnessScorer",
     "PairwiseGap",
     "bootstrap_intervals",
@@ -53,21 +57,23 @@ __all__ = [
     "equalized_odds_difference",
     "error_rate",
     "fair_accuracy_scorer",
-    "fair_mse_scorer",
     "fairness_report",
     "fairness_summary",
+    "get_fairness_scorer",
+    "get_fairness_scorer_names",
     "group_accuracy_std",
     "group_rates",
     "make_fairness_scorer",
     "max_pairwise_wasserstein",
-    "sdd_scorer",
+    "neg_fair_mse_scorer",
+    "neg_sdd_scorer",
+    "neg_spdd_scorer",
+    "neg_wass1_scorer",
+    "neg_wasserstein_gap_scorer",
     "skewed_error_ratio",
-    "spdd_scorer",
     "strong_demographic_disparity",
     "strong_pairwise_demographic_disparity",
     "wass1",
-    "wass1_scorer",
     "wasserstein_distance",
-    "wasserstein_gap_scorer",
     "within_fairness_budget",
 ]

@@ -5,11 +5,14 @@ to the metric. A fairness scorer needs the groups twice: the metric compares the
 post-processor (:class:`~fairot.classification.QuantileParityPostProcessor`,
 :class:`~fairot.regression.WassersteinFairRegressor`) needs them to predict at all. The
 scorers here request ``sensitive_features`` from the router, give them to the estimator's
-method whenever that method accepts them, and to the metric.
+method whenever that method accepts them, and to the metric. Scorers of lower-is-better
+metrics are called ``neg_*`` as scikit-learn's are; :func:`get_fairness_scorer` returns a private
+copy of one by name.
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -42,11 +45,7 @@ MSG_PROBA_SHAPE = (
     "{scorer} scores predict_proba's positive-class column, which needs two classes; "
     "got {n} columns."
 )
-MSG_NO_CANDIDATE = (
-    "no candidate has a mean {fairness} within the budget {budget} (the fairest has "
-    "{best:.4g}); raise the budget or widen the parameter grid."
-)
-MSG_CV_KEYS = "cv_results_ has no column {key!r}; scoring must name a scorer {name!r}."
+MSG_UNKNOWN_SCORER = "{name!r} is not a fairot scorer; the names are {names}."
 
 
 def _accepts_sensitive_features(estimator: Any, method_name: str) -> bool:
@@ -271,16 +270,20 @@ def make_fairness_scorer(
     FairnessScorer
         Callable as ``scorer(estimator, X, y, **metadata)``.
 
+    Name a lower-is-better scorer's key in ``scoring`` with scikit-learn's ``neg_`` prefix
+    (``"neg_wass1"``): its values are minus the metric.
+
     See Also
     --------
     within_fairness_budget : choose the best candidate of a search within a fairness budget.
+    get_fairness_scorer : a private copy of one of fairot's ready scorers, by name.
 
     Examples
     --------
     >>> import sklearn
     >>> from sklearn.model_selection import cross_validate
     >>> from sklearn.linear_model import LogisticRegression
-    >>> from fairot.metrics import make_fairness_scorer, sdd_scorer, wass1
+    >>> from fairot.metrics import make_fairness_scorer, neg_sdd_scorer, wass1
     >>> neg_wass1 = make_fairness_scorer(
     ...     wass1, greater_is_better=False, response_method="predict_proba"
     ... )
@@ -293,10 +296,10 @@ def make_fairness_scorer(
     ...         X,
     ...         y,
     ...         cv=2,
-    ...         scoring={"wass1": neg_wass1, "sdd": sdd_scorer},
+    ...         scoring={"neg_wass1": neg_wass1, "neg_sdd": neg_sdd_scorer},
     ...         params={"sensitive_features": groups},
     ...     )
-    >>> bool((cv["test_wass1"] <= 0).all())
+    >>> bool((cv["test_neg_wass1"] <= 0).all())
     True
     """
     if not isinstance(greater_is_better, (bool, np.bool_)):
@@ -313,73 +316,19 @@ def make_fairness_scorer(
     return FairnessScorer(metric, 1 if greater_is_better else -1, methods, kwargs)
 
 
-def within_fairness_budget(
-    budget: float, *, score: str = "accuracy", fairness: str = "wass1"
-) -> Callable[[dict], int]:
-    """A ``refit`` for ``GridSearchCV``: the best mean score among candidates within a budget.
-
-    With ``scoring={score: ..., fairness: ...}`` where the fairness scorer returns the negative
-    of a disparity (as every fairot fairness scorer does), the candidate chosen is the one with
-    the highest mean test ``score`` among those whose mean disparity, ``-mean_test_<fairness>``,
-    is at most ``budget``. Choosing on cross-validated means keeps the choice stable: a
-    per-fold cut-off would make a candidate's score jump with each fold's noise.
-
-    Parameters
-    ----------
-    budget : float
-        The largest acceptable mean disparity (e.g. Wass1 ≤ .05).
-    score : str, default="accuracy"
-        Key of the score to maximise in ``scoring``.
-    fairness : str, default="wass1"
-        Key of the (negated) fairness scorer in ``scoring``.
-
-    Returns
-    -------
-    callable
-        ``refit(cv_results) -> int``, the index of the chosen candidate.
-
-    Raises
-    ------
-    ValueError
-        (when the search refits) if no candidate is within the budget, naming the fairest.
-
-    Examples
-    --------
-    >>> from fairot.metrics import within_fairness_budget
-    >>> refit = within_fairness_budget(0.05)
-    >>> refit({"mean_test_accuracy": [0.9, 0.85, 0.8], "mean_test_wass1": [-0.2, -0.04, -0.01]})
-    1
-    """
-    budget = float(budget)
-
-    def refit(cv_results: dict) -> int:
-        columns = {}
-        for key, name in ((f"mean_test_{score}", score), (f"mean_test_{fairness}", fairness)):
-            if key not in cv_results:
-                raise ValueError(MSG_CV_KEYS.format(key=key, name=name))
-            columns[name] = np.asarray(cv_results[key], dtype=float)
-        disparity = -columns[fairness]
-        feasible = disparity <= budget
-        if not feasible.any():
-            raise ValueError(
-                MSG_NO_CANDIDATE.format(
-                    fairness=fairness, budget=budget, best=float(np.nanmin(disparity))
-                )
-            )
-        return int(np.flatnonzero(feasible)[np.nanargmax(columns[score][feasible])])
-
-    refit.__name__ = f"within_fairness_budget({budget}, score={score!r}, fairness={fairness!r})"
-    return refit
-
+# Lower-is-better metrics get scikit-learn's ``neg_`` prefix: the scorer returns minus the metric,
+# and its name says so, so a key "neg_wass1" in cv_results_ is never read as Wass1 itself.
 
 #: −Wass1 of ``predict_proba`` scores (greater is better), groups routed.
-wass1_scorer = make_fairness_scorer(wass1, greater_is_better=False, response_method="predict_proba")
+neg_wass1_scorer = make_fairness_scorer(
+    wass1, greater_is_better=False, response_method="predict_proba"
+)
 #: −SDD of ``predict_proba`` scores.
-sdd_scorer = make_fairness_scorer(
+neg_sdd_scorer = make_fairness_scorer(
     strong_demographic_disparity, greater_is_better=False, response_method="predict_proba"
 )
 #: −SPDD of ``predict_proba`` scores.
-spdd_scorer = make_fairness_scorer(
+neg_spdd_scorer = make_fairness_scorer(
     strong_pairwise_demographic_disparity,
     greater_is_better=False,
     response_method="predict_proba",
@@ -389,10 +338,70 @@ fair_accuracy_scorer = make_fairness_scorer(
     accuracy_score, greater_is_better=True, response_method="predict"
 )
 #: −MSE of ``predict``, the groups given to ``predict`` when it takes them (the fair regressor).
-fair_mse_scorer = make_fairness_scorer(
+neg_fair_mse_scorer = make_fairness_scorer(
     mean_squared_error, greater_is_better=False, response_method="predict"
 )
 #: −(largest pairwise W2 between groups' predictions): the regression paper's gap.
-wasserstein_gap_scorer = make_fairness_scorer(
+neg_wasserstein_gap_scorer = make_fairness_scorer(
     max_pairwise_wasserstein, greater_is_better=False, response_method="predict"
 )
+
+_SCORERS: dict[str, FairnessScorer] = {
+    "neg_wass1": neg_wass1_scorer,
+    "neg_sdd": neg_sdd_scorer,
+    "neg_spdd": neg_spdd_scorer,
+    "fair_accuracy": fair_accuracy_scorer,
+    "neg_fair_mse": neg_fair_mse_scorer,
+    "neg_wasserstein_gap": neg_wasserstein_gap_scorer,
+}
+
+
+def get_fairness_scorer_names() -> list[str]:
+    """The names :func:`get_fairness_scorer` knows, like :func:`sklearn.metrics.get_scorer_names`.
+
+    Returns
+    -------
+    list of str
+        Sorted names; those of lower-is-better metrics start with ``neg_``.
+
+    Examples
+    --------
+    >>> from fairot.metrics import get_fairness_scorer_names
+    >>> get_fairness_scorer_names()
+    ['fair_accuracy', 'neg_fair_mse', 'neg_sdd', 'neg_spdd', 'neg_wass1', 'neg_wasserstein_gap']
+    """
+    return sorted(_SCORERS)
+
+
+def get_fairness_scorer(name: str) -> FairnessScorer:
+    """A fresh copy of the fairot scorer called ``name``, like :func:`sklearn.metrics.get_scorer`.
+
+    The module's scorers (:data:`neg_wass1_scorer`, ...) are shared by everyone who imports
+    them, so ``set_score_request`` on one changes it for all; the copy returned here is yours.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`get_fairness_scorer_names`: ``"neg_wass1"``, ``"neg_sdd"``,
+        ``"neg_spdd"``, ``"fair_accuracy"``, ``"neg_fair_mse"``, ``"neg_wasserstein_gap"``.
+
+    Returns
+    -------
+    FairnessScorer
+        A deep copy of the scorer ``<name>_scorer``.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a fairot scorer (the message lists the names).
+
+    Examples
+    --------
+    >>> from fairot.metrics import get_fairness_scorer, neg_sdd_scorer
+    >>> scorer = get_fairness_scorer("neg_sdd").set_score_request(sample_weight=True)
+    >>> scorer is neg_sdd_scorer
+    False
+    """
+    if not isinstance(name, str) or name not in _SCORERS:
+        raise ValueError(MSG_UNKNOWN_SCORER.format(name=name, names=get_fairness_scorer_names()))
+    return copy.deepcopy(_SCORERS[name])
