@@ -254,3 +254,67 @@ def test_scorers_on_quantile_parity_post_processor(routing):
         assert result["test_neg_wass1"][fold] == pytest.approx(-w1, rel=1e-12, abs=1e-15)
         pred = model.predict(X[test], sensitive_features=gt)
         assert result["test_accuracy"][fold] == accuracy_score(y[test], pred)
+
+
+def test_lower_is_better_scorers_are_named_neg_and_return_minus_the_metric():
+    # scikit-learn's convention: a scorer whose name starts with neg_ returns minus an error.
+    import fairot.metrics as metrics
+    from fairot.metrics import get_fairness_scorer, get_fairness_scorer_names
+
+    X, y, g = _data(8)
+    model = LogisticRegression().fit(X, y)
+    s = model.predict_proba(X)[:, 1]
+    oracle = {
+        "neg_wass1": -scipy.stats.wasserstein_distance(s[g == "F"], s[g == "M"]),
+        "neg_sdd": -sum(scipy.stats.wasserstein_distance(s[g == a], s) for a in ("F", "M")),
+        "neg_spdd": -scipy.stats.wasserstein_distance(s[g == "F"], s[g == "M"]),
+        "fair_accuracy": accuracy_score(y, model.predict(X)),
+        "neg_fair_mse": -mean_squared_error(y, model.predict(X)),
+    }
+    names = get_fairness_scorer_names()
+    assert names == sorted(names) and set(oracle) < set(names)
+    for name in names:
+        scorer = getattr(metrics, f"{name}_scorer")
+        assert (scorer._sign < 0) == name.startswith("neg_"), name
+        value = scorer(model, X, y, sensitive_features=g)
+        if name.startswith("neg_"):
+            assert value <= 0, name
+        if name in oracle:
+            assert value == pytest.approx(oracle[name], rel=1e-12, abs=1e-15), name
+        copy = get_fairness_scorer(name)
+        assert copy is not scorer and copy(model, X, y, sensitive_features=g) == value
+    # The old names, whose values were negative under a positive name, are gone.
+    for old in ("wass1_scorer", "sdd_scorer", "spdd_scorer", "fair_mse_scorer"):
+        assert not hasattr(metrics, old) and old not in metrics.__all__
+    assert "wasserstein_gap_scorer" not in metrics.__all__
+
+
+def test_get_fairness_scorer_returns_a_private_copy(routing):
+    from fairot.metrics import get_fairness_scorer
+    from fairot.metrics._scorers import MSG_UNKNOWN_SCORER
+
+    X, y, g = _data(9)
+    w = np.random.default_rng(1).integers(1, 4, size=len(y)).astype(float)
+    model = LogisticRegression().fit(X, y)
+    mine = get_fairness_scorer("neg_sdd").set_score_request(sample_weight=True)
+    result = cross_validate(
+        LogisticRegression().set_fit_request(sample_weight=False),
+        X,
+        y,
+        cv=2,
+        scoring={"mine": mine, "shared": neg_sdd_scorer},
+        params={"sensitive_features": g, "sample_weight": w},
+    )
+    # Only the copy asked for the weights; the module's scorer is unchanged.
+    assert not np.allclose(result["test_mine"], result["test_shared"])
+    routing_of = neg_sdd_scorer.get_metadata_routing().score
+    assert "sample_weight" not in routing_of.requests
+    assert mine(model, X, y, sensitive_features=g, sample_weight=w) == pytest.approx(
+        -strong_demographic_disparity(
+            y, model.predict_proba(X)[:, 1], sensitive_features=g, sample_weight=w
+        ),
+        rel=1e-12,
+    )
+    for bad in ("wass1", "neg_mean_squared_error", None):
+        with pytest.raises(ValueError, match=_prefix(MSG_UNKNOWN_SCORER)):
+            get_fairness_scorer(bad)
