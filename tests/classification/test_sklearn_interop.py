@@ -270,7 +270,7 @@ def test_sparse_and_dense_share_the_layout():
 
 
 def test_choosing_dpp_within_a_fairness_budget_with_fairot_scorers(routing, biased):
-    from fairot.metrics import fair_accuracy_scorer, wass1, wass1_scorer, within_fairness_budget
+    from fairot.metrics import fair_accuracy_scorer, neg_wass1_scorer, wass1, within_fairness_budget
 
     X, y, a = biased
     cv = StratifiedKFold(3, shuffle=True, random_state=3)
@@ -282,7 +282,7 @@ def test_choosing_dpp_within_a_fairness_budget_with_fairot_scorers(routing, bias
         ),
         grid,
         cv=cv,
-        scoring={"accuracy": fair_accuracy_scorer, "wass1": wass1_scorer},
+        scoring={"accuracy": fair_accuracy_scorer, "neg_wass1": neg_wass1_scorer},
         refit=within_fairness_budget(budget),
         error_score="raise",
     ).fit(X, y, sensitive_features=a)
