@@ -208,6 +208,18 @@ def test_refit_errors():
     for key in ("", None, 3):
         with pytest.raises(ValueError, match=_prefix(MSG_KEY)):
             within_fairness_budget(0.1, fairness=key)
+    # The class checks what the factory checks.
+    with pytest.raises(ValueError, match=_prefix(MSG_BUDGET)):
+        FairnessBudgetRefit(-1.0, score="accuracy", fairness="neg_wass1")
+    with pytest.raises(ValueError, match=_prefix(MSG_KEY)):
+        FairnessBudgetRefit(0.1, score="", fairness="neg_wass1")
+    assert within_fairness_budget(np.float32(0.5)).budget == 0.5
+    assert (
+        within_fairness_budget(np.inf)(
+            {"mean_test_accuracy": [0.1, 0.2], "mean_test_neg_wass1": [-9.0, -1e300]}
+        )
+        == 1
+    )
     with pytest.raises(TypeError):
         within_fairness_budget(0.1, "accuracy")  # the keys are keyword-only
 

@@ -9,6 +9,7 @@ for the scorer it maximises: it hashes and compares equal to that scorer's name,
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,6 +50,11 @@ class FairnessBudgetRefit:
     fairness : str
         Key of the fairness scorer in ``scoring``; it returns minus the disparity.
 
+    Raises
+    ------
+    ValueError
+        If ``budget`` is negative or NaN (or not a number), or a key is not a non-empty string.
+
     Examples
     --------
     >>> from fairot.metrics import within_fairness_budget
@@ -59,8 +65,16 @@ class FairnessBudgetRefit:
     (True, True)
     """
 
-    def __init__(self, budget: float, score: str, fairness: str) -> None:
-        self.budget = budget
+    def __init__(self, budget: float, *, score: str, fairness: str) -> None:
+        # bool is a numbers.Real too, and True as a budget is a slip, not a disparity.
+        if isinstance(budget, bool) or not isinstance(budget, numbers.Real):
+            raise ValueError(MSG_BUDGET.format(value=budget))
+        if np.isnan(budget) or budget < 0:
+            raise ValueError(MSG_BUDGET.format(value=budget))
+        for name, value in (("score", score), ("fairness", fairness)):
+            if not isinstance(value, str) or not value:
+                raise ValueError(MSG_KEY.format(name=name, value=value))
+        self.budget = float(budget)
         self.score = score
         self.fairness = fairness
 
@@ -197,11 +211,4 @@ def within_fairness_budget(
     ... })
     1
     """
-    if isinstance(budget, bool) or not isinstance(budget, (int, float, np.integer, np.floating)):
-        raise ValueError(MSG_BUDGET.format(value=budget))
-    if np.isnan(budget) or budget < 0:
-        raise ValueError(MSG_BUDGET.format(value=budget))
-    for name, value in (("score", score), ("fairness", fairness)):
-        if not isinstance(value, str) or not value:
-            raise ValueError(MSG_KEY.format(name=name, value=value))
-    return FairnessBudgetRefit(float(budget), score, fairness)
+    return FairnessBudgetRefit(budget, score=score, fairness=fairness)
