@@ -338,7 +338,9 @@ def audit(
         y_true, y_pred, sensitive_features, task=task, groups=groups, threshold=threshold
     )
     groups_only = report.index[:-1]
-    table = report.join(rates, how="left")
+    # A rate the report already has (``rmse`` of a regression with responses) is the same number;
+    # the report's column is kept, since it also holds the pooled ("overall") value.
+    table = report.join(rates.drop(columns=report.columns.intersection(rates.columns)), how="left")
     small = [g for g in groups_only if table.loc[g, "size"] < min_group_size]
     table["note"] = ["" for _ in table.index]
     for g in small:
