@@ -1,4 +1,4 @@
-"""The audit matrix: every task, with and without labels, weights and intervals, every format, every entry.
+"""The audit matrix: every task, with and without labels, weights, intervals; every format, entry.
 
 Each cell checks the numbers the audit states against an independent oracle (fairlearn for the
 selection rates and the DP/EO differences, scikit-learn for accuracy and the regression errors,
@@ -61,7 +61,9 @@ def _needs_weighted_rates(weights):
 
 def _cell_id(cell):
     task, labels, weights, boot = cell
-    return ID.format(task, "labels" if labels else "nolabels", "weights" if weights else "unw", boot)
+    return ID.format(
+        task, "labels" if labels else "nolabels", "weights" if weights else "unweighted", boot
+    )
 
 
 def make_frame(task, seed=0, n=150):
@@ -277,7 +279,7 @@ def assert_formats_agree(payload, markdown, page, flat):
                     seen.add((where, cells[0], column))
     # Every group's every numeric column is in both renderings.
     for name, row in groups.items():
-        for column, value in row.items():
+        for column in row:
             if column not in ("group", "note") and name != "overall":
                 assert {("md", name, column), ("html", name, column)} <= seen, (name, column)
 
@@ -290,7 +292,8 @@ def _split(result):
 
 def _inputs(frame, task, labels, weights):
     y = frame["y"].to_numpy() if labels else None
-    return y, frame["p"].to_numpy(), frame["g"].to_numpy(), frame["w"].to_numpy() if weights else None
+    w = frame["w"].to_numpy() if weights else None
+    return y, frame["p"].to_numpy(), frame["g"].to_numpy(), w
 
 
 # ------------------------------------------------------------------------------- Python audit()
@@ -387,8 +390,9 @@ def test_cli_audit(cell, tmp_path, capsys):
     assert_formats_agree(payload, *_read_folder(out))
     # The command line states the numbers the Python audit states, intervals included.
     python = json.loads(
-        audit(y, p, g, task=task, n_bootstrap=boot, min_group_size=1, plots=False, sample_weight=w)
-        .to_json()
+        audit(
+            y, p, g, task=task, n_bootstrap=boot, min_group_size=1, plots=False, sample_weight=w
+        ).to_json()
     )
     assert payload["summary"] == python["summary"]
     assert payload["groups"] == python["groups"]
@@ -412,7 +416,7 @@ def test_cli_regression_audit_with_labels_in_a_subprocess(tmp_path):
     assert_formats_agree(payload, *_read_folder(tmp_path / "out"))
 
 
-# --------------------------------------------------------------- fairot mitigate --method regression
+# ------------------------------------------------------------ fairot mitigate --method regression
 def _flat_to_payload(flat):
     """``metrics.json`` back to the summary and per-group rows (numbers only)."""
     groups, summary = {}, {}
@@ -459,3 +463,37 @@ def test_cli_mitigate_regression(labels, boot, tmp_path, capsys):
     after = json.loads((out / "after" / "metrics.json").read_text())
     assert after["max_pairwise_w2"] < before["max_pairwise_w2"]
     assert "mse" in captured.out if labels else "mse" not in captured.out
+
+
+@pytest.mark.parametrize("task", TASKS)
+@pytest.mark.parametrize("weights", (True, False), ids=("weights", "unweighted"))
+def test_python_audit_excluding_a_small_group(task, weights):
+    # Dropping about half of group "c" (41 rows) puts it under min_group_size=30 (a and b have
+    # 67 and 42): the table still lists it with its own numbers, and the summary is the oracle's
+    # on the rows of "a" and "b", weights kept with them.
+    _needs_weighted_rates(weights)
+    frame = make_frame(task)
+    frame = frame[~((frame.g == "c") & (np.arange(len(frame)) % 2 == 0))]
+    assert frame.g.value_counts().min() == frame.g.value_counts()["c"] < 30
+    y, p, g, w = _inputs(frame, task, True, weights)
+    result = audit(
+        y,
+        p,
+        g,
+        task=task,
+        n_bootstrap=0,
+        plots=False,
+        sample_weight=w,
+        min_group_size=40,
+        exclude_small_groups=True,
+    )
+    payload, groups = _split(result)
+    assert payload["settings"]["excluded_groups"] == ["c"]
+    want_groups, _ = oracle(task, y, p, g, w)
+    kept = g != "c"
+    _, want_summary = oracle(task, y[kept], p[kept], g[kept], None if w is None else w[kept])
+    for row in want_groups.values():
+        row.pop("share")  # shares are of all rows, the oracle's of all rows too; checked below
+    assert_matches_oracle(groups, payload["summary"], (want_groups, want_summary))
+    total = np.ones(len(p)) if w is None else w
+    assert groups["c"]["share"] == pytest.approx(total[g == "c"].sum() / total.sum(), rel=1e-12)
