@@ -429,10 +429,16 @@ def _flat_to_payload(flat):
     return groups, summary
 
 
-@pytest.mark.parametrize(
-    "labels, boot", list(itertools.product((True, False), (0, N_BOOT))), ids=str
-)
-def test_cli_mitigate_regression(labels, boot, tmp_path, capsys):
+MITIGATE_CELLS = [
+    (labels, weights, boot)
+    for labels, weights, boot in itertools.product((True, False), (True, False), (0, N_BOOT))
+    if not (weights and boot)
+]
+
+
+@pytest.mark.parametrize("labels, weights, boot", MITIGATE_CELLS, ids=str)
+def test_cli_mitigate_regression(labels, weights, boot, tmp_path, capsys):
+    _needs_weighted_rates(weights)
     frame = make_frame("regression", seed=3)
     path = tmp_path / "data.csv"
     frame.to_csv(path, index=False)
@@ -440,21 +446,30 @@ def test_cli_mitigate_regression(labels, boot, tmp_path, capsys):
     args = ["mitigate", "--data", path, "--score", "p", "--sensitive", "g"]
     args += ["--method", "regression", "--tau", "0.5", "--apply", path, "--out", out]
     args += ["--n-bootstrap", boot, "--min-group-size", 1] + (["--label", "y"] if labels else [])
+    args += ["--sample-weight", "w"] if weights else []
     code = main(list(map(str, args)))
     captured = capsys.readouterr()
     assert code == 0, captured.err
     data = pd.read_csv(out / "adjusted.csv", dtype={"g": str})
     y = data["y"].to_numpy() if labels else None
     g = data["g"].to_numpy()
+    w = data["w"].to_numpy() if weights else None
     for folder, scores in (("before", data["p"].to_numpy()), ("after", data["p_fair"].to_numpy())):
         markdown, page, flat = _read_folder(out / folder)
         groups, summary = _flat_to_payload(flat)
-        assert_matches_oracle(groups, summary, oracle("regression", y, scores, g, None))
+        assert_matches_oracle(groups, summary, oracle("regression", y, scores, g, w))
         assert any(k.endswith("_ci_low") for k in flat) == bool(boot)
         # The report folder of each audit agrees with its own metrics.json.
         assert "## Per group" in markdown and "<table" in page
         reference = audit(
-            y, scores, g, task="regression", n_bootstrap=boot, min_group_size=1, plots=False
+            y,
+            scores,
+            g,
+            task="regression",
+            n_bootstrap=boot,
+            min_group_size=1,
+            plots=False,
+            sample_weight=w,
         )
         assert flat == pytest.approx(reference.metrics(), rel=1e-12)
         assert_formats_agree(json.loads(reference.to_json()), markdown, page, flat)
@@ -497,3 +512,35 @@ def test_python_audit_excluding_a_small_group(task, weights):
     assert_matches_oracle(groups, payload["summary"], (want_groups, want_summary))
     total = np.ones(len(p)) if w is None else w
     assert groups["c"]["share"] == pytest.approx(total[g == "c"].sum() / total.sum(), rel=1e-12)
+
+
+def test_cli_mitigate_weights_need_no_bootstrap(tmp_path, capsys):
+    frame = make_frame("regression", seed=3)
+    path = tmp_path / "data.csv"
+    frame.to_csv(path, index=False)
+    args = ["mitigate", "--data", path, "--score", "p", "--sensitive", "g", "--method"]
+    args += ["regression", "--out", tmp_path / "out", "--sample-weight", "w"]
+    assert main(list(map(str, args))) == 2
+    assert "--sample-weight needs --n-bootstrap 0" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_mitigate_dpp_weighted(tmp_path, capsys):
+    # dpp with weights: the weighted group quantiles; the after/ audit is the weighted oracle's.
+    _needs_weighted_rates(True)
+    frame = make_frame("classification", seed=4)
+    path = tmp_path / "data.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "out"
+    args = ["mitigate", "--data", path, "--score", "p", "--sensitive", "g", "--label", "y"]
+    args += ["--method", "dpp", "--apply", path, "--out", out, "--sample-weight", "w"]
+    args += ["--n-bootstrap", 0, "--min-group-size", 1]
+    assert main(list(map(str, args))) == 0, capsys.readouterr().err
+    data = pd.read_csv(out / "adjusted.csv", dtype={"g": str})
+    y, g, w = data["y"].to_numpy(), data["g"].to_numpy(), data["w"].to_numpy()
+    for folder, scores in (("before", data["p"].to_numpy()), ("after", data["p_fair"].to_numpy())):
+        groups, summary = _flat_to_payload(_read_folder(out / folder)[2])
+        assert_matches_oracle(groups, summary, oracle("classification", y, scores, g, w))
+    before = json.loads((out / "before" / "metrics.json").read_text())
+    after = json.loads((out / "after" / "metrics.json").read_text())
+    assert after["sdd"] < before["sdd"] / 3

@@ -186,7 +186,7 @@ def emit(result, args: argparse.Namespace) -> None:
         )
 
 
-def _weights(frame: Any, column: str, path: Path) -> Any:
+def read_weights(frame: Any, column: str, path: Path) -> Any:
     """The ``--sample-weight`` column as finite non-negative floats, or a one-line error."""
     from fairot.cli import CLIError
 
@@ -237,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
             groups=args.groups,
             title=f"fairot audit of {args.data.name}: {args.score}",
             sample_weight=(
-                None if not weight_column else _weights(frame, weight_column, args.data)
+                None if not weight_column else read_weights(frame, weight_column, args.data)
             ),
             **options,
         )
