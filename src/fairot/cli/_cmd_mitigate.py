@@ -6,7 +6,7 @@ scores mapped onto their barycenter: strong demographic parity); ``--method regr
 τ times the current gap). Both wrap :class:`fairot.utils.ScoreColumn`, so the user's scores are
 the model. Writes ``model.skops``, ``before/`` and ``after/`` audits of the fit data and, with
 ``--apply``, ``adjusted.csv`` (``adjusted.tsv`` for a tab-separated ``--apply`` table): the new
-table with a ``<score>_fair`` column.
+table with a ``<score>_fair`` column. ``--sample-weight`` weighs the fit and both audits.
 """
 
 from __future__ import annotations
