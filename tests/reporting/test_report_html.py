@@ -15,7 +15,8 @@ from fairlearn.metrics import equalized_odds_difference as fl_eod
 
 from fairot.metrics import fairness_report, strong_demographic_disparity
 from fairot.reporting import audit, plot_group_histograms
-from fairot.reporting._audit import MSG_ALL_SMALL, MSG_N_BOOTSTRAP
+from fairot.reporting._audit import MSG_N_BOOTSTRAP
+from fairot.reporting._subsets import MSG_ALL_SMALL
 
 MLFLOW_KEY = re.compile(r"^[\w\-./ :]+$")
 

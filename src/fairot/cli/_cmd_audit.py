@@ -21,6 +21,10 @@ from fairot.cli._io import (
 
 PRINT_FORMATS = ("text", "md", "json", "html")
 MSG_THRESHOLD = "--threshold must be a number in [0, 1]; got {value}"
+MSG_WEIGHTED_BOOTSTRAP = (
+    "--sample-weight needs --n-bootstrap 0 (the bootstrap does not resample weights)"
+)
+MSG_WEIGHTS = "column {column!r} must hold non-negative weights with a positive sum"
 MSG_NEEDS_COLUMNS = "--data needs --score COL and --sensitive COL[,COL]"
 MSG_SCORE_RANGE = (
     "column {column!r} must hold scores in [0, 1] for classification; got [{low:g}, {high:g}] "
@@ -89,6 +93,11 @@ def register(subparsers) -> None:
         "--pos-label",
         metavar="VALUE",
         help="the positive class of a --label column that is not 0/1 (e.g. '>50K')",
+    )
+    p.add_argument(
+        "--sample-weight",
+        metavar="COL",
+        help="column of non-negative sample weights (e.g. survey weights); needs --n-bootstrap 0",
     )
     p.add_argument("--task", choices=("classification", "regression"), default="classification")
     p.add_argument(
@@ -177,8 +186,20 @@ def emit(result, args: argparse.Namespace) -> None:
         )
 
 
+def read_weights(frame: Any, column: str, path: Path) -> Any:
+    """The ``--sample-weight`` column as finite non-negative floats, or a one-line error."""
+    from fairot.cli import CLIError
+
+    require_columns(frame, [column], path)
+    weights = numeric_column(frame, column, path)
+    if (weights < 0).any() or weights.sum() <= 0:
+        raise CLIError(MSG_WEIGHTS.format(column=column))
+    return weights
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the audit and print it."""
+    from fairot.cli import CLIError
     from fairot.reporting import audit, audit_logistic_regression
 
     check_report_arguments(args)
@@ -191,10 +212,15 @@ def run(args: argparse.Namespace) -> int:
         "threshold": args.threshold,
         "plots": plots,
     }
+    weight_column = getattr(args, "sample_weight", None)
+    if weight_column and args.n_bootstrap:
+        raise CLIError(MSG_WEIGHTED_BOOTSTRAP)
     if args.dataset:
+        if weight_column:
+            raise CLIError("--sample-weight needs --data")
         result = audit_logistic_regression(args.dataset, **options)
     else:
-        _, labels, scores, sensitive = read_audit_columns(
+        frame, labels, scores, sensitive = read_audit_columns(
             args.data,
             score=args.score,
             sensitive=args.sensitive,
@@ -210,6 +236,9 @@ def run(args: argparse.Namespace) -> int:
             task=args.task,
             groups=args.groups,
             title=f"fairot audit of {args.data.name}: {args.score}",
+            sample_weight=(
+                None if not weight_column else read_weights(frame, weight_column, args.data)
+            ),
             **options,
         )
     emit(result, args)

@@ -6,7 +6,7 @@ scores mapped onto their barycenter: strong demographic parity); ``--method regr
 τ times the current gap). Both wrap :class:`fairot.utils.ScoreColumn`, so the user's scores are
 the model. Writes ``model.skops``, ``before/`` and ``after/`` audits of the fit data and, with
 ``--apply``, ``adjusted.csv`` (``adjusted.tsv`` for a tab-separated ``--apply`` table): the new
-table with a ``<score>_fair`` column.
+table with a ``<score>_fair`` column. ``--sample-weight`` weighs the fit and both audits.
 """
 
 from __future__ import annotations
@@ -20,7 +20,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fairot.cli._cmd_audit import add_report_arguments, check_report_arguments, read_audit_columns
+from fairot.cli._cmd_audit import (
+    MSG_WEIGHTED_BOOTSTRAP,
+    add_report_arguments,
+    check_report_arguments,
+    read_audit_columns,
+    read_weights,
+)
 from fairot.cli._io import (
     add_table_arguments,
     numeric_column,
@@ -75,6 +81,11 @@ def register(subparsers) -> None:
     p.add_argument("--label", metavar="COL", help="labels or responses, for the audits")
     p.add_argument("--pos-label", metavar="VALUE", help="positive class of a non-0/1 --label")
     p.add_argument(
+        "--sample-weight",
+        metavar="COL",
+        help="non-negative sample weights, for the fit and the audits; needs --n-bootstrap 0",
+    )
+    p.add_argument(
         "--method",
         choices=("dpp", "regression"),
         required=True,
@@ -107,11 +118,15 @@ def _check_arguments(args: argparse.Namespace) -> None:
         if not (math.isfinite(value) and value >= 0):
             raise CLIError(MSG_TOLERANCE_VALUE.format(name=name, value=value))
     check_report_arguments(args)
+    if args.sample_weight and args.n_bootstrap:
+        raise CLIError(MSG_WEIGHTED_BOOTSTRAP)
     if args.apply is not None and args.apply.resolve().is_relative_to(args.out.resolve()):
         raise CLIError(MSG_SAME_FILE.format(path=args.apply))
 
 
-def _fit(args: argparse.Namespace, scores: np.ndarray, labels, sensitive: pd.DataFrame):
+def _fit(args: argparse.Namespace, scores: np.ndarray, labels, sensitive: pd.DataFrame, weights):
+    from sklearn.frozen import FrozenEstimator
+
     from fairot.utils import ScoreColumn
 
     X = scores[:, None]
@@ -121,11 +136,13 @@ def _fit(args: argparse.Namespace, scores: np.ndarray, labels, sensitive: pd.Dat
         # Labels do not enter quantile post-processing; without them, a placeholder with both
         # classes (the upper half of the scores) gives the classifier its two classes.
         y = labels if labels is not None else (np.argsort(np.argsort(scores)) >= len(scores) // 2)
-        model = QuantileParityPostProcessor(estimator=ScoreColumn())
-        model.fit(X, np.asarray(y, dtype=int), sensitive_features=sensitive)
+        y = np.asarray(y, dtype=int)
+        # ScoreColumn's fit takes no weights; frozen, it is the same model and the weights go to
+        # the group quantiles only.
+        scorer = ScoreColumn() if weights is None else FrozenEstimator(ScoreColumn().fit(X, y))
+        model = QuantileParityPostProcessor(estimator=scorer)
+        model.fit(X, y, sensitive_features=sensitive, sample_weight=weights)
         return model, model.predict_proba(X, sensitive_features=sensitive)[:, 1]
-    from sklearn.frozen import FrozenEstimator
-
     from fairot.regression import WassersteinFairRegressor
 
     model = WassersteinFairRegressor(
@@ -135,7 +152,12 @@ def _fit(args: argparse.Namespace, scores: np.ndarray, labels, sensitive: pd.Dat
         epsilon=args.epsilon,
     )
     # With the squared cost the responses do not enter the adjustment; the scores stand in.
-    model.fit(X, scores if labels is None else labels, sensitive_features=sensitive)
+    model.fit(
+        X,
+        scores if labels is None else labels,
+        sensitive_features=sensitive,
+        sample_weight=weights,
+    )
     return model, model.predict(X, sensitive_features=sensitive)
 
 
@@ -180,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
 
     _check_arguments(args)
     task = "classification" if args.method == "dpp" else "regression"
-    _, labels, scores, sensitive = read_audit_columns(
+    frame, labels, scores, sensitive = read_audit_columns(
         args.data,
         score=args.score,
         sensitive=args.sensitive,
@@ -194,7 +216,8 @@ def run(args: argparse.Namespace) -> int:
         if args.apply is None
         else read_table(args.apply, args.sep, text_columns=split_columns(args.sensitive))
     )
-    model, fair = _fit(args, scores, labels, sensitive)
+    weights = None if not args.sample_weight else read_weights(frame, args.sample_weight, args.data)
+    model, fair = _fit(args, scores, labels, sensitive, weights)
     applied = None if apply_frame is None else _adjust(model, args, apply_frame, args.apply)
 
     options = {
@@ -204,6 +227,7 @@ def run(args: argparse.Namespace) -> int:
         "random_state": args.random_state,
         "min_group_size": args.min_group_size,
         "exclude_small_groups": args.exclude_small_groups,
+        "sample_weight": weights,
     }
     name = args.data.name
     before = audit(labels, scores, sensitive, title=f"Before: {args.score} on {name}", **options)

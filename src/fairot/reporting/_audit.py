@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairot.metrics import BootstrapIntervals, bootstrap_intervals, fairness_report, group_rates
+from fairot.metrics import BootstrapIntervals, bootstrap_intervals, fairness_report
 from fairot.metrics.checks import Task, check_threshold
 from fairot.metrics.resampling import rate_summary
 from fairot.reporting._format import SUMMARY_LABELS, format_value
@@ -23,17 +23,19 @@ from fairot.reporting._plots import (
     plot_group_metrics,
     plot_group_quantile_functions,
 )
+from fairot.reporting._subsets import rates as _rates
+from fairot.reporting._subsets import summary_without as _summary_without
+from fairot.reporting._subsets import take as _take
 from fairot.reporting.artifacts import jsonable, write_artifacts
 from fairot.utils import escape_markdown, markdown_table
 from fairot.utils.groups import GroupsMode
-from fairot.utils.sensitive import check_sensitive_features
 
 FORMATS = ("html", "md", "json")
 MSG_MIN_GROUP_SIZE = "min_group_size must be an integer >= 1; got {value!r}."
 MSG_N_BOOTSTRAP = "n_bootstrap must be 0 (no intervals) or an integer >= 10; got {value!r}."
-MSG_ALL_SMALL = (
-    "excluding groups under min_group_size={size} leaves {left} group(s); a summary needs two. "
-    "Lower --min-group-size or keep the small groups."
+MSG_WEIGHTED_BOOTSTRAP = (
+    "the bootstrap intervals do not resample sample weights; pass n_bootstrap=0 with "
+    "sample_weight (--n-bootstrap 0 on the command line)."
 )
 MSG_FORMAT = "formats must be a subset of {choices}; got {value!r}."
 SMALL_GROUP_NOTE = "n < {size}"
@@ -274,6 +276,7 @@ def audit(
     random_state: int | None = 0,
     min_group_size: int = 30,
     exclude_small_groups: bool = False,
+    sample_weight: ArrayLike | None = None,
 ) -> Audit:
     """Audit predictions for group unfairness: the report, its summary, intervals and plots.
 
@@ -306,6 +309,10 @@ def audit(
     exclude_small_groups : bool, default=False
         Compute the summary and intervals without the rows of those groups (the per-group table
         still lists them, marked).
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative sample weights (e.g. survey weights): every share, mean, error, rate and
+        distribution of the report and its summary is weighted; ``size`` still counts rows and
+        the plots show the rows unweighted. Needs ``n_bootstrap=0``.
 
     Returns
     -------
@@ -325,6 +332,8 @@ def audit(
     if task == "classification":
         threshold = check_threshold(threshold)
     n_bootstrap = _check_bootstrap(n_bootstrap)
+    if sample_weight is not None and n_bootstrap:
+        raise ValueError(MSG_WEIGHTED_BOOTSTRAP)
     if (
         isinstance(min_group_size, bool)
         or not isinstance(min_group_size, (int, np.integer))
@@ -332,13 +341,19 @@ def audit(
     ):
         raise ValueError(MSG_MIN_GROUP_SIZE.format(value=min_group_size))
     report = fairness_report(
-        y_true, y_pred, sensitive_features, task=task, groups=groups, threshold=threshold
+        y_true,
+        y_pred,
+        sensitive_features=sensitive_features,
+        task=task,
+        groups=groups,
+        threshold=threshold,
+        sample_weight=sample_weight,
     )
-    rates = group_rates(
-        y_true, y_pred, sensitive_features, task=task, groups=groups, threshold=threshold
-    )
+    rates = _rates(y_true, y_pred, sensitive_features, sample_weight, task, groups, threshold)
     groups_only = report.index[:-1]
-    table = report.join(rates, how="left")
+    # A rate the report already has (``rmse`` of a regression with responses) is the same number;
+    # the report's column is kept, since it also holds the pooled ("overall") value.
+    table = report.join(rates.drop(columns=report.columns.intersection(rates.columns)), how="left")
     small = [g for g in groups_only if table.loc[g, "size"] < min_group_size]
     table["note"] = ["" for _ in table.index]
     for g in small:
@@ -356,13 +371,19 @@ def audit(
     summary_rows = None
     if small and exclude_small_groups:
         summary_rows, summary = _summary_without(
-            y_true, y_pred, sensitive_features, small, min_group_size, task, groups, threshold
+            y_true,
+            y_pred,
+            sensitive_features,
+            sample_weight,
+            small,
+            min_group_size,
+            task,
+            groups,
+            threshold,
         )
-    y_s, p_s, sf_s = _take(y_true, y_pred, sensitive_features, summary_rows)
+    y_s, p_s, sf_s, w_s = _take(y_true, y_pred, sensitive_features, sample_weight, summary_rows)
     rates_s = (
-        rates
-        if summary_rows is None
-        else group_rates(y_s, p_s, sf_s, task=task, groups=groups, threshold=threshold)
+        rates if summary_rows is None else _rates(y_s, p_s, sf_s, w_s, task, groups, threshold)
     )
     summary.update(
         {
@@ -382,7 +403,7 @@ def audit(
         intervals = bootstrap_intervals(
             y_s,
             p_s,
-            sf_s,
+            sensitive_features=sf_s,
             task=task,
             groups=groups,
             threshold=threshold,
@@ -418,6 +439,7 @@ def audit(
         "random_state": random_state,
         "min_group_size": min_group_size,
         "excluded_groups": [str(g) for g in small] if exclude_small_groups else [],
+        "weighted": sample_weight is not None,
     }
     return Audit(table, summary, title, figures, intervals, warnings, settings)
 
@@ -433,33 +455,3 @@ def _ordered(summary: dict[str, Any]) -> dict[str, Any]:
     return dict(
         sorted(summary.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
     )
-
-
-def _take(y_true, y_pred, sensitive_features, rows):
-    if rows is None:
-        return y_true, y_pred, sensitive_features
-
-    def pick(a):
-        if a is None:
-            return None
-        if hasattr(a, "iloc"):
-            return a.iloc[rows]
-        return np.asarray(a)[rows]
-
-    return pick(y_true), pick(y_pred), pick(sensitive_features)
-
-
-def _summary_without(y_true, y_pred, sensitive_features, small, min_size, task, groups, threshold):
-    """Rows outside the small groups, and the summary of :func:`fairness_report` on them."""
-    n = len(y_pred)
-    enc = check_sensitive_features(sensitive_features, n, groups=groups)
-    drop = np.zeros(n, dtype=bool)
-    for g in small:
-        drop |= enc.membership[:, enc.names.index(str(g))]
-    rows = np.flatnonzero(~drop)
-    y_s, p_s, sf_s = _take(y_true, y_pred, sensitive_features, rows)
-    left = enc.n_groups - len(small)
-    if left < 2:
-        raise ValueError(MSG_ALL_SMALL.format(size=min_size, left=left))
-    kept = fairness_report(y_s, p_s, sf_s, task=task, groups=groups, threshold=threshold)
-    return rows, dict(kept.attrs["summary"])

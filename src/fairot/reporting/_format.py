@@ -17,6 +17,7 @@ SUMMARY_LABELS = {
     "n_groups": "groups",
     "err": "Err-.5 (error at threshold)",
     "mse": "MSE",
+    "rmse": "RMSE",
     "r2": "R²",
     "wass1": "Wass1 (sum of W1 to the W1 barycenter)",
     "sdd": "SDD (strong demographic disparity)",
