@@ -104,4 +104,4 @@ def test_sample_weight_is_refused_on_dask_collections(client, problem):
     dy, drace = da.from_array(y, chunks=CHUNK), da.from_array(race, chunks=CHUNK)
     model = WassersteinFairRegressor(estimator=base, epsilon=0.1)
     with pytest.raises(ValueError, match="sample_weight is not supported on Dask collections"):
-        model.fit(dX, dy, np.ones(X.shape[0]), sensitive_features=drace)
+        model.fit(dX, dy, sample_weight=np.ones(X.shape[0]), sensitive_features=drace)

@@ -184,8 +184,8 @@ def _check_weights(weights, n_groups: int) -> np.ndarray:
     return w / w.sum()
 
 
-def check_bounds(bounds, low: float, high: float) -> tuple[float, float]:
-    """Validate ``bounds`` and check that they contain ``[low, high]``."""
+def check_bounds(bounds, low: float = np.inf, high: float = -np.inf) -> tuple[float, float]:
+    """Validate ``bounds`` and check that they contain ``[low, high]`` (when given)."""
     if bounds is None:
         return (-np.inf, np.inf)
     try:

@@ -166,7 +166,7 @@ def fairness_accuracy_path(
             "n_iter": est.adjustment_.n_iter,
         }
         if evaluate:
-            pred = scores_t if est._identity else est._tables[index_t]
+            pred = fitted._calibration.clip(scores_t if est._identity else est._tables[index_t])
             row["mse"] = mean_squared_error(y_t, pred)
             row["r2"] = r2_score(y_t, pred)
             row["test_gap"] = max_pairwise_wasserstein(pred, codes_t, p=p_value).distance
