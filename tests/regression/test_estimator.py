@@ -190,12 +190,12 @@ def test_strict_parity_removes_most_of_the_calibration_gap(p):
 def test_groupwise_and_single_model_and_random_state():
     X, y, s = _data()
     tree = DecisionTreeRegressor(max_depth=3, random_state=0)
-    a = WassersteinFairRegressor(
-        estimator=tree, tau=0.5, random_state=3, groupwise=True
-    ).fit(X, y, sensitive_features=s)
-    b = WassersteinFairRegressor(
-        estimator=tree, tau=0.5, random_state=3, groupwise=True
-    ).fit(X, y, sensitive_features=s)
+    a = WassersteinFairRegressor(estimator=tree, tau=0.5, random_state=3, groupwise=True).fit(
+        X, y, sensitive_features=s
+    )
+    b = WassersteinFairRegressor(estimator=tree, tau=0.5, random_state=3, groupwise=True).fit(
+        X, y, sensitive_features=s
+    )
     assert len(a.estimators_) == 2
     np.testing.assert_array_equal(
         a.predict(X, sensitive_features=s), b.predict(X, sensitive_features=s)

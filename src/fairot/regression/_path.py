@@ -126,7 +126,7 @@ def fairness_accuracy_path(
         )
     taus = check_array_1d(taus, "taus")
     if np.any(taus < 0):
-        raise ValueError(f"taus must be non-negative; got {taus.min()!r}.")
+        raise ValueError(f"taus must be non-negative fractions of the raw gap; got {taus.min()!r}.")
     if np.any(taus > 1):
         warnings.warn(MSG_TAU_ABOVE_ONE.format(tau=float(taus.max())), UserWarning, stacklevel=2)
     template = clone(estimator).set_params(tau=0.0, epsilon=None)
