@@ -255,3 +255,39 @@ def test_groups_given_as_data_stay_required_in_predict():
         model.predict(X)
     with pytest.raises(ValueError, match="score needs sensitive_features"):
         model.score(X, y)
+
+
+def _weighted_max_w1(pred, s, w):
+    """Largest pairwise weighted W1 between the groups' predictions (SciPy)."""
+    groups = np.unique(s)
+    return max(
+        wasserstein_distance(pred[s == a], pred[s == b], w[s == a], w[s == b])
+        for i, a in enumerate(groups)
+        for b in groups[i + 1 :]
+    )
+
+
+def test_cv_sample_weight_trains_calibrates_and_scores_each_fold():
+    X, y, s = _problem(n=1200, k=3, seed=8)
+    w = np.random.default_rng(8).integers(1, 4, y.size).astype(float)
+    frozen = FrozenEstimator(LinearRegression().fit(X, y))
+    template = WassersteinFairRegressor(estimator=frozen, p=1, n_grid=80)
+    folds = [(np.arange(600, 1200), np.arange(600)), (np.arange(600), np.arange(600, 1200))]
+    taus = [0.0, 0.5, 1.0]
+    search = WassersteinFairRegressorCV(estimator=template, taus=taus, cv=folds)
+    search.fit(X, y, sensitive_features=s, sample_weight=w)
+    for i, tau in enumerate(taus):
+        r2, gaps = [], []
+        for train, test in folds:
+            model = clone(template).set_params(tau=tau)
+            model.fit(X[train], y[train], sensitive_features=s[train], sample_weight=w[train])
+            pred = model.predict(X[test], sensitive_features=s[test])
+            r2.append(r2_score(y[test], pred, sample_weight=w[test]))
+            gaps.append(_weighted_max_w1(pred, s[test], w[test]))
+        assert search.cv_results_.loc[i, "mean_r2"] == pytest.approx(np.mean(r2), abs=1e-10)
+        assert search.cv_results_.loc[i, "mean_test_gap"] == pytest.approx(np.mean(gaps), abs=1e-10)
+    refit = clone(template).set_params(tau=search.best_tau_)
+    refit.fit(X, y, sensitive_features=s, sample_weight=w)
+    np.testing.assert_array_equal(
+        search.predict(X, sensitive_features=s), refit.predict(X, sensitive_features=s)
+    )

@@ -12,7 +12,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
 
-from fairot.utils.arrays import check_array_1d
+from fairot.utils.arrays import check_array_1d, check_sample_weight
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 
 from ._estimator import WassersteinFairRegressor
@@ -100,7 +100,7 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
         self.max_gap = max_gap
         self.cv = cv
 
-    def fit(self, X, y, *, sensitive_features):
+    def fit(self, X, y, *, sensitive_features, sample_weight=None):
         """Cross-validate the path of ``taus``, choose one, refit it on all the data.
 
         Parameters
@@ -108,6 +108,10 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         sensitive_features : array-like, DataFrame, dict or column name(s) of X
+            Column names are read from ``X`` again by ``predict`` and ``score``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Frequency weights, as in :meth:`WassersteinFairRegressor.fit`: they train and
+            calibrate each fold and the refit, and weigh the held-out R² and gap.
 
         Returns
         -------
@@ -118,6 +122,7 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
         taus = check_array_1d(np.linspace(0.0, 1.0, 11) if self.taus is None else self.taus, "taus")
         X = indexable(X)[0]
         y = check_array_1d(y, "y")
+        weights = check_sample_weight(sample_weight, y.shape[0])
         sf, _ = resolve_sensitive_features(X, sensitive_features)
         codes = check_sensitive_features(sf, _num_samples(X)).codes
         # an int gives StratifiedKFold on the group codes: every group in every fold
@@ -134,6 +139,8 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
                 X_test=_safe_indexing(X, test),
                 y_test=y[test],
                 sensitive_features_test=sf_frame.iloc[test],
+                sample_weight=None if weights is None else weights[train],
+                sample_weight_test=None if weights is None else weights[test],
             )
             r2.append(path.table["r2"].to_numpy())
             gaps.append(path.table["test_gap"].to_numpy())
@@ -170,7 +177,9 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
         self.best_tau_ = float(taus[self.best_index_])
         self.best_estimator_ = clone(template).set_params(tau=self.best_tau_, epsilon=None)
         # the groups as given: column names of X stay names, so that predict can read them
-        self.best_estimator_.fit(X, y, sensitive_features=sensitive_features)
+        self.best_estimator_.fit(
+            X, y, sensitive_features=sensitive_features, sample_weight=sample_weight
+        )
         self.groups_ = self.best_estimator_.groups_
         self.group_names_ = self.best_estimator_.group_names_
         return self
