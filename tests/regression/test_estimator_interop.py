@@ -251,7 +251,7 @@ def test_sample_weight_errors():
     frozen = FrozenEstimator(LinearRegression().fit(X, y))
     with pytest.raises(ValueError, match="frequency weights"):
         WassersteinFairRegressor(estimator=frozen).fit(
-            X, y, np.full(y.size, 1 / y.size), sensitive_features=s
+            X, y, sample_weight=np.full(y.size, 1 / y.size), sensitive_features=s
         )
 
 
