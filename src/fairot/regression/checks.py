@@ -90,7 +90,8 @@ MSG_SCORE_GROUPS = (
     "sample's group. Call score(X, y, sensitive_features=...). In cross_val_score or "
     "GridSearchCV, enable metadata routing (sklearn.set_config(enable_metadata_routing=True)) "
     "and pass sensitive_features=... to their fit or params: the regressor requests it for "
-    "fit, predict and score by default."
+    "fit, predict and score by default. Or fit with column names of a DataFrame X as "
+    "sensitive_features: score then reads the groups from those columns."
 )
 MSG_MARGINAL = (
     "groups='marginal' is not supported by WassersteinFairRegressor: a prediction reads the "
