@@ -39,7 +39,7 @@ from ._projections import pairwise_grid_distances, project_lp_ball, project_mono
 __all__ = ["QuantileAdjustment", "adjust_quantiles", "check_bounds", "check_p"]
 
 MSG_EPSILON = (
-    "epsilon must be a non-negative number (an absolute tolerance, in the unit of the curves); "
+    "epsilon must be a non-negative number, an absolute tolerance in the unit of the curves; "
     "got {value!r}."
 )
 MSG_P = "p must be 1, 2, numpy.inf or 'inf'; got {value!r}."
