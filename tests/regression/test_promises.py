@@ -155,6 +155,10 @@ def test_tolerance_errors_name_their_unit():
         WassersteinFairRegressor(tau=0.5, epsilon=0.1).fit(X, y, sensitive_features=s)
     with pytest.warns(UserWarning, match="fraction of the raw gap"):
         WassersteinFairRegressor(tau=1.5).fit(X, y, sensitive_features=s)
+    with pytest.raises(InvalidParameterError, match=re.escape(TOLERANCE_UNITS["max_gap"])):
+        WassersteinFairRegressorCV(max_gap=-1.0).fit(X, y, sensitive_features=s)
+    with pytest.raises(ValueError, match="non-negative fractions of the raw gap"):
+        WassersteinFairRegressorCV(taus=[-0.5, 0.5], cv=2).fit(X, y, sensitive_features=s)
 
 
 def test_budget_error_never_asks_for_a_tau_already_in_the_grid():

@@ -17,6 +17,7 @@ from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_f
 
 from ._estimator import WassersteinFairRegressor
 from ._path import fairness_accuracy_path
+from .checks import validate_params
 
 __all__ = ["WassersteinFairRegressorCV"]
 
@@ -117,7 +118,7 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
         -------
         self : WassersteinFairRegressorCV
         """
-        self._validate_params()
+        validate_params(self)
         template = WassersteinFairRegressor() if self.estimator is None else self.estimator
         taus = check_array_1d(np.linspace(0.0, 1.0, 11) if self.taus is None else self.taus, "taus")
         X = indexable(X)[0]

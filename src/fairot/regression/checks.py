@@ -41,6 +41,7 @@ __all__ = [
     "check_fit_parameters",
     "check_group_sizes",
     "is_observed_cost",
+    "validate_params",
 ]
 
 MSG_BOTH_TOLERANCES = (
@@ -58,6 +59,7 @@ TOLERANCE_UNITS = {
     "epsilon": "epsilon is an absolute tolerance, in the unit of the target y",
     "tau": "tau is a fraction of the raw gap: epsilon = tau * unadjusted_grid_gap_, and tau=1 "
     "keeps the model's own predictions",
+    "max_gap": "max_gap is a budget on the mean held-out gap, in the unit of the target y",
 }
 MSG_SMALL_GROUP = (
     "group {group!r} has {count} calibration sample(s); at least 2 are needed to estimate its "
@@ -132,6 +134,19 @@ def is_observed_cost(cost: Any) -> bool:
     return isinstance(cost, str) and cost.startswith("observed_")
 
 
+def validate_params(model: Any) -> None:
+    """scikit-learn's parameter validation, with the unit of a bad tolerance or budget named."""
+    try:
+        model._validate_params()
+    except InvalidParameterError as error:
+        notes = [
+            note for name, note in TOLERANCE_UNITS.items() if f"'{name}' parameter" in str(error)
+        ]
+        if not notes:
+            raise
+        raise InvalidParameterError(f"{error} {notes[0]}.") from None
+
+
 def check_fit_parameters(model: Any, *, stacklevel: int = 2) -> float:
     """Validate the options of a ``WassersteinFairRegressor`` before any data is read.
 
@@ -147,15 +162,7 @@ def check_fit_parameters(model: Any, *, stacklevel: int = 2) -> float:
     float
         The Wasserstein order ``p`` as a number (1, 2 or ``inf``).
     """
-    try:
-        model._validate_params()
-    except InvalidParameterError as error:
-        notes = [
-            note for name, note in TOLERANCE_UNITS.items() if f"'{name}' parameter" in str(error)
-        ]
-        if not notes:
-            raise
-        raise InvalidParameterError(f"{error} {notes[0]}.") from None
+    validate_params(model)
     p_value = check_p(model.p)
     if model.groups == "marginal":
         raise ValueError(MSG_MARGINAL)
