@@ -39,7 +39,13 @@ from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_f
 from ._adjust import Method, QuantileAdjustment, check_p
 from ._calibration import Calibration
 from ._costs import InducedCost
-from ._inputs import check_X, encode_groups, estimator_keyword, split_calibration
+from ._inputs import (
+    check_X,
+    encode_groups,
+    estimator_keyword,
+    groups_or_columns,
+    split_calibration,
+)
 from ._units import scaled_r2
 from .checks import (
     MSG_SCORE_GROUPS,
@@ -86,11 +92,10 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
     n_grid : int, default=2000
         Number :math:`M` of midpoint ranks :math:`u_k = (k - 1/2)/M`.
     bounds : (float, float), default=None
-        Prediction range :math:`[a, b]`: every prediction is clipped to it (``predict``,
-        ``score``, the path). The scores may leave it (a linear model's tails leave the range
-        of ``y``); clipping never widens a Wasserstein gap between groups and, for a target
-        inside :math:`[a, b]`, never adds error. The attributes of the curves
-        (``adjusted_curves_``, ``grid_gap_``) are before clipping. ``None``: unbounded.
+        Prediction range :math:`[a, b]`: every prediction is clipped to it; the scores may
+        leave it. Clipping never widens a Wasserstein gap between groups and, for a target in
+        :math:`[a, b]`, never adds error; ``adjusted_curves_`` and ``grid_gap_`` are before
+        clipping. ``None``: unbounded.
     cost : str or InducedCost, default="squared"
         Induced cost (see :func:`~fairot.regression.adjust_quantiles`). ``"observed_squared"`` /
         ``"observed_absolute"`` use the observed-loss proxy on the calibration responses
@@ -439,7 +444,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
             Clipped to ``bounds`` when given.
         """
         check_is_fitted(self, "adjusted_curves_")
-        sensitive_features = self._groups_of(sensitive_features)
+        sensitive_features = groups_or_columns(self, sensitive_features)
         if any_dask(X):
             return dispatch("WassersteinFairRegressor.predict", self, X, sensitive_features)
         X, codes = encode_groups(self, X, sensitive_features)
@@ -447,12 +452,6 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         if self._identity:
             return self._calibration.clip(scores)
         return self._calibration.clip(self._calibration.read(scores, codes, self._tables))
-
-    def _groups_of(self, sensitive_features):
-        """The groups given, else the columns of X that ``fit`` read them from."""
-        if sensitive_features is None:
-            return getattr(self, "_sensitive_columns", None)
-        return sensitive_features
 
     def score(self, X, y, sample_weight=None, *, sensitive_features=None) -> float:
         """R² of the fair predictions (weighted by ``sample_weight``).
@@ -472,7 +471,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         float
         """
         check_is_fitted(self, "adjusted_curves_")
-        sensitive_features = self._groups_of(sensitive_features)
+        sensitive_features = groups_or_columns(self, sensitive_features)
         if sensitive_features is None:
             raise ValueError(MSG_SCORE_GROUPS)
         pred = self.predict(X, sensitive_features=sensitive_features)
@@ -485,7 +484,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
     def score_unadjusted(self, X, *, sensitive_features=None) -> np.ndarray:
         """Raw scores of the fitted model (before the fairness adjustment and ``bounds``)."""
         check_is_fitted(self, "adjusted_curves_")
-        sensitive_features = self._groups_of(sensitive_features)
+        sensitive_features = groups_or_columns(self, sensitive_features)
         X, codes = encode_groups(self, X, sensitive_features)
         return predict_scores(self.estimators_, X, codes)
 

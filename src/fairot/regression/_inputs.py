@@ -4,8 +4,8 @@ fairot reads only rows, width and column names of ``X``: the score model receive
 given (strings, NaN, DataFrames), so that a ``Pipeline`` with its own preprocessing works.
 
 Internal surface (plain names for :mod:`._estimator` and :mod:`._path`): :func:`check_X`,
-:func:`encode_groups`, :func:`check_calibration_set`, :func:`split_calibration`,
-:func:`estimator_keyword`.
+:func:`encode_groups`, :func:`groups_or_columns`, :func:`check_calibration_set`,
+:func:`split_calibration`, :func:`estimator_keyword`.
 """
 
 from __future__ import annotations
@@ -79,6 +79,17 @@ def encode_groups(model: Any, X: Any, sensitive_features: Any) -> tuple[Any, np.
     if codes.shape[0] != n:
         raise ValueError(f"sensitive_features has {codes.shape[0]} rows but X has {n}.")
     return X, codes
+
+
+def groups_or_columns(model: Any, sensitive_features: Any) -> Any:
+    """The groups given, else the names of the columns of X that ``model.fit`` read them from.
+
+    ``None`` when neither: the caller's own check then says that the groups are required.
+    """
+    if sensitive_features is None:
+        # a model pickled before issue 21 has no record of the columns
+        return getattr(model, "_sensitive_columns", None)
+    return sensitive_features
 
 
 def check_calibration_set(model: Any, calibration: Any) -> tuple:
