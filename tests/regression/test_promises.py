@@ -16,7 +16,7 @@ from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LinearRegression
 from sklearn.metrics import mean_squared_error, r2_score
-from sklearn.model_selection import train_test_split
+from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils import check_random_state
@@ -295,3 +295,24 @@ def test_cv_sample_weight_trains_calibrates_and_scores_each_fold():
     np.testing.assert_array_equal(
         search.predict(X, sensitive_features=s), refit.predict(X, sensitive_features=s)
     )
+
+
+def test_cv_random_state_shuffles_the_folds_through_check_random_state():
+    X, y, s = _problem(n=900, seed=9)
+    frozen = FrozenEstimator(LinearRegression().fit(X, y))
+    template = WassersteinFairRegressor(estimator=frozen, n_grid=60)
+    taus = [0.0, 1.0]
+    assert WassersteinFairRegressorCV().random_state is None
+    search = WassersteinFairRegressorCV(estimator=template, taus=taus, cv=3, random_state=4)
+    search.fit(X, y, sensitive_features=s)
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=4).split(X, s))
+    same = WassersteinFairRegressorCV(estimator=template, taus=taus, cv=folds)
+    same.fit(X, y, sensitive_features=s)
+    pd.testing.assert_frame_equal(search.cv_results_, same.cv_results_)
+    # None keeps the rows in order: the folds of check_cv
+    ordered = WassersteinFairRegressorCV(estimator=template, taus=taus, cv=3)
+    ordered.fit(X, y, sensitive_features=s)
+    in_order = WassersteinFairRegressorCV(
+        estimator=template, taus=taus, cv=list(StratifiedKFold(3).split(X, s))
+    ).fit(X, y, sensitive_features=s)
+    pd.testing.assert_frame_equal(ordered.cv_results_, in_order.cv_results_)

@@ -7,8 +7,8 @@ import numbers
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin, clone
-from sklearn.model_selection import check_cv
-from sklearn.utils import _safe_indexing
+from sklearn.model_selection import StratifiedKFold, check_cv
+from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
 
@@ -55,6 +55,10 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
         (the most accurate :math:`\tau`).
     cv : int, cross-validation generator or iterable, default=5
         An int gives folds stratified by group (every group in every fold).
+    random_state : int, RandomState instance or None, default=None
+        With an int ``cv``, shuffles the rows before they are cut into folds (read by
+        :func:`sklearn.utils.check_random_state`); ``None`` keeps them in order. The
+        regressor's own split is seeded by its ``random_state``.
 
     Attributes
     ----------
@@ -89,17 +93,19 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
         "taus": [None, "array-like"],
         "max_gap": [None, Interval(numbers.Real, 0, None, closed="left")],
         "cv": ["cv_object"],
+        "random_state": ["random_state"],
     }
 
     __metadata_request__fit = {"sensitive_features": True}
     __metadata_request__predict = {"sensitive_features": True}
     __metadata_request__score = {"sensitive_features": True}
 
-    def __init__(self, *, estimator=None, taus=None, max_gap=None, cv=5) -> None:
+    def __init__(self, *, estimator=None, taus=None, max_gap=None, cv=5, random_state=None) -> None:
         self.estimator = estimator
         self.taus = taus
         self.max_gap = max_gap
         self.cv = cv
+        self.random_state = random_state
 
     def fit(self, X, y, *, sensitive_features, sample_weight=None):
         """Cross-validate the path of ``taus``, choose one, refit it on all the data.
@@ -127,7 +133,11 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
         sf, _ = resolve_sensitive_features(X, sensitive_features)
         codes = check_sensitive_features(sf, _num_samples(X)).codes
         # an int gives StratifiedKFold on the group codes: every group in every fold
-        splitter = check_cv(self.cv, codes, classifier=True)
+        if isinstance(self.cv, numbers.Integral) and self.random_state is not None:
+            rng = check_random_state(self.random_state)
+            splitter = StratifiedKFold(int(self.cv), shuffle=True, random_state=rng)
+        else:
+            splitter = check_cv(self.cv, codes, classifier=True)
         r2, gaps = [], []
         sf_frame = pd.DataFrame(sf) if not isinstance(sf, pd.DataFrame) else sf
         for train, test in splitter.split(np.zeros((codes.size, 1)), codes):
