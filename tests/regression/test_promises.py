@@ -316,3 +316,20 @@ def test_cv_random_state_shuffles_the_folds_through_check_random_state():
         estimator=template, taus=taus, cv=list(StratifiedKFold(3).split(X, s))
     ).fit(X, y, sensitive_features=s)
     pd.testing.assert_frame_equal(ordered.cv_results_, in_order.cv_results_)
+
+
+def test_grid_search_with_groups_named_as_columns_scores_without_them():
+    import sklearn
+    from sklearn.model_selection import GridSearchCV
+
+    frame, y = _frame(n=900, seed=10)
+    base = make_pipeline(_drop_group(), LinearRegression())
+    model = WassersteinFairRegressor(estimator=base, n_grid=50, random_state=0)
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(model, {"tau": [0.0, 0.5, 1.0]}, cv=3)
+        search.fit(frame, y, sensitive_features="group")
+        pred = search.predict(frame)
+        np.testing.assert_array_equal(
+            pred, search.best_estimator_.predict(frame, sensitive_features=frame["group"])
+        )
+        assert search.score(frame, y) == pytest.approx(r2_score(y, pred), abs=1e-12)
