@@ -104,4 +104,48 @@ def test_sample_weight_is_refused_on_dask_collections(client, problem):
     dy, drace = da.from_array(y, chunks=CHUNK), da.from_array(race, chunks=CHUNK)
     model = WassersteinFairRegressor(estimator=base, epsilon=0.1)
     with pytest.raises(ValueError, match="sample_weight is not supported on Dask collections"):
-        model.fit(dX, dy, np.ones(X.shape[0]), sensitive_features=drace)
+        model.fit(dX, dy, sample_weight=np.ones(X.shape[0]), sensitive_features=drace)
+
+
+@pytest.mark.parametrize("names", ["race", ["race"]])
+def test_groups_named_as_columns_of_a_dask_dataframe(client, problem, names):
+    # issue 21: fit reads the groups from X's columns, and predict reads them again
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+
+    X, y, race, _ = problem
+    frame = pd.DataFrame({"x0": X[:, 0], "x1": X[:, 1], "race": race})
+    numeric = make_column_transformer(("passthrough", ["x0", "x1"]))
+    base = FrozenEstimator(make_pipeline(numeric, LinearRegression()).fit(frame, y))
+    expected = WassersteinFairRegressor(estimator=base, epsilon=0.05).fit(
+        frame, y, sensitive_features=race
+    )
+    dframe = dd.from_pandas(frame, npartitions=4)
+    dy = dd.from_pandas(pd.Series(y), npartitions=4).to_dask_array(lengths=True)
+    model = WassersteinFairRegressor(estimator=base, epsilon=0.05)
+    model.fit(dframe, dy, sensitive_features=names)
+    np.testing.assert_allclose(
+        model.adjusted_curves_, expected.adjusted_curves_, rtol=0, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        model.predict(dframe).compute(),
+        expected.predict(frame, sensitive_features=race),
+        rtol=0,
+        atol=1e-12,
+    )
+    # in memory, the model fitted on the cluster reads the same columns
+    np.testing.assert_allclose(
+        model.predict(frame), expected.predict(frame, sensitive_features=race), atol=1e-12
+    )
+
+
+def test_groups_named_as_columns_need_a_dask_dataframe(client, problem):
+    X, y, race, base = problem
+    dX = da.from_array(X, chunks=(CHUNK, 2))
+    dy = da.from_array(y, chunks=CHUNK)
+    with pytest.raises(ValueError, match="names columns of X, but X is not a Dask DataFrame"):
+        WassersteinFairRegressor(estimator=base, epsilon=0.05).fit(
+            dX, dy, sensitive_features="race"
+        )

@@ -165,16 +165,19 @@ def test_identity_convention_two_groups_inactive():
         model = WassersteinFairRegressor(estimator=frozen, tau=1.0, p=p)
         model.fit(X, y, sensitive_features=s)
         np.testing.assert_array_equal(model.predict(X, sensitive_features=s), frozen.predict(X))
-    # W-infinity reconstructs through ranks even when inactive (the paper's convention)
+    # issue 21: tau = 1 is the model given for W-infinity too (it once reconstructed through
+    # ranks, which moved an inactive constraint's predictions)
     model = WassersteinFairRegressor(estimator=frozen, tau=1.0, p=np.inf)
     model.fit(X, y, sensitive_features=s)
-    assert not model._identity
+    assert model._identity
+    np.testing.assert_array_equal(model.predict(X, sensitive_features=s), frozen.predict(X))
 
 
 @pytest.mark.parametrize("p", [1, 2, np.inf])
 def test_strict_parity_removes_most_of_the_calibration_gap(p):
     X, y, s = _data(n=2000)
-    model = WassersteinFairRegressor(tau=0.0, p=p, random_state=0, n_grid=500)
+    # group-wise models (the paper's Stage 1) see the groups' shift, so the raw gap is large
+    model = WassersteinFairRegressor(tau=0.0, p=p, random_state=0, n_grid=500, groupwise=True)
     model.fit(X, y, sensitive_features=s)
     raw = model.score_unadjusted(X, sensitive_features=s)
     fair = model.predict(X, sensitive_features=s)
@@ -186,12 +189,13 @@ def test_strict_parity_removes_most_of_the_calibration_gap(p):
 
 def test_groupwise_and_single_model_and_random_state():
     X, y, s = _data()
-    a = WassersteinFairRegressor(
-        estimator=DecisionTreeRegressor(max_depth=3, random_state=0), tau=0.5, random_state=3
-    ).fit(X, y, sensitive_features=s)
-    b = WassersteinFairRegressor(
-        estimator=DecisionTreeRegressor(max_depth=3, random_state=0), tau=0.5, random_state=3
-    ).fit(X, y, sensitive_features=s)
+    tree = DecisionTreeRegressor(max_depth=3, random_state=0)
+    a = WassersteinFairRegressor(estimator=tree, tau=0.5, random_state=3, groupwise=True).fit(
+        X, y, sensitive_features=s
+    )
+    b = WassersteinFairRegressor(estimator=tree, tau=0.5, random_state=3, groupwise=True).fit(
+        X, y, sensitive_features=s
+    )
     assert len(a.estimators_) == 2
     np.testing.assert_array_equal(
         a.predict(X, sensitive_features=s), b.predict(X, sensitive_features=s)
@@ -333,9 +337,9 @@ def test_bad_input_errors():
     X_nan[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         WassersteinFairRegressor(tau=0.5).fit(X_nan, y, sensitive_features=s)
-    # bounds that exclude the data
-    with pytest.raises(ValueError, match="exclude the data"):
-        WassersteinFairRegressor(tau=0.5, bounds=(0.0, 1.0)).fit(X, y, sensitive_features=s)
+    # bounds that are not a range (bounds that exclude the scores clip them since issue 21)
+    with pytest.raises(ValueError, match="bounds must be a pair"):
+        WassersteinFairRegressor(tau=0.5, bounds=(1.0, 0.0)).fit(X, y, sensitive_features=s)
     # a frozen model takes its calibration data as X, y
     with pytest.raises(ValueError, match="FrozenEstimator all of fit's data"):
         WassersteinFairRegressor(estimator=_frozen_column(), tau=0.5).fit(
@@ -508,7 +512,7 @@ def test_fit_is_the_seam_fit_from_group_statistics_on_the_calibration_scores():
     s = rng.integers(0, 3, 400)
     weights = rng.integers(1, 4, 400).astype(float)
     fitted = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.3, n_grid=60)
-    fitted.fit(scores[:, None], scores, weights, sensitive_features=s)
+    fitted.fit(scores[:, None], scores, sample_weight=weights, sensitive_features=s)
     encoding = check_sensitive_features(s, 400)
     order = rng.permutation(400)  # the statistics may come in any order
     seam = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.3, n_grid=60)

@@ -94,4 +94,4 @@ def test_invalid_inputs_raise_a_value_error(problem, defect):
             model.predict(new[:, None], sensitive_features=np.full(new.size, 99))
         return
     with pytest.raises(ValueError):
-        model.fit(X, y, weights, sensitive_features=groups)
+        model.fit(X, y, sample_weight=weights, sensitive_features=groups)

@@ -204,7 +204,7 @@ def test_integer_weights_equal_replicated_rows(setup):
     if setup == "frozen":
         frozen = FrozenEstimator(LinearRegression().fit(X, y))
         weighted = WassersteinFairRegressor(estimator=frozen, **kwargs)
-        weighted.fit(X, y, w, sensitive_features=s)
+        weighted.fit(X, y, sample_weight=w, sensitive_features=s)
         replicated = WassersteinFairRegressor(estimator=frozen, **kwargs)
         replicated.fit(X[rep], y[rep], sensitive_features=s[rep])
     else:
@@ -215,7 +215,7 @@ def test_integer_weights_equal_replicated_rows(setup):
         weighted = WassersteinFairRegressor(**kwargs).fit(
             X[:half],
             y[:half],
-            w[:half],
+            sample_weight=w[:half],
             sensitive_features=s[:half],
             calibration=(X[cal], y[cal], s[cal], w[cal]),
         )
@@ -242,16 +242,16 @@ def test_sample_weight_errors():
     X, y, s = _data()
     with pytest.raises(ValueError, match="sample_weight"):
         WassersteinFairRegressor(cost="observed_squared").fit(
-            X, y, np.ones(y.size), sensitive_features=s
+            X, y, sample_weight=np.ones(y.size), sensitive_features=s
         )
     with pytest.raises(ValueError, match="sample_weight"):
-        WassersteinFairRegressor().fit(X, y, -np.ones(y.size), sensitive_features=s)
+        WassersteinFairRegressor().fit(X, y, sample_weight=-np.ones(y.size), sensitive_features=s)
     # weights normalised to sum to 1 are not frequency weights: a clear error, not a curve
     # squeezed onto the smallest score
     frozen = FrozenEstimator(LinearRegression().fit(X, y))
     with pytest.raises(ValueError, match="frequency weights"):
         WassersteinFairRegressor(estimator=frozen).fit(
-            X, y, np.full(y.size, 1 / y.size), sensitive_features=s
+            X, y, sample_weight=np.full(y.size, 1 / y.size), sensitive_features=s
         )
 
 
@@ -299,13 +299,13 @@ def test_cv_chooses_the_most_accurate_tau_within_the_budget_like_a_hand_loop():
     budget = float(np.sort(gap.mean(axis=0))[1]) + 1e-9  # two taus within the budget
     within = gap.mean(axis=0) <= budget
     expected = taus[int(np.argmax(np.where(within, r2.mean(axis=0), -np.inf)))]
-    search = WassersteinFairRegressorCV(regressor=template, taus=taus, max_gap=budget, cv=3)
+    search = WassersteinFairRegressorCV(estimator=template, taus=taus, max_gap=budget, cv=3)
     search.fit(X, y, sensitive_features=s)
     np.testing.assert_allclose(search.cv_results_["mean_r2"], r2.mean(axis=0), atol=1e-12)
     np.testing.assert_allclose(search.cv_results_["mean_test_gap"], gap.mean(axis=0), atol=1e-12)
     assert search.best_tau_ == expected
     assert search.best_estimator_.tau == expected
     with pytest.raises(ValueError, match="no tau keeps"):
-        WassersteinFairRegressorCV(regressor=template, taus=taus, max_gap=0.0, cv=3).fit(
+        WassersteinFairRegressorCV(estimator=template, taus=taus, max_gap=0.0, cv=3).fit(
             X, y, sensitive_features=s
         )

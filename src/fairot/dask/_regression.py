@@ -36,6 +36,10 @@ MSG_DASK_REGRESSOR = (
     "sensitive_features (training the score model and the random train/calibration split stay "
     "in memory); got estimator={name} and calibration={calibration}."
 )
+MSG_DASK_COLUMNS = (
+    "sensitive_features={value!r} names columns of X, but {problem}; pass the groups as a "
+    "Dask collection aligned with X, or name columns of a Dask DataFrame X."
+)
 MSG_DASK_OBSERVED = (
     "cost={cost!r} needs every calibration response in memory; on Dask collections use an "
     "induced cost ('squared', ...) or fit in memory."
@@ -44,6 +48,33 @@ MSG_DASK_OBSERVED = (
 # Frames from fit_wasserstein_regressor up to the user's call of fit (fit -> dispatch -> the
 # IMPLEMENTATIONS entry -> here), so that the tau > 1 warning points at the user's line.
 _FIT_STACKLEVEL = 5
+
+
+def _read_columns(X: Any, sensitive_features: Any) -> tuple[Any, list[str] | None]:
+    """Groups given as column name(s) of a Dask DataFrame ``X``: those columns, and the names.
+
+    The same reading as :func:`fairot.utils.sensitive.resolve_sensitive_features` in memory (a
+    string, or a list of strings that are all columns of ``X``); ``X`` keeps the columns, as the
+    score model receives ``X`` whole.
+    """
+    names = [sensitive_features] if isinstance(sensitive_features, str) else sensitive_features
+    columns = getattr(X, "columns", None)
+    if (
+        isinstance(names, (list, tuple))
+        and len(names) > 0
+        and all(isinstance(c, str) for c in names)
+        and (columns is not None or isinstance(sensitive_features, str))
+    ):
+        missing = [c for c in names if columns is None or c not in columns]
+        if missing:
+            what = (
+                "X is not a Dask DataFrame"
+                if columns is None
+                else f"X has no column {missing[0]!r}"
+            )
+            raise ValueError(MSG_DASK_COLUMNS.format(value=sensitive_features, problem=what))
+        return X[list(names)], list(names)
+    return sensitive_features, None
 
 
 def _scores(i: int, base: Any, X: Any, sf: Any, encoding: Any) -> tuple[list, float]:
@@ -79,6 +110,7 @@ def fit_wasserstein_regressor(
     if is_observed_cost(model.cost):
         raise ValueError(MSG_DASK_OBSERVED.format(cost=model.cost))
     quantiles, sketch_k = quantiles_option()
+    sensitive_features, columns = _read_columns(X, sensitive_features)
     blocks = aligned_blocks({"X": X, "y": y, "sensitive_features": sensitive_features})
     info = compute(*[delayed(distinct_rows)(b) for b in blocks["sensitive_features"]])
     encoding = encoding_from_distinct(list(info), "intersection")
@@ -109,9 +141,15 @@ def fit_wasserstein_regressor(
         precision=precision,
         n_features_in=int(X.shape[1]),
         feature_names_in=np.asarray(X.columns, dtype=object) if hasattr(X, "columns") else None,
+        sensitive_columns=columns,
     )
 
 
 def predict_wasserstein_regressor(model: Any, X: Any, sensitive_features: Any) -> Any:
-    """Fair predictions, lazily per partition: a Dask array aligned with ``X``."""
+    """Fair predictions, lazily per partition: a Dask array aligned with ``X``.
+
+    ``sensitive_features`` may name columns of a Dask DataFrame ``X`` (the estimator passes the
+    columns that ``fit`` read when the caller gives none).
+    """
+    sensitive_features, _ = _read_columns(X, sensitive_features)
     return predict_by_partition(model, "predict", X, sensitive_features)

@@ -38,7 +38,10 @@ from ._projections import pairwise_grid_distances, project_lp_ball, project_mono
 
 __all__ = ["QuantileAdjustment", "adjust_quantiles", "check_bounds", "check_p"]
 
-MSG_EPSILON = "epsilon must be a non-negative number; got {value!r}."
+MSG_EPSILON = (
+    "epsilon must be a non-negative number, an absolute tolerance in the unit of the curves; "
+    "got {value!r}."
+)
 MSG_P = "p must be 1, 2, numpy.inf or 'inf'; got {value!r}."
 MSG_CURVES = "latent_curves must be a finite 2-D array of shape (n_groups, n_grid); {detail}."
 MSG_NOT_MONOTONE = "latent_curves must be nondecreasing along each row (quantile curves)."
@@ -184,8 +187,8 @@ def _check_weights(weights, n_groups: int) -> np.ndarray:
     return w / w.sum()
 
 
-def check_bounds(bounds, low: float, high: float) -> tuple[float, float]:
-    """Validate ``bounds`` and check that they contain ``[low, high]``."""
+def check_bounds(bounds, low: float = np.inf, high: float = -np.inf) -> tuple[float, float]:
+    """Validate ``bounds`` and check that they contain ``[low, high]`` (when given)."""
     if bounds is None:
         return (-np.inf, np.inf)
     try:

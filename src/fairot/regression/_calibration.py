@@ -20,7 +20,7 @@ import numpy as np
 
 from fairot.transport import midpoint_grid
 
-from ._adjust import QuantileAdjustment, adjust_quantiles, check_bounds, check_p
+from ._adjust import QuantileAdjustment, adjust_quantiles, check_bounds
 from ._costs import InducedCost, ObservedLossCost, resolve_cost
 from ._projections import pairwise_grid_distances
 from ._readout import frequency_quantiles, prediction_tables, read_tables
@@ -66,7 +66,8 @@ class Calibration:
     ``s``'s sorted scores (in the unit of the scores), ``cum_weights[s]`` their cumulative
     frequency weights (``None`` without weights), ``latent`` the latent curves in the scaled
     ``unit``, ``bounds`` and ``cost`` those of the adjustment in that unit, ``unadjusted_gap``
-    the largest pairwise grid distance of the latent curves in that unit.
+    the largest pairwise grid distance of the latent curves in that unit, ``clip_bounds`` the
+    user's prediction range in the unit of the scores (``(-inf, inf)`` without one).
     """
 
     samples: np.ndarray
@@ -80,6 +81,7 @@ class Calibration:
     cost: InducedCost
     unadjusted_gap: float
     tie_tolerance: float
+    clip_bounds: tuple[float, float] = (-np.inf, np.inf)
 
     @classmethod
     def from_scores(
@@ -132,7 +134,13 @@ class Calibration:
                 for s in range(n_groups)
             ]
         )
-        bound_low, bound_high = check_bounds(bounds, low, high)
+        # ``bounds`` is a range for the predictions, which ``clip`` enforces: a model's scores
+        # may leave the range of y (a linear model's tails do), and refusing them would refuse
+        # the natural bounds of the target. The solver's box also holds the scores, so that the
+        # latent curves stay feasible; clipping is 1-Lipschitz and monotone, so it never widens
+        # a Wasserstein gap between groups, and for y inside the bounds it never adds error.
+        clip_low, clip_high = check_bounds(bounds)
+        bound_low, bound_high = min(clip_low, low), max(clip_high, high)
         unit_bounds = (float(unit.to_unit(bound_low)), float(unit.to_unit(bound_high)))
         if resolved is None:
             if responses is None:
@@ -164,6 +172,7 @@ class Calibration:
             cost=unit_cost,
             unadjusted_gap=gap,
             tie_tolerance=TIE_ULPS * precision * max(abs(low), abs(high)),
+            clip_bounds=(clip_low, clip_high),
         )
 
     @property
@@ -194,13 +203,11 @@ class Calibration:
             method=method,
         )
         adjusted = adjustment.curves
-        # The paper's identity convention (Section 3.3, K = 2 with W1/W2): if no curve moved, keep
-        # the raw scores instead of a lossy ECDF/quantile round trip.
-        identity = (
-            len(adjusted) == 2
-            and check_p(p) in (1.0, 2.0)
-            and np.array_equal(adjusted, self.latent)
-        )
+        # The paper's identity convention (Section 3.3, K = 2 with W1/W2), for every K and p: if
+        # no curve moved (tau >= 1 with a cost minimised by the latent curves, the squared one),
+        # keep the raw scores instead of a lossy ECDF/quantile round trip, so that tau = 1 is
+        # the model given, bit for bit.
+        identity = np.array_equal(adjusted, self.latent)
         barycenter = self.group_weights @ self.latent
         own = self.latent - barycenter
         moved = adjusted - barycenter
@@ -229,6 +236,13 @@ class Calibration:
             epsilon=epsilon,
         )
         return FairMap(adjustment=in_scores, identity=identity, tables=tables)
+
+    def clip(self, predictions: np.ndarray) -> np.ndarray:
+        """``predictions`` clipped to the user's ``bounds`` (unchanged without bounds)."""
+        low, high = self.clip_bounds
+        if np.isinf(low) and np.isinf(high):
+            return predictions
+        return np.clip(predictions, low, high)
 
     def read(self, scores: np.ndarray, codes: np.ndarray, tables: np.ndarray | None = None):
         """Each score's entry in its group's table (its rank, when ``tables`` is None)."""

@@ -7,24 +7,31 @@ import numbers
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin, clone
-from sklearn.model_selection import check_cv
-from sklearn.utils import _safe_indexing
+from sklearn.model_selection import StratifiedKFold, check_cv
+from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
 
-from fairot.utils.arrays import check_array_1d
+from fairot.utils.arrays import check_array_1d, check_sample_weight
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 
 from ._estimator import WassersteinFairRegressor
 from ._path import fairness_accuracy_path
+from .checks import validate_params
 
 __all__ = ["WassersteinFairRegressorCV"]
 
 MSG_NO_TAU_WITHIN_BUDGET = (
-    "no tau keeps the mean held-out gap within max_gap={budget!r}: the smallest is {gap!r} "
-    "(tau={tau!r}). Raise max_gap, or add smaller taus."
+    "no tau keeps the mean held-out gap within max_gap={budget!r} (in the unit of y): the "
+    "smallest mean held-out gap is {gap!r}, at tau={tau!r} (a fraction of the raw gap). {advice}"
 )
-MSG_REGRESSOR = "regressor must be a WassersteinFairRegressor; got {name}."
+# the advice never asks for a tau that the grid already holds
+MSG_ADVICE_SMALLER = "Raise max_gap, or add taus below {smallest!r} (down to 0, strict parity)."
+MSG_ADVICE_AT_ZERO = (
+    "tau=0 (strict parity on the calibration grid) is already in taus, so no tau can do better: "
+    "what remains is the held-out sampling noise of the groups' predictions. Raise max_gap, or "
+    "calibrate on more rows (a larger calibration_size or more data)."
+)
 
 
 class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
@@ -38,15 +45,20 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    regressor : WassersteinFairRegressor, default=None
+    estimator : WassersteinFairRegressor, default=None
         Template; its ``tau`` and ``epsilon`` are replaced. ``None``: the default regressor.
     taus : array-like of float >= 0, default=None
-        Candidate relative tolerances; ``None``: 0, 0.1, ..., 1.
+        Candidate relative tolerances, fractions of the raw gap (1: the raw model);
+        ``None``: 0, 0.1, ..., 1.
     max_gap : float >= 0, default=None
         Fairness budget on the mean held-out gap, in the unit of ``y``. ``None``: no budget
         (the most accurate :math:`\tau`).
     cv : int, cross-validation generator or iterable, default=5
         An int gives folds stratified by group (every group in every fold).
+    random_state : int, RandomState instance or None, default=None
+        With an int ``cv``, shuffles the rows before they are cut into folds (read by
+        :func:`sklearn.utils.check_random_state`); ``None`` keeps them in order. The
+        regressor's own split is seeded by its ``random_state``.
 
     Attributes
     ----------
@@ -69,7 +81,7 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
     >>> X = rng.normal(size=(900, 2)) + s[:, None]
     >>> y = X.sum(axis=1) + rng.normal(size=900)
     >>> search = WassersteinFairRegressorCV(
-    ...     regressor=WassersteinFairRegressor(n_grid=100, random_state=0),
+    ...     estimator=WassersteinFairRegressor(n_grid=100, random_state=0),
     ...     taus=[0.0, 0.5, 1.0], max_gap=0.5, cv=3,
     ... ).fit(X, y, sensitive_features=s)
     >>> bool(search.cv_results_.loc[search.best_index_, "mean_test_gap"] <= 0.5)
@@ -77,23 +89,25 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
     """
 
     _parameter_constraints: dict = {
-        "regressor": [None, WassersteinFairRegressor],
+        "estimator": [None, WassersteinFairRegressor],
         "taus": [None, "array-like"],
         "max_gap": [None, Interval(numbers.Real, 0, None, closed="left")],
         "cv": ["cv_object"],
+        "random_state": ["random_state"],
     }
 
     __metadata_request__fit = {"sensitive_features": True}
     __metadata_request__predict = {"sensitive_features": True}
     __metadata_request__score = {"sensitive_features": True}
 
-    def __init__(self, *, regressor=None, taus=None, max_gap=None, cv=5) -> None:
-        self.regressor = regressor
+    def __init__(self, *, estimator=None, taus=None, max_gap=None, cv=5, random_state=None) -> None:
+        self.estimator = estimator
         self.taus = taus
         self.max_gap = max_gap
         self.cv = cv
+        self.random_state = random_state
 
-    def fit(self, X, y, *, sensitive_features):
+    def fit(self, X, y, *, sensitive_features, sample_weight=None):
         """Cross-validate the path of ``taus``, choose one, refit it on all the data.
 
         Parameters
@@ -101,20 +115,29 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         sensitive_features : array-like, DataFrame, dict or column name(s) of X
+            Column names are read from ``X`` again by ``predict`` and ``score``.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Frequency weights, as in :meth:`WassersteinFairRegressor.fit`: they train and
+            calibrate each fold and the refit, and weigh the held-out R² and gap.
 
         Returns
         -------
         self : WassersteinFairRegressorCV
         """
-        self._validate_params()
-        template = WassersteinFairRegressor() if self.regressor is None else self.regressor
+        validate_params(self)
+        template = WassersteinFairRegressor() if self.estimator is None else self.estimator
         taus = check_array_1d(np.linspace(0.0, 1.0, 11) if self.taus is None else self.taus, "taus")
         X = indexable(X)[0]
         y = check_array_1d(y, "y")
+        weights = check_sample_weight(sample_weight, y.shape[0])
         sf, _ = resolve_sensitive_features(X, sensitive_features)
         codes = check_sensitive_features(sf, _num_samples(X)).codes
         # an int gives StratifiedKFold on the group codes: every group in every fold
-        splitter = check_cv(self.cv, codes, classifier=True)
+        if isinstance(self.cv, numbers.Integral) and self.random_state is not None:
+            rng = check_random_state(self.random_state)
+            splitter = StratifiedKFold(int(self.cv), shuffle=True, random_state=rng)
+        else:
+            splitter = check_cv(self.cv, codes, classifier=True)
         r2, gaps = [], []
         sf_frame = pd.DataFrame(sf) if not isinstance(sf, pd.DataFrame) else sf
         for train, test in splitter.split(np.zeros((codes.size, 1)), codes):
@@ -127,6 +150,8 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
                 X_test=_safe_indexing(X, test),
                 y_test=y[test],
                 sensitive_features_test=sf_frame.iloc[test],
+                sample_weight=None if weights is None else weights[train],
+                sample_weight_test=None if weights is None else weights[test],
             )
             r2.append(path.table["r2"].to_numpy())
             gaps.append(path.table["test_gap"].to_numpy())
@@ -145,21 +170,33 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
         )
         if not within.any():
             best = int(np.argmin(mean_gap))
+            smallest = float(taus.min())
+            advice = (
+                MSG_ADVICE_AT_ZERO
+                if smallest == 0.0
+                else MSG_ADVICE_SMALLER.format(smallest=smallest)
+            )
             raise ValueError(
                 MSG_NO_TAU_WITHIN_BUDGET.format(
-                    budget=self.max_gap, gap=float(mean_gap[best]), tau=float(taus[best])
+                    budget=self.max_gap,
+                    gap=float(mean_gap[best]),
+                    tau=float(taus[best]),
+                    advice=advice,
                 )
             )
         self.best_index_ = int(np.argmax(np.where(within, r2.mean(axis=0), -np.inf)))
         self.best_tau_ = float(taus[self.best_index_])
         self.best_estimator_ = clone(template).set_params(tau=self.best_tau_, epsilon=None)
-        self.best_estimator_.fit(X, y, sensitive_features=sf)
+        # the groups as given: column names of X stay names, so that predict can read them
+        self.best_estimator_.fit(
+            X, y, sensitive_features=sensitive_features, sample_weight=sample_weight
+        )
         self.groups_ = self.best_estimator_.groups_
         self.group_names_ = self.best_estimator_.group_names_
         return self
 
-    def predict(self, X, *, sensitive_features) -> np.ndarray:
-        """Predictions of :attr:`best_estimator_`."""
+    def predict(self, X, *, sensitive_features=None) -> np.ndarray:
+        """Predictions of :attr:`best_estimator_` (groups as in its ``predict``)."""
         check_is_fitted(self, "best_estimator_")
         return self.best_estimator_.predict(X, sensitive_features=sensitive_features)
 

@@ -27,8 +27,7 @@ from typing import Literal, get_args
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.linear_model import LinearRegression
-from sklearn.model_selection import train_test_split
-from sklearn.utils import _safe_indexing, get_tags
+from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _check_y, _num_samples, check_is_fitted, has_fit_parameter
 
@@ -40,16 +39,20 @@ from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_f
 from ._adjust import Method, QuantileAdjustment, check_p
 from ._calibration import Calibration
 from ._costs import InducedCost
-from ._inputs import check_calibration_set, check_X, encode_groups, estimator_keyword
+from ._inputs import (
+    check_X,
+    encode_groups,
+    estimator_keyword,
+    groups_or_columns,
+    split_calibration,
+)
 from ._units import scaled_r2
 from .checks import (
-    MSG_FROZEN_CALIBRATION,
     MSG_SCORE_GROUPS,
     MSG_WEIGHTS_ESTIMATOR,
     MSG_WEIGHTS_OBSERVED,
     check_calibration_groups,
     check_fit_parameters,
-    check_group_sizes,
     is_observed_cost,
 )
 from .scores import fit_score_model, is_frozen, predict_scores
@@ -80,32 +83,39 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
     p : {1, 2, numpy.inf, "inf"}, default=2
         Order of the Wasserstein distance in the constraint.
     epsilon : float >= 0, default=None
-        Absolute tolerance :math:`\epsilon`. Give ``epsilon`` or ``tau``; neither means strict
-        demographic parity (:math:`\epsilon = 0`).
+        Absolute tolerance :math:`\epsilon`, in the unit of the target ``y``. Give ``epsilon``
+        or ``tau``; neither means strict demographic parity (:math:`\epsilon = 0`).
     tau : float >= 0, default=None
-        Relative tolerance: :math:`\epsilon = \tau D_{\max}`, with :math:`D_{\max}` the unadjusted
-        grid gap (Section 5.1 of [1]_). Above 1 is allowed with a warning.
+        Relative tolerance, a fraction of the raw gap: :math:`\epsilon = \tau D_{\max}`, with
+        :math:`D_{\max}` the unadjusted grid gap (Section 5.1 of [1]_). ``tau=1`` returns the
+        score model's own predictions (see Notes); above 1 is allowed with a warning.
     n_grid : int, default=2000
         Number :math:`M` of midpoint ranks :math:`u_k = (k - 1/2)/M`.
     bounds : (float, float), default=None
-        Prediction range :math:`[a, b]`; the calibration scores must lie inside. ``None``:
-        unbounded.
+        Prediction range :math:`[a, b]`: every prediction is clipped to it; the scores may
+        leave it. Clipping never widens a Wasserstein gap between groups and, for a target in
+        :math:`[a, b]`, never adds error; ``adjusted_curves_`` and ``grid_gap_`` are before
+        clipping. ``None``: unbounded.
     cost : str or InducedCost, default="squared"
         Induced cost (see :func:`~fairot.regression.adjust_quantiles`). ``"observed_squared"`` /
         ``"observed_absolute"`` use the observed-loss proxy on the calibration responses
         (Remark 1 of [1]_).
     method : str, default="auto"
         Solver passed to :func:`~fairot.regression.adjust_quantiles`.
-    groupwise : bool, default=True
-        Fit one clone of ``estimator`` per group (the paper's Stage 1) or one on all groups.
+    groupwise : bool, default=False
+        Fit one clone of ``estimator`` on all groups, or one per group (``True``: the paper's
+        Stage 1). Group-wise models are other models than the one given (each sees one group,
+        as if the group were a feature interacting with every other), often less fair: with
+        ``groupwise=True``, ``tau=1`` returns their predictions, not the given model's.
     calibration_size : float in (0, 1), default=0.5
         Share of ``fit``'s data held out, stratified by group, for calibration (unused with a
         frozen estimator or an explicit ``calibration`` set).
     groups : {"intersection"}, default="intersection"
         Several sensitive columns form intersectional groups. ``"marginal"`` (overlapping
         groups, one per column value) raises: a prediction needs the one group of its sample.
-    random_state : int, RandomState or None, default=None
-        Seed of the auxiliary/calibration split.
+    random_state : int, RandomState instance or None, default=None
+        Seed of the auxiliary/calibration split, read by
+        :func:`sklearn.utils.check_random_state`.
 
     Attributes
     ----------
@@ -161,8 +171,14 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
     score counts as tied with it (below it in the ECDF), so that a row gets the same prediction
     whatever other rows share the call.
 
-    **Identity convention** (Section 3.3 of [1]_, two groups with :math:`W_1`/:math:`W_2`): when
-    no curve moved, ``predict`` returns the raw scores.
+    **Identity convention** (Section 3.3 of [1]_, here for any number of groups and any
+    :math:`p`): when no curve moved, ``predict`` returns the raw scores (clipped to ``bounds``).
+    With the squared cost nothing moves at :math:`\tau \ge 1`, so ``tau=1`` is the score model:
+    with a :class:`~sklearn.frozen.FrozenEstimator` its predictions exactly (held-out gap and R²
+    equal the raw model's); otherwise a clone of ``estimator`` fitted on the auxiliary split
+    (``1 - calibration_size`` of the rows), equal to the model fitted on all rows up to sampling
+    noise. Costs not minimised by the latent curves (``pinball``, the observed-loss proxy) move
+    them at any :math:`\tau`.
 
     References
     ----------
@@ -180,7 +196,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
     >>> bool(model.grid_gap_ <= model.epsilon_ + 1e-12)
     True
     >>> round(model.score(X, y, sensitive_features=s), 2)
-    0.65
+    0.64
     """
 
     _parameter_constraints: dict = {
@@ -217,7 +233,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         bounds: tuple[float, float] | None = None,
         cost: CostName | InducedCost = "squared",
         method: Method = "auto",
-        groupwise: bool = True,
+        groupwise: bool = False,
         calibration_size: float = 0.5,
         groups: Literal["intersection", "marginal"] = "intersection",
         random_state=None,
@@ -236,7 +252,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         self.random_state = random_state
 
     # ----------------------------------------------------------------------------- fitting
-    def fit(self, X, y, sample_weight=None, *, sensitive_features, calibration=None):
+    def fit(self, X, y, *, sensitive_features, sample_weight=None, calibration=None):
         """Fit the score model, the latent curves and their fairness adjustment.
 
         Parameters
@@ -252,7 +268,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         sensitive_features : array-like of shape (n_samples,), DataFrame, dict or str
             Group of each sample; several columns form intersectional groups. Column name(s)
             of a DataFrame ``X`` read the groups from ``X`` (which the model still receives
-            whole).
+            whole), and then ``predict`` and ``score`` read them from the same columns.
         calibration : tuple (X_cal, y_cal, sensitive_features_cal[, sample_weight_cal])
             An explicit calibration set; then all of ``X, y`` trains the score model.
 
@@ -261,15 +277,8 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         self : WassersteinFairRegressor
         """
         if any_dask(X):
-            return dispatch(
-                "WassersteinFairRegressor.fit",
-                self,
-                X,
-                y,
-                sensitive_features,
-                calibration,
-                sample_weight=sample_weight,
-            )
+            args = (self, X, y, sensitive_features, calibration)
+            return dispatch("WassersteinFairRegressor.fit", *args, sample_weight=sample_weight)
         check_fit_parameters(self, stacklevel=3)
         X = check_X(self, X, reset=True)
         n_samples = _num_samples(X)
@@ -277,7 +286,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         if y.shape[0] != n_samples:
             raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]}.")
         weights = check_sample_weight(sample_weight, y.shape[0])
-        sensitive_features, _ = resolve_sensitive_features(X, sensitive_features)
+        sensitive_features, columns = resolve_sensitive_features(X, sensitive_features)
         groups = check_sensitive_features(sensitive_features, n_samples)
         if is_observed_cost(self.cost) and weights is not None:
             raise ValueError(MSG_WEIGHTS_OBSERVED.format(cost=self.cost))
@@ -291,25 +300,9 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         if weights is not None and not frozen and not has_fit_parameter(base, "sample_weight"):
             raise ValueError(MSG_WEIGHTS_ESTIMATOR.format(name=type(base).__name__))
 
-        if frozen and calibration is not None:
-            raise ValueError(MSG_FROZEN_CALIBRATION)
-        if frozen:
-            train = None
-            X_cal, y_cal, codes_cal, w_cal = X, y, codes, weights
-        elif calibration is not None:
-            train = np.arange(n_samples)
-            X_cal, y_cal, codes_cal, w_cal = check_calibration_set(self, calibration)
-        else:
-            check_group_sizes(np.bincount(codes, minlength=n_groups), self.group_names_)
-            train, cal = train_test_split(
-                np.arange(n_samples),
-                test_size=self.calibration_size,
-                stratify=codes,
-                random_state=self.random_state,
-            )
-            X_cal, y_cal, codes_cal = _safe_indexing(X, cal), y[cal], codes[cal]
-            w_cal = None if weights is None else weights[cal]
-
+        train, (X_cal, y_cal, codes_cal, w_cal) = split_calibration(
+            self, X, y, codes, weights, frozen=frozen, calibration=calibration
+        )
         if frozen:
             estimators = [base]
         else:
@@ -328,6 +321,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
             sample_weight=w_cal,
             responses=y_cal,
             precision=precision,
+            sensitive_columns=columns,
         )
 
     def fit_from_group_statistics(
@@ -343,6 +337,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         precision: float = 0.0,
         n_features_in: int | None = None,
         feature_names_in: np.ndarray | None = None,
+        sensitive_columns: list[str] | None = None,
     ) -> WassersteinFairRegressor:
         r"""Stages 2 to 4 from the groups' calibration scores: the seam every backend calls.
 
@@ -376,6 +371,9 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
             (:func:`fairot.regression.scores.predict_scores`): the tolerance of near-ties.
         n_features_in, feature_names_in : optional
             The width and column names of ``X`` (``fit`` records them itself).
+        sensitive_columns : list of str, default=None
+            The columns of ``X`` that held the groups, when ``fit`` was given their names:
+            ``predict`` and ``score`` then read the groups from them by default.
 
         Returns
         -------
@@ -384,6 +382,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         self._groups = encoding
         self.groups_, self.group_names_ = group_attributes(encoding)
         self.estimators_ = list(estimators)
+        self._sensitive_columns = None if sensitive_columns is None else list(sensitive_columns)
         if n_features_in is not None:
             self.n_features_in_ = int(n_features_in)
         if feature_names_in is not None:
@@ -428,7 +427,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         self._tables = fair.tables
 
     # ---------------------------------------------------------------------------- predicting
-    def predict(self, X, *, sensitive_features) -> np.ndarray:
+    def predict(self, X, *, sensitive_features=None) -> np.ndarray:
         """Fair predictions: the adjusted map at each score's rank within its group.
 
         Parameters
@@ -436,20 +435,23 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Passed to the wrapped estimator unchanged.
         sensitive_features : array-like of shape (n_samples,), DataFrame, dict or str
-            Groups, in the same form as in ``fit``; an unseen group is an error.
+            Groups, in the same form as in ``fit``; an unseen group is an error. ``None``: the
+            columns of ``X`` named in ``fit`` (required when ``fit`` was given data).
 
         Returns
         -------
         ndarray of shape (n_samples,)
+            Clipped to ``bounds`` when given.
         """
         check_is_fitted(self, "adjusted_curves_")
+        sensitive_features = groups_or_columns(self, sensitive_features)
         if any_dask(X):
             return dispatch("WassersteinFairRegressor.predict", self, X, sensitive_features)
         X, codes = encode_groups(self, X, sensitive_features)
         scores = predict_scores(self.estimators_, X, codes)
         if self._identity:
-            return scores
-        return self._calibration.read(scores, codes, self._tables)
+            return self._calibration.clip(scores)
+        return self._calibration.clip(self._calibration.read(scores, codes, self._tables))
 
     def score(self, X, y, sample_weight=None, *, sensitive_features=None) -> float:
         """R² of the fair predictions (weighted by ``sample_weight``).
@@ -460,13 +462,16 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
         sensitive_features : array-like of shape (n_samples,), DataFrame, dict or str
-            Required (the default ``None`` only exists for scikit-learn's signature): without
-            groups there is no fair prediction, and the error says how to route them.
+            ``None``: the columns of ``X`` named in ``fit``; when ``fit`` was given data, the
+            groups are required (without them there is no fair prediction), and the error
+            says how to route them.
 
         Returns
         -------
         float
         """
+        check_is_fitted(self, "adjusted_curves_")
+        sensitive_features = groups_or_columns(self, sensitive_features)
         if sensitive_features is None:
             raise ValueError(MSG_SCORE_GROUPS)
         pred = self.predict(X, sensitive_features=sensitive_features)
@@ -476,9 +481,10 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         weights = check_sample_weight(sample_weight, y.shape[0])
         return scaled_r2(y, pred, weights)
 
-    def score_unadjusted(self, X, *, sensitive_features) -> np.ndarray:
-        """Raw scores of the fitted model (before the fairness adjustment)."""
+    def score_unadjusted(self, X, *, sensitive_features=None) -> np.ndarray:
+        """Raw scores of the fitted model (before the fairness adjustment and ``bounds``)."""
         check_is_fitted(self, "adjusted_curves_")
+        sensitive_features = groups_or_columns(self, sensitive_features)
         X, codes = encode_groups(self, X, sensitive_features)
         return predict_scores(self.estimators_, X, codes)
 

@@ -4,7 +4,8 @@ fairot reads only rows, width and column names of ``X``: the score model receive
 given (strings, NaN, DataFrames), so that a ``Pipeline`` with its own preprocessing works.
 
 Internal surface (plain names for :mod:`._estimator` and :mod:`._path`): :func:`check_X`,
-:func:`encode_groups`, :func:`check_calibration_set`, :func:`estimator_keyword`.
+:func:`encode_groups`, :func:`groups_or_columns`, :func:`check_calibration_set`,
+:func:`split_calibration`, :func:`estimator_keyword`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import warnings
 from typing import Any
 
 import numpy as np
+from sklearn.model_selection import train_test_split
+from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.validation import (
     _check_feature_names,
     _check_n_features,
@@ -28,9 +31,11 @@ from fairot.utils.sensitive import resolve_sensitive_features
 
 from .checks import (
     MSG_CALIBRATION,
+    MSG_FROZEN_CALIBRATION,
     MSG_POSITIONAL,
     MSG_WEIGHTS_OBSERVED,
     MSG_X_1D,
+    check_group_sizes,
     is_observed_cost,
 )
 
@@ -76,6 +81,17 @@ def encode_groups(model: Any, X: Any, sensitive_features: Any) -> tuple[Any, np.
     return X, codes
 
 
+def groups_or_columns(model: Any, sensitive_features: Any) -> Any:
+    """The groups given, else the names of the columns of X that ``model.fit`` read them from.
+
+    ``None`` when neither: the caller's own check then says that the groups are required.
+    """
+    if sensitive_features is None:
+        # a model pickled before issue 21 has no record of the columns
+        return getattr(model, "_sensitive_columns", None)
+    return sensitive_features
+
+
 def check_calibration_set(model: Any, calibration: Any) -> tuple:
     """The explicit calibration set of ``fit``: ``(X, y, codes, sample_weight or None)``."""
     if not isinstance(calibration, (tuple, list)) or len(calibration) not in (3, 4):
@@ -96,3 +112,37 @@ def check_calibration_set(model: Any, calibration: Any) -> tuple:
             raise ValueError(MSG_WEIGHTS_OBSERVED.format(cost=model.cost))
         w_cal = check_sample_weight(calibration[3], y_cal.shape[0], "calibration sample_weight")
     return X_cal, y_cal, codes_cal, w_cal
+
+
+def split_calibration(
+    model: Any,
+    X: Any,
+    y: np.ndarray,
+    codes: np.ndarray,
+    weights: np.ndarray | None,
+    *,
+    frozen: bool,
+    calibration: Any,
+) -> tuple[np.ndarray | None, tuple]:
+    """The rows that train the score model and the calibration set ``(X, y, codes, weights)``.
+
+    A frozen model trains on nothing (``None``) and calibrates on all of ``X``; an explicit
+    ``calibration`` set leaves all of ``X`` for training; else a split stratified by group, of
+    ``model.calibration_size``, drawn with ``check_random_state(model.random_state)``.
+    """
+    n_samples = _num_samples(X)
+    if frozen and calibration is not None:
+        raise ValueError(MSG_FROZEN_CALIBRATION)
+    if frozen:
+        return None, (X, y, codes, weights)
+    if calibration is not None:
+        return np.arange(n_samples), check_calibration_set(model, calibration)
+    check_group_sizes(np.bincount(codes, minlength=len(model.group_names_)), model.group_names_)
+    train, cal = train_test_split(
+        np.arange(n_samples),
+        test_size=model.calibration_size,
+        stratify=codes,
+        random_state=check_random_state(model.random_state),
+    )
+    w_cal = None if weights is None else weights[cal]
+    return train, (_safe_indexing(X, cal), y[cal], codes[cal], w_cal)

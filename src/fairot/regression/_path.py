@@ -16,7 +16,7 @@ from sklearn.base import clone
 from sklearn.metrics import mean_squared_error, r2_score
 
 from fairot.metrics import max_pairwise_wasserstein
-from fairot.utils.arrays import check_array_1d
+from fairot.utils.arrays import check_array_1d, check_sample_weight
 
 from ._adjust import check_p
 from ._estimator import WassersteinFairRegressor
@@ -78,6 +78,7 @@ def fairness_accuracy_path(
     sensitive_features_test=None,
     calibration=None,
     sample_weight=None,
+    sample_weight_test=None,
 ) -> FairnessAccuracyPath:
     r"""Fit a whole path of relative tolerances, reusing the calibration work.
 
@@ -99,6 +100,8 @@ def fairness_accuracy_path(
         Explicit calibration set.
     sample_weight : array-like of shape (n_samples,), optional
         As in :meth:`WassersteinFairRegressor.fit`.
+    sample_weight_test : array-like of shape (n_test,), optional
+        Weights of the held-out rows in their MSE, R² and gap.
 
     Returns
     -------
@@ -126,7 +129,7 @@ def fairness_accuracy_path(
         )
     taus = check_array_1d(taus, "taus")
     if np.any(taus < 0):
-        raise ValueError(f"taus must be non-negative; got {taus.min()!r}.")
+        raise ValueError(f"taus must be non-negative fractions of the raw gap; got {taus.min()!r}.")
     if np.any(taus > 1):
         warnings.warn(MSG_TAU_ABOVE_ONE.format(tau=float(taus.max())), UserWarning, stacklevel=2)
     template = clone(estimator).set_params(tau=0.0, epsilon=None)
@@ -145,12 +148,15 @@ def fairness_accuracy_path(
             raise ValueError("X_test needs y_test and sensitive_features_test.")
         X_test, codes_t = encode_groups(fitted, X_test, sensitive_features_test)
         y_t = check_array_1d(y_test, "y_test")
+        w_t = check_sample_weight(sample_weight_test, y_t.shape[0], "sample_weight_test")
         scores_t = predict_scores(fitted.estimators_, X_test, codes_t)
         index_t = fitted._calibration.read(scores_t, codes_t)
         unadjusted = {
-            "mse": mean_squared_error(y_t, scores_t),
-            "r2": r2_score(y_t, scores_t),
-            "test_gap": max_pairwise_wasserstein(scores_t, codes_t, p=p_value).distance,
+            "mse": mean_squared_error(y_t, scores_t, sample_weight=w_t),
+            "r2": r2_score(y_t, scores_t, sample_weight=w_t),
+            "test_gap": max_pairwise_wasserstein(
+                scores_t, codes_t, p=p_value, sample_weight=w_t
+            ).distance,
         }
     rows, estimators = [], []
     for tau in taus:
@@ -166,9 +172,11 @@ def fairness_accuracy_path(
             "n_iter": est.adjustment_.n_iter,
         }
         if evaluate:
-            pred = scores_t if est._identity else est._tables[index_t]
-            row["mse"] = mean_squared_error(y_t, pred)
-            row["r2"] = r2_score(y_t, pred)
-            row["test_gap"] = max_pairwise_wasserstein(pred, codes_t, p=p_value).distance
+            pred = fitted._calibration.clip(scores_t if est._identity else est._tables[index_t])
+            row["mse"] = mean_squared_error(y_t, pred, sample_weight=w_t)
+            row["r2"] = r2_score(y_t, pred, sample_weight=w_t)
+            row["test_gap"] = max_pairwise_wasserstein(
+                pred, codes_t, p=p_value, sample_weight=w_t
+            ).distance
         rows.append(row)
     return FairnessAccuracyPath(pd.DataFrame(rows), estimators, unadjusted)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from sklearn.utils._param_validation import InvalidParameterError
 
 from ._adjust import check_p
 
@@ -35,17 +36,31 @@ __all__ = [
     "MSG_WEIGHTS_ESTIMATOR",
     "MSG_WEIGHTS_OBSERVED",
     "MSG_X_1D",
+    "TOLERANCE_UNITS",
     "check_calibration_groups",
     "check_fit_parameters",
     "check_group_sizes",
     "is_observed_cost",
+    "validate_params",
 ]
 
-MSG_BOTH_TOLERANCES = "Give either epsilon or tau, not both; got epsilon={eps!r} and tau={tau!r}."
-MSG_TAU_ABOVE_ONE = (
-    "tau={tau!r} > 1 asks for a tolerance above the unadjusted gap: the constraint is inactive "
-    "for two groups and only loosens the observed-loss variant."
+MSG_BOTH_TOLERANCES = (
+    "Give either epsilon (an absolute tolerance, in the unit of the target y) or tau (a "
+    "fraction of the raw gap: epsilon = tau * unadjusted_grid_gap_), not both; got "
+    "epsilon={eps!r} and tau={tau!r}."
 )
+MSG_TAU_ABOVE_ONE = (
+    "tau={tau!r} > 1 asks for a tolerance above the unadjusted gap (tau is a fraction of the "
+    "raw gap; tau=1 already keeps the model's own predictions): the constraint is inactive and "
+    "only loosens the observed-loss variant."
+)
+# what sklearn's message on a bad epsilon or tau gains: the unit of the number
+TOLERANCE_UNITS = {
+    "epsilon": "epsilon is an absolute tolerance, in the unit of the target y",
+    "tau": "tau is a fraction of the raw gap: epsilon = tau * unadjusted_grid_gap_, and tau=1 "
+    "keeps the model's own predictions",
+    "max_gap": "max_gap is a budget on the mean held-out gap, in the unit of the target y",
+}
 MSG_SMALL_GROUP = (
     "group {group!r} has {count} calibration sample(s); at least 2 are needed to estimate its "
     "quantile curve. Use a larger calibration_size or merge small groups."
@@ -77,7 +92,8 @@ MSG_SCORE_GROUPS = (
     "sample's group. Call score(X, y, sensitive_features=...). In cross_val_score or "
     "GridSearchCV, enable metadata routing (sklearn.set_config(enable_metadata_routing=True)) "
     "and pass sensitive_features=... to their fit or params: the regressor requests it for "
-    "fit, predict and score by default."
+    "fit, predict and score by default. Or fit with column names of a DataFrame X as "
+    "sensitive_features: score then reads the groups from those columns."
 )
 MSG_MARGINAL = (
     "groups='marginal' is not supported by WassersteinFairRegressor: a prediction reads the "
@@ -118,6 +134,19 @@ def is_observed_cost(cost: Any) -> bool:
     return isinstance(cost, str) and cost.startswith("observed_")
 
 
+def validate_params(model: Any) -> None:
+    """scikit-learn's parameter validation, with the unit of a bad tolerance or budget named."""
+    try:
+        model._validate_params()
+    except InvalidParameterError as error:
+        notes = [
+            note for name, note in TOLERANCE_UNITS.items() if f"'{name}' parameter" in str(error)
+        ]
+        if not notes:
+            raise
+        raise InvalidParameterError(f"{error} {notes[0]}.") from None
+
+
 def check_fit_parameters(model: Any, *, stacklevel: int = 2) -> float:
     """Validate the options of a ``WassersteinFairRegressor`` before any data is read.
 
@@ -133,7 +162,7 @@ def check_fit_parameters(model: Any, *, stacklevel: int = 2) -> float:
     float
         The Wasserstein order ``p`` as a number (1, 2 or ``inf``).
     """
-    model._validate_params()
+    validate_params(model)
     p_value = check_p(model.p)
     if model.groups == "marginal":
         raise ValueError(MSG_MARGINAL)

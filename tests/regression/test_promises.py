@@ -1,0 +1,335 @@
+"""The regressor keeps its promises (issue 21), checked against independent computations.
+
+tau = 1 is the model given, ``bounds`` clip the predictions, the tolerance errors name their
+unit, the vocabulary is the one of every other estimator (``estimator=``, ``random_state``
+through ``check_random_state``), and groups named as columns of X are read from X again.
+The oracles are scikit-learn's metrics and models, SciPy's W1 and plain NumPy on held-out rows.
+"""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import wasserstein_distance
+from sklearn.base import clone
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LinearRegression
+from sklearn.metrics import mean_squared_error, r2_score
+from sklearn.model_selection import StratifiedKFold, train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import InvalidParameterError
+
+from fairot.regression import WassersteinFairRegressor, WassersteinFairRegressorCV
+from fairot.regression.checks import MSG_BOTH_TOLERANCES, TOLERANCE_UNITS
+
+
+def _problem(n=4000, k=2, seed=0):
+    """Group-shifted features and a response that depends on the group beyond X."""
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, k, n)
+    X = rng.normal(size=(n, 3)) + 0.8 * s[:, None]
+    y = X @ np.array([1.0, 0.5, -0.3]) + 0.7 * s + rng.normal(scale=0.7, size=n)
+    return X, y, s
+
+
+def _max_w1(pred, s):
+    """Largest pairwise W1 between the groups' predictions (SciPy)."""
+    groups = np.unique(s)
+    return max(
+        wasserstein_distance(pred[s == a], pred[s == b])
+        for i, a in enumerate(groups)
+        for b in groups[i + 1 :]
+    )
+
+
+def _max_w2(pred, s, n_grid=20_000):
+    """Largest pairwise W2 from the groups' empirical quantile functions (NumPy, fine grid)."""
+    u = (np.arange(n_grid) + 0.5) / n_grid
+    q = [np.quantile(pred[s == g], u, method="inverted_cdf") for g in np.unique(s)]
+    return max(
+        np.sqrt(np.mean((q[i] - q[j]) ** 2)) for i in range(len(q)) for j in range(i + 1, len(q))
+    )
+
+
+# ------------------------------------------------------------------------- tau = 1 is the model
+@pytest.mark.parametrize("k", [2, 3])
+@pytest.mark.parametrize("p", [1, 2, np.inf])
+def test_tau_one_with_a_frozen_model_is_the_model_on_held_out_rows(k, p):
+    X, y, s = _problem(k=k)
+    X_fit, X_test, y_fit, y_test, s_fit, s_test = train_test_split(
+        X, y, s, test_size=0.5, random_state=0
+    )
+    raw = LinearRegression().fit(X_fit, y_fit)
+    model = WassersteinFairRegressor(estimator=FrozenEstimator(raw), tau=1.0, p=p)
+    model.fit(X_fit, y_fit, sensitive_features=s_fit)
+    fair, given = model.predict(X_test, sensitive_features=s_test), raw.predict(X_test)
+    np.testing.assert_array_equal(fair, given)
+    assert abs(r2_score(y_test, fair) - r2_score(y_test, given)) <= 1e-9
+    assert abs(_max_w1(fair, s_test) - _max_w1(given, s_test)) <= 1e-9
+    assert abs(_max_w2(fair, s_test) - _max_w2(given, s_test)) <= 1e-9
+    assert model.score(X_test, y_test, sensitive_features=s_test) == pytest.approx(
+        r2_score(y_test, given), abs=1e-9
+    )
+
+
+def test_tau_one_trained_is_the_given_model_fitted_on_the_auxiliary_split():
+    # the issue's case: groupwise=True returned a model less fair than the one passed in
+    X, y, s = _problem()
+    X_fit, X_test, y_fit, y_test, s_fit, s_test = train_test_split(
+        X, y, s, test_size=0.5, random_state=1
+    )
+    model = WassersteinFairRegressor(estimator=LinearRegression(), tau=1.0, random_state=0)
+    model.fit(X_fit, y_fit, sensitive_features=s_fit)
+    assert len(model.estimators_) == 1  # groupwise=False by default
+    # the oracle: the same clone on the same split (stratified by group, check_random_state)
+    train, _ = train_test_split(
+        np.arange(y_fit.size),
+        test_size=0.5,
+        stratify=s_fit,
+        random_state=check_random_state(0),
+    )
+    half = LinearRegression().fit(X_fit[train], y_fit[train])
+    fair = model.predict(X_test, sensitive_features=s_test)
+    np.testing.assert_allclose(fair, half.predict(X_test), rtol=0, atol=1e-12)
+    # and the model fitted on all rows, up to the sampling noise of half the rows
+    full = LinearRegression().fit(X_fit, y_fit).predict(X_test)
+    assert abs(r2_score(y_test, fair) - r2_score(y_test, full)) < 0.01
+    assert abs(_max_w2(fair, s_test) - _max_w2(full, s_test)) < 0.05
+    # group-wise models are other models, less fair here (the docs say so)
+    groupwise = WassersteinFairRegressor(tau=1.0, groupwise=True, random_state=0)
+    groupwise.fit(X_fit, y_fit, sensitive_features=s_fit)
+    pred = groupwise.predict(X_test, sensitive_features=s_test)
+    assert _max_w2(pred, s_test) > _max_w2(full, s_test) + 0.05
+
+
+# ----------------------------------------------------------------------------- bounds clip
+def _bounded_problem(n=3000, seed=2):
+    """A target that lives in [1, 10]; a linear model's scores leave that range."""
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, 2, n)
+    X = rng.normal(size=(n, 2))
+    y = np.clip(5.5 + 3 * X[:, 0] + 1.5 * s + rng.normal(scale=0.8, size=n), 1, 10)
+    return X, y, s
+
+
+@pytest.mark.parametrize("tau", [0.0, 0.4, 1.0])
+def test_bounds_clip_the_predictions(tau):
+    X, y, s = _bounded_problem()
+    X_test, y_test, s_test = _bounded_problem(seed=3)
+    raw = FrozenEstimator(LinearRegression().fit(X, y))
+    scores = raw.predict(X)
+    assert scores.min() < 1 or scores.max() > 10  # the case that was refused
+    kwargs = {"estimator": raw, "tau": tau, "n_grid": 200}
+    bounded = WassersteinFairRegressor(bounds=(1, 10), **kwargs).fit(X, y, sensitive_features=s)
+    free = WassersteinFairRegressor(**kwargs).fit(X, y, sensitive_features=s)
+    pred = bounded.predict(X_test, sensitive_features=s_test)
+    free_pred = free.predict(X_test, sensitive_features=s_test)
+    assert pred.min() >= 1 and pred.max() <= 10
+    np.testing.assert_allclose(pred, np.clip(free_pred, 1, 10), rtol=0, atol=1e-12)
+    # clipping is a contraction: no wider gap, and no more error for a target inside the bounds
+    assert _max_w1(pred, s_test) <= _max_w1(free_pred, s_test) + 1e-12
+    assert mean_squared_error(y_test, pred) <= mean_squared_error(y_test, free_pred) + 1e-12
+    assert bounded.score(X_test, y_test, sensitive_features=s_test) == pytest.approx(
+        r2_score(y_test, pred), abs=1e-12
+    )
+
+
+def test_bounds_must_be_an_ordered_pair():
+    X, y, s = _bounded_problem(n=400)
+    for bad in [(10, 1), (1, 1), (1, np.nan), ("a", "b")]:
+        with pytest.raises(ValueError, match="bounds must be a pair"):
+            WassersteinFairRegressor(bounds=bad).fit(X, y, sensitive_features=s)
+
+
+# ---------------------------------------------------------------------- errors name the unit
+def test_tolerance_errors_name_their_unit():
+    X, y, s = _problem(n=300)
+    with pytest.raises(InvalidParameterError, match=re.escape(TOLERANCE_UNITS["tau"])):
+        WassersteinFairRegressor(tau=-0.1).fit(X, y, sensitive_features=s)
+    with pytest.raises(InvalidParameterError, match=re.escape(TOLERANCE_UNITS["epsilon"])):
+        WassersteinFairRegressor(epsilon=-1.0).fit(X, y, sensitive_features=s)
+    with pytest.raises(ValueError, match=re.escape(MSG_BOTH_TOLERANCES[:60])):
+        WassersteinFairRegressor(tau=0.5, epsilon=0.1).fit(X, y, sensitive_features=s)
+    with pytest.warns(UserWarning, match="fraction of the raw gap"):
+        WassersteinFairRegressor(tau=1.5).fit(X, y, sensitive_features=s)
+    with pytest.raises(InvalidParameterError, match=re.escape(TOLERANCE_UNITS["max_gap"])):
+        WassersteinFairRegressorCV(max_gap=-1.0).fit(X, y, sensitive_features=s)
+    with pytest.raises(ValueError, match="non-negative fractions of the raw gap"):
+        WassersteinFairRegressorCV(taus=[-0.5, 0.5], cv=2).fit(X, y, sensitive_features=s)
+
+
+def test_budget_error_never_asks_for_a_tau_already_in_the_grid():
+    X, y, s = _problem(n=600)
+    template = WassersteinFairRegressor(n_grid=50, random_state=0, groupwise=True)
+    with pytest.raises(ValueError) as info:
+        WassersteinFairRegressorCV(estimator=template, taus=[0.0, 0.5], max_gap=0.0, cv=3).fit(
+            X, y, sensitive_features=s
+        )
+    message = str(info.value)
+    assert "in the unit of y" in message and "fraction of the raw gap" in message
+    assert "already in taus" in message and "add" not in message.lower().split("already")[1]
+    assert "smaller taus" not in message
+    with pytest.raises(ValueError, match=r"add taus below 0\.5 \(down to 0"):
+        WassersteinFairRegressorCV(estimator=template, taus=[0.5, 1.0], max_gap=0.0, cv=3).fit(
+            X, y, sensitive_features=s
+        )
+
+
+# ------------------------------------------------------------------------------ vocabulary
+def test_cv_takes_estimator_and_refuses_regressor():
+    X, y, s = _problem(n=900)
+    template = WassersteinFairRegressor(n_grid=60, random_state=0)
+    search = WassersteinFairRegressorCV(estimator=template, taus=[0.0, 1.0], cv=3)
+    search.fit(X, y, sensitive_features=s)
+    assert search.best_estimator_.n_grid == 60
+    with pytest.raises(TypeError, match="regressor"):
+        WassersteinFairRegressorCV(regressor=template)
+
+
+def test_random_state_goes_through_check_random_state():
+    X, y, s = _problem(n=800)
+    assert WassersteinFairRegressor().random_state is None
+    by_int = WassersteinFairRegressor(tau=0.3, random_state=7).fit(X, y, sensitive_features=s)
+    by_state = WassersteinFairRegressor(tau=0.3, random_state=np.random.RandomState(7))
+    by_state.fit(X, y, sensitive_features=s)
+    np.testing.assert_array_equal(
+        by_int.predict(X, sensitive_features=s), by_state.predict(X, sensitive_features=s)
+    )
+    # None draws a fresh split (no hidden seed): two fits differ
+    a = WassersteinFairRegressor(tau=0.3).fit(X, y, sensitive_features=s)
+    b = WassersteinFairRegressor(tau=0.3).fit(X, y, sensitive_features=s)
+    assert not np.array_equal(a.estimators_[0].coef_, b.estimators_[0].coef_)
+
+
+# -------------------------------------------------------------------------- groups from X
+def _frame(n=1500, seed=4):
+    X, y, s = _problem(n=n, seed=seed)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame["group"] = np.where(s == 1, "q", "p")
+    return frame, y
+
+
+def _drop_group():
+    return FunctionTransformer(lambda frame: frame.drop(columns="group"))
+
+
+@pytest.mark.parametrize("names", ["group", ["group"]])
+def test_predict_and_score_read_the_groups_from_the_columns_fit_named(names):
+    frame, y = _frame()
+    test, y_test = _frame(seed=5)
+    base = make_pipeline(_drop_group(), LinearRegression())
+    model = WassersteinFairRegressor(estimator=base, tau=0.2, n_grid=100, random_state=0)
+    model.fit(frame, y, sensitive_features=names)
+    expected = model.predict(test, sensitive_features=test["group"])
+    np.testing.assert_array_equal(model.predict(test), expected)
+    assert model.score(test, y_test) == pytest.approx(r2_score(y_test, expected), abs=1e-12)
+    np.testing.assert_array_equal(
+        model.score_unadjusted(test), model.score_unadjusted(test, sensitive_features="group")
+    )
+    # the CV reads them the same way
+    search = WassersteinFairRegressorCV(estimator=clone(model), taus=[0.0, 0.5], cv=2)
+    search.fit(frame, y, sensitive_features=names)
+    np.testing.assert_array_equal(
+        search.predict(test), search.predict(test, sensitive_features=test["group"])
+    )
+    assert search.score(test, y_test) == pytest.approx(
+        r2_score(y_test, search.predict(test)), abs=1e-12
+    )
+
+
+def test_groups_from_x_in_a_pipeline():
+    frame, y = _frame()
+    test, y_test = _frame(seed=6)
+    base = make_pipeline(_drop_group(), LinearRegression())
+    model = WassersteinFairRegressor(estimator=base, tau=0.2, n_grid=100, random_state=0)
+    pipe = make_pipeline(FunctionTransformer(), model)
+    pipe.fit(frame, y, wassersteinfairregressor__sensitive_features="group")
+    expected = clone(model).fit(frame, y, sensitive_features="group").predict(test)
+    np.testing.assert_array_equal(pipe.predict(test), expected)
+    assert pipe.score(test, y_test) == pytest.approx(r2_score(y_test, expected), abs=1e-12)
+
+
+def test_groups_given_as_data_stay_required_in_predict():
+    X, y, s = _problem(n=400)
+    model = WassersteinFairRegressor(tau=0.5, random_state=0).fit(X, y, sensitive_features=s)
+    with pytest.raises(ValueError, match="sensitive_features"):
+        model.predict(X)
+    with pytest.raises(ValueError, match="score needs sensitive_features"):
+        model.score(X, y)
+
+
+def _weighted_max_w1(pred, s, w):
+    """Largest pairwise weighted W1 between the groups' predictions (SciPy)."""
+    groups = np.unique(s)
+    return max(
+        wasserstein_distance(pred[s == a], pred[s == b], w[s == a], w[s == b])
+        for i, a in enumerate(groups)
+        for b in groups[i + 1 :]
+    )
+
+
+def test_cv_sample_weight_trains_calibrates_and_scores_each_fold():
+    X, y, s = _problem(n=1200, k=3, seed=8)
+    w = np.random.default_rng(8).integers(1, 4, y.size).astype(float)
+    frozen = FrozenEstimator(LinearRegression().fit(X, y))
+    template = WassersteinFairRegressor(estimator=frozen, p=1, n_grid=80)
+    folds = [(np.arange(600, 1200), np.arange(600)), (np.arange(600), np.arange(600, 1200))]
+    taus = [0.0, 0.5, 1.0]
+    search = WassersteinFairRegressorCV(estimator=template, taus=taus, cv=folds)
+    search.fit(X, y, sensitive_features=s, sample_weight=w)
+    for i, tau in enumerate(taus):
+        r2, gaps = [], []
+        for train, test in folds:
+            model = clone(template).set_params(tau=tau)
+            model.fit(X[train], y[train], sensitive_features=s[train], sample_weight=w[train])
+            pred = model.predict(X[test], sensitive_features=s[test])
+            r2.append(r2_score(y[test], pred, sample_weight=w[test]))
+            gaps.append(_weighted_max_w1(pred, s[test], w[test]))
+        assert search.cv_results_.loc[i, "mean_r2"] == pytest.approx(np.mean(r2), abs=1e-10)
+        assert search.cv_results_.loc[i, "mean_test_gap"] == pytest.approx(np.mean(gaps), abs=1e-10)
+    refit = clone(template).set_params(tau=search.best_tau_)
+    refit.fit(X, y, sensitive_features=s, sample_weight=w)
+    np.testing.assert_array_equal(
+        search.predict(X, sensitive_features=s), refit.predict(X, sensitive_features=s)
+    )
+
+
+def test_cv_random_state_shuffles_the_folds_through_check_random_state():
+    X, y, s = _problem(n=900, seed=9)
+    frozen = FrozenEstimator(LinearRegression().fit(X, y))
+    template = WassersteinFairRegressor(estimator=frozen, n_grid=60)
+    taus = [0.0, 1.0]
+    assert WassersteinFairRegressorCV().random_state is None
+    search = WassersteinFairRegressorCV(estimator=template, taus=taus, cv=3, random_state=4)
+    search.fit(X, y, sensitive_features=s)
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=4).split(X, s))
+    same = WassersteinFairRegressorCV(estimator=template, taus=taus, cv=folds)
+    same.fit(X, y, sensitive_features=s)
+    pd.testing.assert_frame_equal(search.cv_results_, same.cv_results_)
+    # None keeps the rows in order: the folds of check_cv
+    ordered = WassersteinFairRegressorCV(estimator=template, taus=taus, cv=3)
+    ordered.fit(X, y, sensitive_features=s)
+    in_order = WassersteinFairRegressorCV(
+        estimator=template, taus=taus, cv=list(StratifiedKFold(3).split(X, s))
+    ).fit(X, y, sensitive_features=s)
+    pd.testing.assert_frame_equal(ordered.cv_results_, in_order.cv_results_)
+
+
+def test_grid_search_with_groups_named_as_columns_scores_without_them():
+    import sklearn
+    from sklearn.model_selection import GridSearchCV
+
+    frame, y = _frame(n=900, seed=10)
+    base = make_pipeline(_drop_group(), LinearRegression())
+    model = WassersteinFairRegressor(estimator=base, n_grid=50, random_state=0)
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(model, {"tau": [0.0, 0.5, 1.0]}, cv=3)
+        search.fit(frame, y, sensitive_features="group")
+        pred = search.predict(frame)
+        np.testing.assert_array_equal(
+            pred, search.best_estimator_.predict(frame, sensitive_features=frame["group"])
+        )
+        assert search.score(frame, y) == pytest.approx(r2_score(y, pred), abs=1e-12)
