@@ -25,7 +25,7 @@ def test_filter_leaving_empty_partitions_matches_memory():
     sub, mem = ddf[ddf.x > 25], df[df.x > 25]
     got = fd.max_pairwise_wasserstein(sub.s, sensitive_features=sub.g, p=1)
     expected = metrics.max_pairwise_wasserstein(
-        mem.s.to_numpy(), sensitive_features=mem.g.to_numpy(), p=1
+        None, mem.s.to_numpy(), sensitive_features=mem.g.to_numpy(), p=1
     )
     assert got.distance == pytest.approx(expected.distance, rel=1e-12, abs=1e-15)
     a = mem.s[mem.g == 0].to_numpy()
@@ -59,7 +59,7 @@ def test_fairness_report_rejects_bad_threshold_like_memory(threshold):
     groups = np.array(["a", "a", "b", "b"])
     match = re.escape(MSG_THRESHOLD.split(";")[0])
     with pytest.raises(ValueError, match=match):
-        metrics.fairness_report(None, scores, groups, threshold=threshold)
+        metrics.fairness_report(None, scores, sensitive_features=groups, threshold=threshold)
     with pytest.raises(ValueError, match=match):
         fd.fairness_report(
             None,

@@ -40,7 +40,7 @@ def assert_reports_equal(got, expected):
 
 
 def test_classification_report_equals_in_memory(client, data):
-    expected = metrics.fairness_report(data["y"], data["scores"], data["race"])
+    expected = metrics.fairness_report(data["y"], data["scores"], sensitive_features=data["race"])
     got = fd.fairness_report(arr(data["y"]), arr(data["scores"]), arr(data["race"]))
     assert_reports_equal(got, expected)
     # An oracle we did not write: SciPy's W1 of each group to the pooled scores.
@@ -55,7 +55,7 @@ def test_regression_report_from_dataframe_columns(client, data):
     )
     ddf = dd.from_pandas(frame, npartitions=4)
     expected = metrics.fairness_report(
-        frame["r"], frame["pred"], frame[["race", "sex"]], task="regression"
+        frame["r"], frame["pred"], sensitive_features=frame[["race", "sex"]], task="regression"
     )
     got = fd.fairness_report(ddf["r"], ddf["pred"], ddf[["race", "sex"]], task="regression")
     assert_reports_equal(got, expected)
@@ -82,26 +82,30 @@ def test_score_metrics_marginal_and_proportional(client, data):
     assert (
         abs(
             fd.strong_demographic_disparity(ds, dsf, groups="marginal")
-            - metrics.strong_demographic_disparity(s, sf, groups="marginal")
+            - metrics.strong_demographic_disparity(
+                None, s, sensitive_features=sf, groups="marginal"
+            )
         )
         <= TOL
     )
     assert (
         abs(
             fd.strong_pairwise_demographic_disparity(ds, dsf, groups="marginal")
-            - metrics.strong_pairwise_demographic_disparity(s, sf, groups="marginal")
+            - metrics.strong_pairwise_demographic_disparity(
+                None, s, sensitive_features=sf, groups="marginal"
+            )
         )
         <= TOL
     )
     assert (
         abs(
             fd.wass1(ds, dsf, group_weights="proportional")
-            - metrics.wass1(s, sf, group_weights="proportional")
+            - metrics.wass1(None, s, sensitive_features=sf, group_weights="proportional")
         )
         <= TOL
     )
     gap = fd.max_pairwise_wasserstein(ds, dsf, p="inf")
-    expected = metrics.max_pairwise_wasserstein(s, sf, p="inf")
+    expected = metrics.max_pairwise_wasserstein(None, s, sensitive_features=sf, p="inf")
     assert gap.pair == expected.pair
     np.testing.assert_allclose(gap.matrix, expected.matrix, rtol=0, atol=TOL)
 
@@ -121,7 +125,9 @@ def test_sketch_within_its_bound(client, data):
             assert abs(gap.matrix.iloc[i, j] - exact) <= bound
     sdd = fd.strong_demographic_disparity(ds, dr, quantiles="sketch", sketch_k=k)
     bound = sum(fd.w1_error_bound(k, r, s.max() - s.min()) for r in ranges)
-    assert abs(sdd - metrics.strong_demographic_disparity(s, race)) <= bound
+    assert (
+        abs(sdd - metrics.strong_demographic_disparity(None, s, sensitive_features=race)) <= bound
+    )
 
 
 def test_errors(client, data):
@@ -155,7 +161,13 @@ def test_fairot_metrics_dispatch_dask_inputs(client, data):
     s, race = data["scores"][:8_000], data["race"][:8_000]
     ds, dr = arr(s, 2_000), arr(race, 2_000)
     # The public in-memory names hand Dask collections to fairot.dask (fairlearn's call form too).
-    assert abs(metrics.wass1(None, ds, sensitive_features=dr) - metrics.wass1(s, race)) <= TOL
+    assert (
+        abs(
+            metrics.wass1(None, ds, sensitive_features=dr)
+            - metrics.wass1(None, s, sensitive_features=race)
+        )
+        <= TOL
+    )
     assert (
         abs(
             metrics.wasserstein_distance(ds, ds[:3_000] + 0.1, p=2)
@@ -166,4 +178,6 @@ def test_fairot_metrics_dispatch_dask_inputs(client, data):
     with pytest.raises(
         ValueError, match=MSG_DASK_OPTION.format(option="sample_weight", value=1)[:30]
     ):
-        metrics.strong_demographic_disparity(ds, dr, sample_weight=np.ones(8_000))
+        metrics.strong_demographic_disparity(
+            None, ds, sensitive_features=dr, sample_weight=np.ones(8_000)
+        )

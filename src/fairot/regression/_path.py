@@ -150,7 +150,9 @@ def fairness_accuracy_path(
         unadjusted = {
             "mse": mean_squared_error(y_t, scores_t),
             "r2": r2_score(y_t, scores_t),
-            "test_gap": max_pairwise_wasserstein(scores_t, codes_t, p=p_value).distance,
+            "test_gap": max_pairwise_wasserstein(
+                None, scores_t, sensitive_features=codes_t, p=p_value
+            ).distance,
         }
     rows, estimators = [], []
     for tau in taus:
@@ -169,6 +171,8 @@ def fairness_accuracy_path(
             pred = scores_t if est._identity else est._tables[index_t]
             row["mse"] = mean_squared_error(y_t, pred)
             row["r2"] = r2_score(y_t, pred)
-            row["test_gap"] = max_pairwise_wasserstein(pred, codes_t, p=p_value).distance
+            row["test_gap"] = max_pairwise_wasserstein(
+                None, pred, sensitive_features=codes_t, p=p_value
+            ).distance
         rows.append(row)
     return FairnessAccuracyPath(pd.DataFrame(rows), estimators, unadjusted)

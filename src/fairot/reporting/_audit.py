@@ -332,10 +332,20 @@ def audit(
     ):
         raise ValueError(MSG_MIN_GROUP_SIZE.format(value=min_group_size))
     report = fairness_report(
-        y_true, y_pred, sensitive_features, task=task, groups=groups, threshold=threshold
+        y_true,
+        y_pred,
+        sensitive_features=sensitive_features,
+        task=task,
+        groups=groups,
+        threshold=threshold,
     )
     rates = group_rates(
-        y_true, y_pred, sensitive_features, task=task, groups=groups, threshold=threshold
+        y_true,
+        y_pred,
+        sensitive_features=sensitive_features,
+        task=task,
+        groups=groups,
+        threshold=threshold,
     )
     groups_only = report.index[:-1]
     table = report.join(rates, how="left")
@@ -362,7 +372,9 @@ def audit(
     rates_s = (
         rates
         if summary_rows is None
-        else group_rates(y_s, p_s, sf_s, task=task, groups=groups, threshold=threshold)
+        else group_rates(
+            y_s, p_s, sensitive_features=sf_s, task=task, groups=groups, threshold=threshold
+        )
     )
     summary.update(
         {
@@ -382,7 +394,7 @@ def audit(
         intervals = bootstrap_intervals(
             y_s,
             p_s,
-            sf_s,
+            sensitive_features=sf_s,
             task=task,
             groups=groups,
             threshold=threshold,
@@ -461,5 +473,7 @@ def _summary_without(y_true, y_pred, sensitive_features, small, min_size, task, 
     left = enc.n_groups - len(small)
     if left < 2:
         raise ValueError(MSG_ALL_SMALL.format(size=min_size, left=left))
-    kept = fairness_report(y_s, p_s, sf_s, task=task, groups=groups, threshold=threshold)
+    kept = fairness_report(
+        y_s, p_s, sensitive_features=sf_s, task=task, groups=groups, threshold=threshold
+    )
     return rows, dict(kept.attrs["summary"])
