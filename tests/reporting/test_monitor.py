@@ -37,8 +37,8 @@ def test_window_values_match_oracles(metric):
     results = monitor.update(s, g)
     assert [r.index for r in results] == [0, 1, 2]
     oracle = {
-        "sdd": strong_demographic_disparity,
-        "wass1": wass1,
+        "sdd": lambda s, g: strong_demographic_disparity(None, s, sensitive_features=g),
+        "wass1": lambda s, g: wass1(None, s, sensitive_features=g),
         "demographic_parity_difference": lambda s, g: fl_dpd(
             g, (s > 0.5).astype(int), sensitive_features=g
         ),
