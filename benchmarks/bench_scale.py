@@ -90,7 +90,9 @@ def audit(client, n, data, local, quantiles):
 
     _, y, s, g = data
     with PeakMemory(client) as peak:
-        report, seconds = timed(lambda: fd.fairness_report(y, s, g, quantiles=quantiles))
+        report, seconds = timed(
+            lambda: fd.fairness_report(y, s, sensitive_features=g, quantiles=quantiles)
+        )
     if local is None:
         return row("audit", n, quantiles, seconds, peak.peak)
     expected, mem_s = timed(

@@ -41,7 +41,9 @@ def assert_reports_equal(got, expected):
 
 def test_classification_report_equals_in_memory(client, data):
     expected = metrics.fairness_report(data["y"], data["scores"], sensitive_features=data["race"])
-    got = fd.fairness_report(arr(data["y"]), arr(data["scores"]), arr(data["race"]))
+    got = fd.fairness_report(
+        arr(data["y"]), arr(data["scores"]), sensitive_features=arr(data["race"])
+    )
     assert_reports_equal(got, expected)
     # An oracle we did not write: SciPy's W1 of each group to the pooled scores.
     for name in ["b", "o", "w"]:
@@ -57,7 +59,9 @@ def test_regression_report_from_dataframe_columns(client, data):
     expected = metrics.fairness_report(
         frame["r"], frame["pred"], sensitive_features=frame[["race", "sex"]], task="regression"
     )
-    got = fd.fairness_report(ddf["r"], ddf["pred"], ddf[["race", "sex"]], task="regression")
+    got = fd.fairness_report(
+        ddf["r"], ddf["pred"], sensitive_features=ddf[["race", "sex"]], task="regression"
+    )
     assert_reports_equal(got, expected)
 
 
@@ -81,7 +85,7 @@ def test_score_metrics_marginal_and_proportional(client, data):
     # Overlapping groups: each row is sorted once per group it belongs to.
     assert (
         abs(
-            fd.strong_demographic_disparity(ds, dsf, groups="marginal")
+            fd.strong_demographic_disparity(None, ds, sensitive_features=dsf, groups="marginal")
             - metrics.strong_demographic_disparity(
                 None, s, sensitive_features=sf, groups="marginal"
             )
@@ -90,7 +94,9 @@ def test_score_metrics_marginal_and_proportional(client, data):
     )
     assert (
         abs(
-            fd.strong_pairwise_demographic_disparity(ds, dsf, groups="marginal")
+            fd.strong_pairwise_demographic_disparity(
+                None, ds, sensitive_features=dsf, groups="marginal"
+            )
             - metrics.strong_pairwise_demographic_disparity(
                 None, s, sensitive_features=sf, groups="marginal"
             )
@@ -99,12 +105,12 @@ def test_score_metrics_marginal_and_proportional(client, data):
     )
     assert (
         abs(
-            fd.wass1(ds, dsf, group_weights="proportional")
+            fd.wass1(None, ds, sensitive_features=dsf, group_weights="proportional")
             - metrics.wass1(None, s, sensitive_features=sf, group_weights="proportional")
         )
         <= TOL
     )
-    gap = fd.max_pairwise_wasserstein(ds, dsf, p="inf")
+    gap = fd.max_pairwise_wasserstein(None, ds, sensitive_features=dsf, p="inf")
     expected = metrics.max_pairwise_wasserstein(None, s, sensitive_features=sf, p="inf")
     assert gap.pair == expected.pair
     np.testing.assert_allclose(gap.matrix, expected.matrix, rtol=0, atol=TOL)
@@ -117,13 +123,17 @@ def test_sketch_within_its_bound(client, data):
     groups = [s[race == name] for name in names]
     ranges = [g.max() - g.min() for g in groups]
     k = 200  # a small sketch, so that it really compacts (2·10^4 >> k)
-    gap = fd.max_pairwise_wasserstein(ds, dr, p=1, quantiles="sketch", sketch_k=k)
+    gap = fd.max_pairwise_wasserstein(
+        None, ds, sensitive_features=dr, p=1, quantiles="sketch", sketch_k=k
+    )
     for i in range(3):
         for j in range(i + 1, 3):
             exact = scipy.stats.wasserstein_distance(groups[i], groups[j])
             bound = fd.w1_error_bound(k, ranges[i], ranges[j])
             assert abs(gap.matrix.iloc[i, j] - exact) <= bound
-    sdd = fd.strong_demographic_disparity(ds, dr, quantiles="sketch", sketch_k=k)
+    sdd = fd.strong_demographic_disparity(
+        None, ds, sensitive_features=dr, quantiles="sketch", sketch_k=k
+    )
     bound = sum(fd.w1_error_bound(k, r, s.max() - s.min()) for r in ranges)
     assert (
         abs(sdd - metrics.strong_demographic_disparity(None, s, sensitive_features=race)) <= bound
@@ -133,16 +143,16 @@ def test_sketch_within_its_bound(client, data):
 def test_errors(client, data):
     s, race = arr(data["scores"]), arr(data["race"])
     with pytest.raises(ValueError, match=MSG_QUANTILES.format(value="approx")[:30]):
-        fd.wass1(s, race, quantiles="approx")
+        fd.wass1(None, s, sensitive_features=race, quantiles="approx")
     with pytest.raises(ValueError, match="sensitive_features has 2 partitions"):
-        fd.strong_demographic_disparity(s, arr(data["race"], 10_000))
+        fd.strong_demographic_disparity(None, s, sensitive_features=arr(data["race"], 10_000))
     assert MSG_PARTITIONS.startswith("{name} has")
     bad = data["scores"].copy()
     bad[17_000] = 1.5
     with pytest.raises(ValueError, match="scores"):
-        fd.strong_demographic_disparity(arr(bad), race)
+        fd.strong_demographic_disparity(None, arr(bad), sensitive_features=race)
     with pytest.raises(ValueError, match="sketch_k"):
-        fd.wass1(s, race, quantiles="sketch", sketch_k=3)
+        fd.wass1(None, s, sensitive_features=race, quantiles="sketch", sketch_k=3)
 
 
 @pytest.mark.integration

@@ -84,9 +84,10 @@ def wasserstein_distance(
 
 
 def wass1(
-    scores: Any,
-    sensitive_features: Any,
+    y_true: Any,
+    y_pred: Any,
     *,
+    sensitive_features: Any,
     group_weights: GroupWeights = "uniform",
     groups: GroupsMode = "intersection",
     quantiles: Quantiles = "exact",
@@ -96,8 +97,10 @@ def wass1(
 
     Parameters
     ----------
-    scores, sensitive_features : Dask collections
-        Scores in [0, 1] and group membership, partitioned alike.
+    y_true : Dask collection or None
+        Labels, unused: fairlearn's calling form, as :func:`fairot.metrics.wass1`.
+    y_pred, sensitive_features : Dask collections
+        Scores in [0, 1] and group membership (a required keyword), partitioned alike.
     group_weights, groups
         As in :func:`fairot.metrics.wass1`.
     quantiles, sketch_k
@@ -112,11 +115,12 @@ def wass1(
     >>> import dask.array as da
     >>> from fairot.dask import wass1
     >>> scores = da.from_array([0.1, 0.3, 0.6, 0.8], chunks=2)
-    >>> round(wass1(scores, da.from_array(["a", "a", "b", "b"], chunks=2)), 6)
+    >>> groups = da.from_array(["a", "a", "b", "b"], chunks=2)
+    >>> round(wass1(None, scores, sensitive_features=groups), 6)
     0.5
     """
     d = group_distances(
-        scores,
+        y_pred,
         sensitive_features,
         name="scores",
         bounds=UNIT_INTERVAL,
@@ -130,9 +134,10 @@ def wass1(
 
 
 def strong_demographic_disparity(
-    scores: Any,
-    sensitive_features: Any,
+    y_true: Any,
+    y_pred: Any,
     *,
+    sensitive_features: Any,
     groups: GroupsMode = "intersection",
     quantiles: Quantiles = "exact",
     sketch_k: int = DEFAULT_K,
@@ -141,8 +146,10 @@ def strong_demographic_disparity(
 
     Parameters
     ----------
-    scores, sensitive_features : Dask collections
-        Scores in [0, 1] and group membership, partitioned alike.
+    y_true : Dask collection or None
+        Labels, unused: fairlearn's calling form, as :func:`fairot.metrics.wass1`.
+    y_pred, sensitive_features : Dask collections
+        Scores in [0, 1] and group membership (a required keyword), partitioned alike.
     groups, quantiles, sketch_k
         As in :func:`wass1`.
 
@@ -156,17 +163,18 @@ def strong_demographic_disparity(
     >>> from fairot.dask import strong_demographic_disparity
     >>> scores = da.from_array([0.1, 0.3, 0.6, 0.8], chunks=2)
     >>> groups = da.from_array(["a", "a", "b", "b"], chunks=2)
-    >>> round(strong_demographic_disparity(scores, groups), 6)
+    >>> round(strong_demographic_disparity(None, scores, sensitive_features=groups), 6)
     0.5
     """
-    d = _score_distances(scores, sensitive_features, groups, quantiles, sketch_k)
+    d = _score_distances(y_pred, sensitive_features, groups, quantiles, sketch_k)
     return sum_of_distances(d.to_pooled())
 
 
 def strong_pairwise_demographic_disparity(
-    scores: Any,
-    sensitive_features: Any,
+    y_true: Any,
+    y_pred: Any,
     *,
+    sensitive_features: Any,
     groups: GroupsMode = "intersection",
     quantiles: Quantiles = "exact",
     sketch_k: int = DEFAULT_K,
@@ -175,8 +183,10 @@ def strong_pairwise_demographic_disparity(
 
     Parameters
     ----------
-    scores, sensitive_features : Dask collections
-        Scores in [0, 1] and group membership, partitioned alike.
+    y_true : Dask collection or None
+        Labels, unused: fairlearn's calling form, as :func:`fairot.metrics.wass1`.
+    y_pred, sensitive_features : Dask collections
+        Scores in [0, 1] and group membership (a required keyword), partitioned alike.
     groups, quantiles, sketch_k
         As in :func:`wass1`.
 
@@ -189,10 +199,11 @@ def strong_pairwise_demographic_disparity(
     >>> import dask.array as da
     >>> from fairot.dask import strong_pairwise_demographic_disparity as spdd
     >>> scores = da.from_array([0.1, 0.3, 0.6, 0.8, 0.5, 0.5], chunks=3)
-    >>> round(spdd(scores, da.from_array(["a", "a", "b", "b", "c", "c"], chunks=3)), 6)
+    >>> groups = da.from_array(["a", "a", "b", "b", "c", "c"], chunks=3)
+    >>> round(spdd(None, scores, sensitive_features=groups), 6)
     1.0
     """
-    d = _score_distances(scores, sensitive_features, groups, quantiles, sketch_k)
+    d = _score_distances(y_pred, sensitive_features, groups, quantiles, sketch_k)
     return sum_over_pairs(d.pairwise_w1())
 
 
@@ -211,10 +222,11 @@ def _score_distances(scores, sensitive_features, groups, quantiles, sketch_k) ->
 
 
 def max_pairwise_wasserstein(
-    pred: Any,
+    y_true: Any,
+    y_pred: Any,
+    *,
     sensitive_features: Any,
     p: float | str = 2,
-    *,
     groups: GroupsMode = "intersection",
     quantiles: Quantiles = "exact",
     sketch_k: int = DEFAULT_K,
@@ -223,8 +235,10 @@ def max_pairwise_wasserstein(
 
     Parameters
     ----------
-    pred, sensitive_features : Dask collections
-        Predictions and group membership, partitioned alike.
+    y_true : Dask collection or None
+        Responses, unused (fairlearn's calling form).
+    y_pred, sensitive_features : Dask collections
+        Predictions and group membership (a required keyword), partitioned alike.
     p : float or "inf", default=2
         Order of the distance.
     groups, quantiles, sketch_k
@@ -239,13 +253,14 @@ def max_pairwise_wasserstein(
     >>> import dask.array as da
     >>> from fairot.dask import max_pairwise_wasserstein
     >>> pred = da.from_array([1.0, 2.0, 4.0, 5.0], chunks=2)
-    >>> gap = max_pairwise_wasserstein(pred, da.from_array(["a", "a", "b", "b"], chunks=2))
+    >>> groups = da.from_array(["a", "a", "b", "b"], chunks=2)
+    >>> gap = max_pairwise_wasserstein(None, pred, sensitive_features=groups)
     >>> gap.distance, gap.pair
     (3.0, ('a', 'b'))
     """
     p = check_p(p)
     d = group_distances(
-        pred,
+        y_pred,
         sensitive_features,
         name="pred",
         bounds=None,

@@ -79,8 +79,8 @@ def _merge_stats(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def fairness_report(
     y_true: Any,
     y_pred: Any,
-    sensitive_features: Any,
     *,
+    sensitive_features: Any,
     task: Task = "classification",
     groups: GroupsMode = "intersection",
     threshold: float = 0.5,
@@ -100,7 +100,7 @@ def fairness_report(
     y_pred : Dask array or Series
         Scores (classification) or predictions (regression).
     sensitive_features : Dask array, Series or DataFrame
-        Group membership.
+        Group membership (a required keyword, as in fairlearn).
     task, groups, threshold
         As in :func:`fairot.metrics.fairness_report`.
     quantiles, sketch_k
@@ -116,7 +116,7 @@ def fairness_report(
     >>> from fairot.dask import fairness_report
     >>> scores = da.from_array([0.2, 0.9, 0.6, 0.4], chunks=2)
     >>> groups = da.from_array(["a", "a", "b", "b"], chunks=2)
-    >>> report = fairness_report(None, scores, groups)
+    >>> report = fairness_report(None, scores, sensitive_features=groups)
     >>> list(report.index), round(report.attrs["summary"]["sdd"], 3)
     (['a', 'b', 'overall'], 0.25)
     """
