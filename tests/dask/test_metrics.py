@@ -191,3 +191,31 @@ def test_fairot_metrics_dispatch_dask_inputs(client, data):
         metrics.strong_demographic_disparity(
             None, ds, sensitive_features=dr, sample_weight=np.ones(8_000)
         )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "fairness_report",
+        "max_pairwise_wasserstein",
+        "strong_demographic_disparity",
+        "strong_pairwise_demographic_disparity",
+        "wass1",
+    ],
+)
+def test_dask_metrics_take_fairlearns_form(name):
+    import inspect
+
+    parameters = inspect.signature(getattr(fd, name)).parameters
+    assert list(parameters)[:3] == ["y_true", "y_pred", "sensitive_features"]
+    assert parameters["sensitive_features"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert parameters["sensitive_features"].default is inspect.Parameter.empty
+    s = arr([0.1, 0.3, 0.6, 0.8], chunk=2)
+    g = arr(["a", "a", "b", "b"], chunk=2)
+    with pytest.raises(TypeError):
+        getattr(fd, name)(None, s, g)  # a positional third argument
+    with pytest.raises(TypeError):
+        getattr(fd, name)(s, g)  # the old score-only form: no groups
+    # Through fairot.metrics, the same call is refused with the form named.
+    with pytest.raises(TypeError, match="takes fairlearn's form"):
+        getattr(metrics, name)(None, s, g)
