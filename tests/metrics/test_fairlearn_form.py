@@ -44,7 +44,12 @@ PER_GROUP_METRICS = {"error_rate"}
 # Reduce per-group values (e.g. MetricFrame(...).by_group) or compare two samples.
 REDUCTIONS = {"group_accuracy_std", "skewed_error_ratio", "wasserstein_distance"}
 # Model selection, not metrics: covered by tests/metrics/test_scorers.py.
-SELECTION = {"make_fairness_scorer", "within_fairness_budget"}
+SELECTION = {
+    "get_fairness_scorer",
+    "get_fairness_scorer_names",
+    "make_fairness_scorer",
+    "within_fairness_budget",
+}
 # Labels cannot be None for these.
 NEEDS_LABELS = {"equalized_odds_difference"}
 # Scalar group metrics: what a MetricFrame can hold.
@@ -87,7 +92,9 @@ def _call(name, *args, **kwargs):
 
 def test_every_public_function_is_sorted_by_kind():
     names = set(_public_functions())
-    assert names == GROUP_METRICS | PER_GROUP_METRICS | REDUCTIONS | SELECTION
+    metrics = GROUP_METRICS | PER_GROUP_METRICS | REDUCTIONS
+    assert metrics <= names
+    assert names - SELECTION == metrics, "a new public function: sort it into a kind above"
 
 
 @pytest.mark.parametrize("name", sorted(GROUP_METRICS))
