@@ -9,10 +9,11 @@ Rates at a threshold: :func:`group_rates`, :func:`demographic_parity_difference`
 :func:`equalized_odds_difference`, :func:`bootstrap_intervals` (stratified bootstrap; its building
 blocks are public in :mod:`fairot.metrics.resampling`).
 
-Every group metric takes one calling form, fairlearn's: ``metric(y_true, y_pred, *,
-sensitive_features, sample_weight=None, ...)``, ``y_true=None`` where no labels are needed; a
-positional third argument or a call without ``sensitive_features`` raises a ``TypeError`` naming
-the form. Model selection:
+A positional third argument or a call without ``sensitive_features`` raises a ``TypeError``
+naming the form; ``y_true=None`` is accepted where no labels are needed.
+
+The group metrics take one calling form (the score-only form is gone), fairlearn's
+``metric(y_true, y_pred, *, sensitive_features, sample_weight=None)``. Model selection:
 :func:`make_fairness_scorer` and the ready scorers (:data:`wass1_scorer`, :data:`sdd_scorer`,
 :data:`spdd_scorer`, :data:`fair_accuracy_scorer`, :data:`fair_mse_scorer`,
 :data:`wasserstein_gap_scorer`) route ``sensitive_features`` to the estimator and the metric;
