@@ -16,7 +16,7 @@ from fairot.dask._groups import GroupDistances, Quantiles, group_distances
 from fairot.dask._options import check_quantiles
 from fairot.dask._sketch import DEFAULT_K, check_sketch_k, sketch_curves
 from fairot.metrics import PairwiseGap
-from fairot.metrics.checks import UNIT_INTERVAL, GroupWeights
+from fairot.metrics.checks import UNIT_INTERVAL, GroupWeights, group_metric
 from fairot.metrics.reductions import sum_of_distances, sum_over_pairs
 from fairot.transport import check_p
 from fairot.utils.groups import GroupsMode
@@ -83,6 +83,7 @@ def wasserstein_distance(
     return float(sums.distance(p)[0, 1])
 
 
+@group_metric("y_true", "y_pred", backend=False)
 def wass1(
     y_true: Any,
     y_pred: Any,
@@ -133,6 +134,7 @@ def wass1(
     return sum_of_distances(d.sums.to_barycenter)
 
 
+@group_metric("y_true", "y_pred", backend=False)
 def strong_demographic_disparity(
     y_true: Any,
     y_pred: Any,
@@ -170,6 +172,7 @@ def strong_demographic_disparity(
     return sum_of_distances(d.to_pooled())
 
 
+@group_metric("y_true", "y_pred", backend=False)
 def strong_pairwise_demographic_disparity(
     y_true: Any,
     y_pred: Any,
@@ -221,6 +224,7 @@ def _score_distances(scores, sensitive_features, groups, quantiles, sketch_k) ->
     )
 
 
+@group_metric("y_true", "y_pred", backend=False)
 def max_pairwise_wasserstein(
     y_true: Any,
     y_pred: Any,

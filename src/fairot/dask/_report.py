@@ -25,6 +25,7 @@ from fairot.metrics.checks import (
     check_binary_labels,
     check_task,
     check_threshold,
+    group_metric,
 )
 from fairot.metrics.reductions import finish_report, sum_of_distances
 from fairot.utils.groups import GroupEncoding, GroupsMode
@@ -76,6 +77,7 @@ def _merge_stats(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+@group_metric("y_true", "y_pred", backend=False)
 def fairness_report(
     y_true: Any,
     y_pred: Any,
