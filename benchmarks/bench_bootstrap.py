@@ -30,7 +30,9 @@ def main() -> None:
     scores = np.clip(rng.beta(2, 4, N) + 0.1 * (groups == "a") + 0.2 * y, 0, 1)
 
     def ours():
-        return bootstrap_intervals(y, scores, groups, n_bootstrap=B, random_state=0)
+        return bootstrap_intervals(
+            y, scores, sensitive_features=groups, n_bootstrap=B, random_state=0
+        )
 
     rows = stratified_indices(
         check_sensitive_features(groups, N).codes, B, np.random.default_rng(0)
@@ -39,7 +41,7 @@ def main() -> None:
     def loop():
         for idx in rows:
             yi, si, gi = y[idx], scores[idx], groups[idx]
-            fairness_report(yi, si, gi)
+            fairness_report(yi, si, sensitive_features=gi)
             decisions = (si > 0.5).astype(int)
             demographic_parity_difference(yi, decisions, sensitive_features=gi)
             equalized_odds_difference(yi, decisions, sensitive_features=gi)

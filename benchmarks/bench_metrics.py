@@ -54,7 +54,7 @@ def main() -> None:
     assert np.isclose(w2_huge, 1e200 * wasserstein_distance(u, v, p=2), rtol=1e-12)
     t_w2_huge = best_time(lambda: wasserstein_distance(huge_u, huge_v, p=2))
     t_w1000 = best_time(lambda: wasserstein_distance(u, v, p=1000))
-    t_report = best_time(lambda: fairness_report(labels, u, groups), 3)
+    t_report = best_time(lambda: fairness_report(labels, u, sensitive_features=groups), 3)
 
     print(
         f"fairot {fairot.__version__}, numpy {np.__version__}, scipy {scipy.__version__}, "

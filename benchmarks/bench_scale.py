@@ -90,10 +90,14 @@ def audit(client, n, data, local, quantiles):
 
     _, y, s, g = data
     with PeakMemory(client) as peak:
-        report, seconds = timed(lambda: fd.fairness_report(y, s, g, quantiles=quantiles))
+        report, seconds = timed(
+            lambda: fd.fairness_report(y, s, sensitive_features=g, quantiles=quantiles)
+        )
     if local is None:
         return row("audit", n, quantiles, seconds, peak.peak)
-    expected, mem_s = timed(lambda: fairness_report(local[1], local[2], local[3]))
+    expected, mem_s = timed(
+        lambda: fairness_report(local[1], local[2], sensitive_features=local[3])
+    )
     keys = ["wass1", "sdd", "spdd", "max_pairwise_w2"]
     diff = max(abs(report.attrs["summary"][k] - expected.attrs["summary"][k]) for k in keys)
     return row("audit", n, quantiles, seconds, peak.peak, mem_s, f"{diff:.1e}")

@@ -21,8 +21,12 @@ def test_readme_examples_run():
     from fairot.metrics import wass1
 
     sensitive = namespace["adult"].sensitive[namespace["test"]]
-    assert wass1(namespace["fair_scores"], sensitive) < summary["wass1"] / 4
-    assert wass1(namespace["post_scores"], sensitive) < summary["wass1"] / 4
+    assert (
+        wass1(None, namespace["fair_scores"], sensitive_features=sensitive) < summary["wass1"] / 4
+    )
+    assert (
+        wass1(None, namespace["post_scores"], sensitive_features=sensitive) < summary["wass1"] / 4
+    )
     # The budgeted search: the chosen candidate is the most accurate of those within the budget.
     results = namespace["search"].cv_results_
     within = -results["mean_test_neg_wass1"] <= 0.02

@@ -296,7 +296,7 @@ def test_choosing_dpp_within_a_fairness_budget_with_fairot_scorers(routing, bias
                 ).fit(X[train], y[train], sensitive_features=a[train])
                 accuracy.append(model.score(X[test], y[test], sensitive_features=a[test]))
                 s = model.predict_proba(X[test], sensitive_features=a[test])[:, 1]
-                disparity.append(wass1(s, a[test]))
+                disparity.append(wass1(None, s, sensitive_features=a[test]))
             candidates.append((np.mean(accuracy), np.mean(disparity), C, target))
     feasible = [c for c in candidates if c[1] <= budget]
     assert 0 < len(feasible) < len(candidates)  # the budget binds

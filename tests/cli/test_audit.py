@@ -64,7 +64,7 @@ def test_audit_writes_report(scores_csv, tmp_path, capsys):
         assert (out / name).stat().st_size > 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["sdd"] == pytest.approx(
-        strong_demographic_disparity(frame.score, frame[["race", "sex"]])
+        strong_demographic_disparity(None, frame.score, sensitive_features=frame[["race", "sex"]])
     )
     assert metrics["sdd_ci_low"] < metrics["sdd_ci_high"]
     # Flat name -> number, with names MLflow's log_metrics accepts.
@@ -80,7 +80,9 @@ def test_audit_json_output(scores_csv, capsys):
         == 0
     )
     payload = json.loads(capsys.readouterr().out)
-    assert payload["summary"]["wass1"] == pytest.approx(wass1(frame.score, frame.sex))
+    assert payload["summary"]["wass1"] == pytest.approx(
+        wass1(None, frame.score, sensitive_features=frame.sex)
+    )
 
 
 def test_audit_regression_task(tmp_path, capsys):
@@ -361,7 +363,7 @@ def test_small_groups_warned_and_excluded(tmp_path, capsys):
     keep = g != "c"
     assert payload["summary"]["n_groups"] == 2
     assert payload["summary"]["sdd"] == pytest.approx(
-        strong_demographic_disparity(s[keep], g[keep])
+        strong_demographic_disparity(None, s[keep], sensitive_features=g[keep])
     )
     code, out, _ = _run(
         capsys, *base, "--format", "json", "--n-bootstrap", 0, "--min-group-size", 5

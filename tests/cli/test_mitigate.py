@@ -75,8 +75,8 @@ def test_dpp_end_to_end(train_csv, tmp_path, capsys):
     sf = frame[["race", "sex"]]
     # Applied to its own fit data, DPP gives every group the same distribution up to ties, so
     # SDD (computed here independently of the CLI) collapses.
-    before = strong_demographic_disparity(frame.score, sf)
-    after = strong_demographic_disparity(fair, sf)
+    before = strong_demographic_disparity(None, frame.score, sensitive_features=sf)
+    after = strong_demographic_disparity(None, fair, sensitive_features=sf)
     assert after < before / 10
     after_metrics = json.loads((out / "after" / "metrics.json").read_text())
     assert after_metrics["sdd"] == pytest.approx(after, abs=1e-12)

@@ -59,7 +59,9 @@ def test_monitor_alerts_after_the_change(stream_csv, tmp_path, capsys):
     assert table["alert"].tolist() == [False, False, False, True, True]
     for k, row in table.iterrows():
         rows = frame.iloc[500 + 500 * k : 1000 + 500 * k]
-        assert row["value"] == pytest.approx(strong_demographic_disparity(rows.score, rows.g))
+        assert row["value"] == pytest.approx(
+            strong_demographic_disparity(None, rows.score, sensitive_features=rows.g)
+        )
         assert row["time_from"] == rows.when.iloc[0]
     assert (out / "monitor.png").stat().st_size > 0
     assert printed.count("ALERT") == 2

@@ -23,9 +23,9 @@ def test_filter_leaving_empty_partitions_matches_memory():
     df = _frame()
     ddf = dd.from_pandas(df, npartitions=4)
     sub, mem = ddf[ddf.x > 25], df[df.x > 25]
-    got = fd.max_pairwise_wasserstein(sub.s, sensitive_features=sub.g, p=1)
+    got = fd.max_pairwise_wasserstein(None, sub.s, sensitive_features=sub.g, p=1)
     expected = metrics.max_pairwise_wasserstein(
-        mem.s.to_numpy(), sensitive_features=mem.g.to_numpy(), p=1
+        None, mem.s.to_numpy(), sensitive_features=mem.g.to_numpy(), p=1
     )
     assert got.distance == pytest.approx(expected.distance, rel=1e-12, abs=1e-15)
     a = mem.s[mem.g == 0].to_numpy()
@@ -37,7 +37,7 @@ def test_from_delayed_with_an_empty_frame_matches_memory():
     df = _frame()
     parts = [df.iloc[:20], df.iloc[:0], df.iloc[20:]]
     ddf = dd.from_delayed([dask.delayed(p) for p in parts], meta=df.iloc[:0])
-    got = fd.max_pairwise_wasserstein(ddf.s, sensitive_features=ddf.g, p=1)
+    got = fd.max_pairwise_wasserstein(None, ddf.s, sensitive_features=ddf.g, p=1)
     a = df.s[df.g == 0].to_numpy()
     b = df.s[df.g == 1].to_numpy()
     assert got.distance == pytest.approx(scipy.stats.wasserstein_distance(a, b), rel=1e-12)
@@ -47,7 +47,7 @@ def test_entirely_empty_collection_is_an_error():
     ddf = dd.from_pandas(_frame(), npartitions=4)
     empty = ddf[ddf.x > 1000]
     with pytest.raises(ValueError, match="is empty; at least one sample is needed"):
-        fd.max_pairwise_wasserstein(empty.s, sensitive_features=empty.g)
+        fd.max_pairwise_wasserstein(None, empty.s, sensitive_features=empty.g)
 
 
 @pytest.mark.parametrize("threshold", [float("nan"), 5, -0.1, float("inf")])
@@ -59,12 +59,12 @@ def test_fairness_report_rejects_bad_threshold_like_memory(threshold):
     groups = np.array(["a", "a", "b", "b"])
     match = re.escape(MSG_THRESHOLD.split(";")[0])
     with pytest.raises(ValueError, match=match):
-        metrics.fairness_report(None, scores, groups, threshold=threshold)
+        metrics.fairness_report(None, scores, sensitive_features=groups, threshold=threshold)
     with pytest.raises(ValueError, match=match):
         fd.fairness_report(
             None,
             da.from_array(scores, chunks=2),
-            da.from_array(groups, chunks=2),
+            sensitive_features=da.from_array(groups, chunks=2),
             threshold=threshold,
         )
 

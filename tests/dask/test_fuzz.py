@@ -37,8 +37,8 @@ def test_exact_metrics_equal_in_memory(case):
     values, groups, chunk = case
     with dask.config.set(scheduler="sync"):
         s, g = da.from_array(values, chunks=chunk), da.from_array(groups, chunks=chunk)
-        got = fd.fairness_report(None, s, g, task="regression")
-    expected = metrics.fairness_report(None, values, groups, task="regression")
+        got = fd.fairness_report(None, s, sensitive_features=g, task="regression")
+    expected = metrics.fairness_report(None, values, sensitive_features=groups, task="regression")
     keys = ["wass1", "max_pairwise_w1", "max_pairwise_w2", "max_pairwise_winf"]
     for key in keys:
         assert abs(got.attrs["summary"][key] - expected.attrs["summary"][key]) <= 1e-12

@@ -40,8 +40,10 @@ def assert_reports_equal(got, expected):
 
 
 def test_classification_report_equals_in_memory(client, data):
-    expected = metrics.fairness_report(data["y"], data["scores"], data["race"])
-    got = fd.fairness_report(arr(data["y"]), arr(data["scores"]), arr(data["race"]))
+    expected = metrics.fairness_report(data["y"], data["scores"], sensitive_features=data["race"])
+    got = fd.fairness_report(
+        arr(data["y"]), arr(data["scores"]), sensitive_features=arr(data["race"])
+    )
     assert_reports_equal(got, expected)
     # An oracle we did not write: SciPy's W1 of each group to the pooled scores.
     for name in ["b", "o", "w"]:
@@ -55,9 +57,11 @@ def test_regression_report_from_dataframe_columns(client, data):
     )
     ddf = dd.from_pandas(frame, npartitions=4)
     expected = metrics.fairness_report(
-        frame["r"], frame["pred"], frame[["race", "sex"]], task="regression"
+        frame["r"], frame["pred"], sensitive_features=frame[["race", "sex"]], task="regression"
     )
-    got = fd.fairness_report(ddf["r"], ddf["pred"], ddf[["race", "sex"]], task="regression")
+    got = fd.fairness_report(
+        ddf["r"], ddf["pred"], sensitive_features=ddf[["race", "sex"]], task="regression"
+    )
     assert_reports_equal(got, expected)
 
 
@@ -81,27 +85,33 @@ def test_score_metrics_marginal_and_proportional(client, data):
     # Overlapping groups: each row is sorted once per group it belongs to.
     assert (
         abs(
-            fd.strong_demographic_disparity(ds, dsf, groups="marginal")
-            - metrics.strong_demographic_disparity(s, sf, groups="marginal")
+            fd.strong_demographic_disparity(None, ds, sensitive_features=dsf, groups="marginal")
+            - metrics.strong_demographic_disparity(
+                None, s, sensitive_features=sf, groups="marginal"
+            )
         )
         <= TOL
     )
     assert (
         abs(
-            fd.strong_pairwise_demographic_disparity(ds, dsf, groups="marginal")
-            - metrics.strong_pairwise_demographic_disparity(s, sf, groups="marginal")
+            fd.strong_pairwise_demographic_disparity(
+                None, ds, sensitive_features=dsf, groups="marginal"
+            )
+            - metrics.strong_pairwise_demographic_disparity(
+                None, s, sensitive_features=sf, groups="marginal"
+            )
         )
         <= TOL
     )
     assert (
         abs(
-            fd.wass1(ds, dsf, group_weights="proportional")
-            - metrics.wass1(s, sf, group_weights="proportional")
+            fd.wass1(None, ds, sensitive_features=dsf, group_weights="proportional")
+            - metrics.wass1(None, s, sensitive_features=sf, group_weights="proportional")
         )
         <= TOL
     )
-    gap = fd.max_pairwise_wasserstein(ds, dsf, p="inf")
-    expected = metrics.max_pairwise_wasserstein(s, sf, p="inf")
+    gap = fd.max_pairwise_wasserstein(None, ds, sensitive_features=dsf, p="inf")
+    expected = metrics.max_pairwise_wasserstein(None, s, sensitive_features=sf, p="inf")
     assert gap.pair == expected.pair
     np.testing.assert_allclose(gap.matrix, expected.matrix, rtol=0, atol=TOL)
 
@@ -113,30 +123,36 @@ def test_sketch_within_its_bound(client, data):
     groups = [s[race == name] for name in names]
     ranges = [g.max() - g.min() for g in groups]
     k = 200  # a small sketch, so that it really compacts (2·10^4 >> k)
-    gap = fd.max_pairwise_wasserstein(ds, dr, p=1, quantiles="sketch", sketch_k=k)
+    gap = fd.max_pairwise_wasserstein(
+        None, ds, sensitive_features=dr, p=1, quantiles="sketch", sketch_k=k
+    )
     for i in range(3):
         for j in range(i + 1, 3):
             exact = scipy.stats.wasserstein_distance(groups[i], groups[j])
             bound = fd.w1_error_bound(k, ranges[i], ranges[j])
             assert abs(gap.matrix.iloc[i, j] - exact) <= bound
-    sdd = fd.strong_demographic_disparity(ds, dr, quantiles="sketch", sketch_k=k)
+    sdd = fd.strong_demographic_disparity(
+        None, ds, sensitive_features=dr, quantiles="sketch", sketch_k=k
+    )
     bound = sum(fd.w1_error_bound(k, r, s.max() - s.min()) for r in ranges)
-    assert abs(sdd - metrics.strong_demographic_disparity(s, race)) <= bound
+    assert (
+        abs(sdd - metrics.strong_demographic_disparity(None, s, sensitive_features=race)) <= bound
+    )
 
 
 def test_errors(client, data):
     s, race = arr(data["scores"]), arr(data["race"])
     with pytest.raises(ValueError, match=MSG_QUANTILES.format(value="approx")[:30]):
-        fd.wass1(s, race, quantiles="approx")
+        fd.wass1(None, s, sensitive_features=race, quantiles="approx")
     with pytest.raises(ValueError, match="sensitive_features has 2 partitions"):
-        fd.strong_demographic_disparity(s, arr(data["race"], 10_000))
+        fd.strong_demographic_disparity(None, s, sensitive_features=arr(data["race"], 10_000))
     assert MSG_PARTITIONS.startswith("{name} has")
     bad = data["scores"].copy()
     bad[17_000] = 1.5
     with pytest.raises(ValueError, match="scores"):
-        fd.strong_demographic_disparity(arr(bad), race)
+        fd.strong_demographic_disparity(None, arr(bad), sensitive_features=race)
     with pytest.raises(ValueError, match="sketch_k"):
-        fd.wass1(s, race, quantiles="sketch", sketch_k=3)
+        fd.wass1(None, s, sensitive_features=race, quantiles="sketch", sketch_k=3)
 
 
 @pytest.mark.integration
@@ -155,7 +171,13 @@ def test_fairot_metrics_dispatch_dask_inputs(client, data):
     s, race = data["scores"][:8_000], data["race"][:8_000]
     ds, dr = arr(s, 2_000), arr(race, 2_000)
     # The public in-memory names hand Dask collections to fairot.dask (fairlearn's call form too).
-    assert abs(metrics.wass1(None, ds, sensitive_features=dr) - metrics.wass1(s, race)) <= TOL
+    assert (
+        abs(
+            metrics.wass1(None, ds, sensitive_features=dr)
+            - metrics.wass1(None, s, sensitive_features=race)
+        )
+        <= TOL
+    )
     assert (
         abs(
             metrics.wasserstein_distance(ds, ds[:3_000] + 0.1, p=2)
@@ -166,4 +188,35 @@ def test_fairot_metrics_dispatch_dask_inputs(client, data):
     with pytest.raises(
         ValueError, match=MSG_DASK_OPTION.format(option="sample_weight", value=1)[:30]
     ):
-        metrics.strong_demographic_disparity(ds, dr, sample_weight=np.ones(8_000))
+        metrics.strong_demographic_disparity(
+            None, ds, sensitive_features=dr, sample_weight=np.ones(8_000)
+        )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "fairness_report",
+        "max_pairwise_wasserstein",
+        "strong_demographic_disparity",
+        "strong_pairwise_demographic_disparity",
+        "wass1",
+    ],
+)
+def test_dask_metrics_take_fairlearns_form(name):
+    import inspect
+
+    parameters = inspect.signature(getattr(fd, name)).parameters
+    assert list(parameters)[:3] == ["y_true", "y_pred", "sensitive_features"]
+    assert parameters["sensitive_features"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert parameters["sensitive_features"].default is inspect.Parameter.empty
+    s = arr([0.1, 0.3, 0.6, 0.8], chunk=2)
+    g = arr(["a", "a", "b", "b"], chunk=2)
+    form = f"{name} takes fairlearn's form"
+    with pytest.raises(TypeError, match=form):
+        getattr(fd, name)(None, s, g)  # a positional third argument
+    with pytest.raises(TypeError, match=form):
+        getattr(fd, name)(s, g)  # the old score-only form: no groups
+    # Through fairot.metrics, the same call is refused with the same message.
+    with pytest.raises(TypeError, match=form):
+        getattr(metrics, name)(None, s, g)

@@ -1,4 +1,4 @@
-"""The two calling forms, sample weights against replicated rows, and MetricFrame's by_group."""
+"""fairlearn's calling form, sample weights against replicated rows, and MetricFrame's by_group."""
 
 import re
 
@@ -16,12 +16,7 @@ from fairot.metrics import (
     strong_pairwise_demographic_disparity,
     wass1,
 )
-from fairot.metrics._calling import (
-    MSG_EMPTY_WEIGHT,
-    MSG_GROUPS_LOOK_LIKE_SCORES,
-    MSG_N_POSITIONAL,
-    MSG_NO_SENSITIVE,
-)
+from fairot.metrics._calling import MSG_EMPTY_WEIGHT
 from fairot.metrics._report import MSG_GROUP_INDEX
 from fairot.utils.arrays import MSG_WEIGHTS
 
@@ -48,27 +43,31 @@ def _data(seed=0, n=120):
 
 
 @pytest.mark.parametrize("metric", GROUP_METRICS)
-def test_both_forms_agree(metric):
+def test_labels_or_none_agree(metric):
     y, s, sf, _ = _data()
-    base = metric(s, sf)
+    base = metric(None, s, sensitive_features=sf)
     assert metric(y, s, sensitive_features=sf) == base
-    assert metric(None, s, sensitive_features=sf) == base
-    assert metric(s, sensitive_features=sf) == base
+    assert metric(y_true=None, y_pred=s, sensitive_features=sf) == base
 
 
 def test_form_errors():
     y, s, sf, _ = _data(1)
-    with pytest.raises(TypeError, match=_literal(MSG_NO_SENSITIVE)):
+    form = re.escape("wass1 takes fairlearn's form wass1(y_true, y_pred, *, sensitive_features")
+    with pytest.raises(TypeError, match=form):
         wass1(s)
-    with pytest.raises(TypeError, match=_literal(MSG_N_POSITIONAL)):
+    with pytest.raises(TypeError, match=form):
         wass1(y, s, sf)
     # MetricFrame calls metric(y_true, y_pred) without groups: refused, not read as groups.
-    with pytest.raises(ValueError, match=_literal(MSG_GROUPS_LOOK_LIKE_SCORES)):
+    with pytest.raises(TypeError, match=form):
         wass1(y, s)
+    with pytest.raises(TypeError, match=form):
+        wass1(y, s, sensitive_features=None)
     with pytest.raises(ValueError, match="Found inconsistent numbers of samples"):
         wass1(y[:-1], s, sensitive_features=sf)
     # Integer-valued float group codes are groups.
-    assert wass1(s, (sf.sex == "M").astype(float).to_numpy()) == wass1(s, sf.sex)
+    assert wass1(None, s, sensitive_features=(sf.sex == "M").astype(float).to_numpy()) == wass1(
+        None, s, sensitive_features=sf.sex
+    )
 
 
 @pytest.mark.parametrize("groups", ["intersection", "marginal"])
@@ -76,8 +75,10 @@ def test_form_errors():
 def test_integer_weights_equal_replicated_rows(metric, groups):
     y, s, sf, w = _data(2)
     reps = w.astype(int)
-    replicated = metric(np.repeat(s, reps), sf.loc[sf.index.repeat(reps)], groups=groups)
-    assert metric(s, sf, sample_weight=w, groups=groups) == pytest.approx(
+    replicated = metric(
+        None, np.repeat(s, reps), sensitive_features=sf.loc[sf.index.repeat(reps)], groups=groups
+    )
+    assert metric(None, s, sensitive_features=sf, sample_weight=w, groups=groups) == pytest.approx(
         replicated, rel=1e-9, abs=1e-12
     )
 
@@ -87,8 +88,8 @@ def test_weighted_wass1_variants_equal_replicated_rows():
     reps = w.astype(int)
     rs, rsf = np.repeat(s, reps), sf.loc[sf.index.repeat(reps)]
     for kwargs in ({"group_weights": "proportional"}, {"reference": s[::3]}):
-        assert wass1(s, sf, sample_weight=w, **kwargs) == pytest.approx(
-            wass1(rs, rsf, **kwargs), rel=1e-9, abs=1e-12
+        assert wass1(None, s, sensitive_features=sf, sample_weight=w, **kwargs) == pytest.approx(
+            wass1(None, rs, sensitive_features=rsf, **kwargs), rel=1e-9, abs=1e-12
         )
     assert error_rate(y, s, sample_weight=w) == pytest.approx(
         error_rate(np.repeat(y, reps), rs), rel=1e-12
@@ -102,9 +103,12 @@ def test_weighted_report_equals_replicated_rows(task):
         y = s * 3 + np.random.default_rng(0).normal(size=s.shape[0])
         s = s * 3
     reps = w.astype(int)
-    weighted = fairness_report(y, s, sf, task=task, sample_weight=w)
+    weighted = fairness_report(y, s, sensitive_features=sf, task=task, sample_weight=w)
     replicated = fairness_report(
-        np.repeat(y, reps), np.repeat(s, reps), sf.loc[sf.index.repeat(reps)], task=task
+        np.repeat(y, reps),
+        np.repeat(s, reps),
+        sensitive_features=sf.loc[sf.index.repeat(reps)],
+        task=task,
     )
     pd.testing.assert_frame_equal(
         weighted.drop(columns="size"), replicated.drop(columns="size"), rtol=1e-9, atol=1e-12
@@ -122,10 +126,10 @@ def test_zero_weight_group_is_refused():
     y, s, sf, w = _data(5)
     w = np.where(sf.sex == "F", 0.0, w)
     with pytest.raises(ValueError, match=_literal(MSG_EMPTY_WEIGHT)):
-        wass1(s, sf.sex, sample_weight=w)
+        wass1(None, s, sensitive_features=sf.sex, sample_weight=w)
     negative = MSG_WEIGHTS.split("{value")[0].format(name="sample_weight")
     with pytest.raises(ValueError, match=re.escape(negative)):
-        wass1(s, sf.sex, sample_weight=-np.ones_like(s))
+        wass1(None, s, sensitive_features=sf.sex, sample_weight=-np.ones_like(s))
 
 
 def test_multi_index_report_matches_metricframe_by_group():
@@ -152,7 +156,7 @@ def test_multi_index_report_matches_metricframe_by_group():
         sensitive_features=sf,
         sample_params={"mean_score": {"sample_weight": w}},
     )
-    report = fairness_report(y, s, sf, sample_weight=w, group_index="multi")
+    report = fairness_report(y, s, sensitive_features=sf, sample_weight=w, group_index="multi")
     by_group = report.iloc[:-1]
     assert by_group.index.names == frame.by_group.index.names == ["race", "sex"]
     assert list(by_group.index) == list(frame.by_group.index)
@@ -161,13 +165,13 @@ def test_multi_index_report_matches_metricframe_by_group():
     assert report.loc[("overall", "overall"), "accuracy"] == pytest.approx(
         frame.overall["accuracy"], rel=1e-12
     )
-    one_column = fairness_report(y, s, sf["sex"], group_index="multi")
+    one_column = fairness_report(y, s, sensitive_features=sf["sex"], group_index="multi")
     assert list(one_column.index) == ["F", "M", "overall"] and one_column.index.name == "sex"
-    marginal = fairness_report(y, s, sf, groups="marginal", group_index="multi")
+    marginal = fairness_report(y, s, sensitive_features=sf, groups="marginal", group_index="multi")
     assert marginal.index.names == ["feature", "value"]
     assert ("sex", "M") in marginal.index
     with pytest.raises(ValueError, match=_literal(MSG_GROUP_INDEX)):
-        fairness_report(y, s, sf, group_index="tuples")
+        fairness_report(y, s, sensitive_features=sf, group_index="tuples")
 
 
 def test_regression_report_weighted_matches_sklearn():
@@ -176,7 +180,7 @@ def test_regression_report_weighted_matches_sklearn():
     y = rng.normal(size=300) + g
     pred = y + rng.normal(0, 0.5, 300)
     w = rng.random(300) + 0.1
-    report = fairness_report(y, pred, g, task="regression", sample_weight=w)
+    report = fairness_report(y, pred, sensitive_features=g, task="regression", sample_weight=w)
     for name in ("0", "1", "2"):
         m = g == int(name)
         assert report.loc[name, "mse"] == pytest.approx(

@@ -58,7 +58,9 @@ def test_sdd_matches_definition_by_integration():
         return sum(np.abs(_survival(s[g == a], tau) - pooled) for a in np.unique(g))
 
     expected = _fine_tau_integral(integrand)
-    assert strong_demographic_disparity(s, g) == pytest.approx(expected, abs=2e-5)
+    assert strong_demographic_disparity(None, s, sensitive_features=g) == pytest.approx(
+        expected, abs=2e-5
+    )
 
 
 def test_spdd_matches_definition_by_integration():
@@ -69,7 +71,9 @@ def test_spdd_matches_definition_by_integration():
         return 0.5 * sum(np.abs(surv[a] - surv[b]) for a in surv for b in surv)
 
     expected = _fine_tau_integral(integrand)
-    assert strong_pairwise_demographic_disparity(s, g) == pytest.approx(expected, abs=2e-5)
+    assert strong_pairwise_demographic_disparity(None, s, sensitive_features=g) == pytest.approx(
+        expected, abs=2e-5
+    )
 
 
 def test_sdd_and_spdd_match_scipy_sums():
@@ -81,8 +85,12 @@ def test_sdd_and_spdd_match_scipy_sums():
         for i, a in enumerate(labels)
         for b in labels[i + 1 :]
     )
-    assert strong_demographic_disparity(s, g) == pytest.approx(sdd, rel=1e-10)
-    assert strong_pairwise_demographic_disparity(s, g) == pytest.approx(spdd, rel=1e-10)
+    assert strong_demographic_disparity(None, s, sensitive_features=g) == pytest.approx(
+        sdd, rel=1e-10
+    )
+    assert strong_pairwise_demographic_disparity(None, s, sensitive_features=g) == pytest.approx(
+        spdd, rel=1e-10
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -91,8 +99,8 @@ def test_sdd_equals_spdd_for_two_groups(seed, n):
     rng = np.random.default_rng(seed)
     s = rng.random(n)
     g = np.r_[0, 1, rng.integers(0, 2, size=n - 2)]
-    assert strong_demographic_disparity(s, g) == pytest.approx(
-        strong_pairwise_demographic_disparity(s, g), rel=1e-9, abs=1e-12
+    assert strong_demographic_disparity(None, s, sensitive_features=g) == pytest.approx(
+        strong_pairwise_demographic_disparity(None, s, sensitive_features=g), rel=1e-9, abs=1e-12
     )
 
 
@@ -102,7 +110,7 @@ def test_wass1_matches_fine_grid_barycenter():
     u = (np.arange(400_000) + 0.5) / 400_000
     q = np.stack([np.quantile(s[g == a], u, method="inverted_cdf") for a in np.unique(g)])
     expected = np.abs(q - np.median(q, axis=0)).mean(axis=1).sum()
-    assert wass1(s, g) == pytest.approx(expected, abs=1e-4)
+    assert wass1(None, s, sensitive_features=g) == pytest.approx(expected, abs=1e-4)
 
 
 def test_wass1_proportional_weights_use_weighted_median():
@@ -115,24 +123,28 @@ def test_wass1_proportional_weights_use_weighted_median():
     cum = np.cumsum(w[order], axis=0)
     med = np.take_along_axis(q, order, axis=0)[np.argmax(cum >= 0.5, axis=0), np.arange(len(u))]
     expected = np.abs(q - med).mean(axis=1).sum()
-    assert wass1(s, g, group_weights="proportional") == pytest.approx(expected, abs=1e-3)
+    assert wass1(None, s, sensitive_features=g, group_weights="proportional") == pytest.approx(
+        expected, abs=1e-3
+    )
     with pytest.raises(ValueError, match=MSG_GROUP_WEIGHTS.split("{")[0]):
-        wass1(s, g, group_weights="size")
+        wass1(None, s, sensitive_features=g, group_weights="size")
 
 
 def test_wass1_with_target_is_sum_of_scipy_distances():
     _, s, g = _data(6)
     target = np.random.default_rng(0).random(77)
     expected = sum(scipy.stats.wasserstein_distance(s[g == a], target) for a in np.unique(g))
-    assert wass1(s, g, reference=target) == pytest.approx(expected, rel=1e-10)
+    assert wass1(None, s, sensitive_features=g, reference=target) == pytest.approx(
+        expected, rel=1e-10
+    )
 
 
 def test_metrics_are_zero_under_parity():
     s = np.tile(np.linspace(0, 1, 11), 3)
     g = np.repeat(["a", "b", "c"], 11)
-    assert wass1(s, g) == 0.0
-    assert strong_demographic_disparity(s, g) == 0.0
-    assert strong_pairwise_demographic_disparity(s, g) == 0.0
+    assert wass1(None, s, sensitive_features=g) == 0.0
+    assert strong_demographic_disparity(None, s, sensitive_features=g) == 0.0
+    assert strong_pairwise_demographic_disparity(None, s, sensitive_features=g) == 0.0
 
 
 @settings(max_examples=30, deadline=None)
@@ -144,9 +156,13 @@ def test_invariant_to_group_relabelling_and_sample_order(seed, perm):
     relabelled = np.asarray(perm)[g]
     order = rng.permutation(60)
     for metric in (wass1, strong_demographic_disparity, strong_pairwise_demographic_disparity):
-        base = metric(s, g)
-        assert metric(s, relabelled) == pytest.approx(base, rel=1e-12, abs=1e-15)
-        assert metric(s[order], g[order]) == pytest.approx(base, rel=1e-12, abs=1e-15)
+        base = metric(None, s, sensitive_features=g)
+        assert metric(None, s, sensitive_features=relabelled) == pytest.approx(
+            base, rel=1e-12, abs=1e-15
+        )
+        assert metric(None, s[order], sensitive_features=g[order]) == pytest.approx(
+            base, rel=1e-12, abs=1e-15
+        )
 
 
 def test_marginal_groups_overlap():
@@ -156,7 +172,9 @@ def test_marginal_groups_overlap():
     expected = sum(
         scipy.stats.wasserstein_distance(s[frame[c] == v], s) for c in "ab" for v in (0, 1)
     )
-    assert strong_demographic_disparity(s, frame, groups="marginal") == pytest.approx(expected)
+    assert strong_demographic_disparity(
+        None, s, sensitive_features=frame, groups="marginal"
+    ) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize("container", [list, np.asarray, pd.Series])
@@ -164,8 +182,10 @@ def test_marginal_groups_overlap():
 def test_input_containers_and_dtypes(container, dtype):
     y, s, g = _data(8, n=100)
     s32 = s.astype(dtype)
-    base = strong_demographic_disparity(s32.astype(np.float64), g)
-    assert strong_demographic_disparity(container(s32), container(g)) == pytest.approx(base)
+    base = strong_demographic_disparity(None, s32.astype(np.float64), sensitive_features=g)
+    assert strong_demographic_disparity(
+        None, container(s32), sensitive_features=container(g)
+    ) == pytest.approx(base)
     assert error_rate(container(y), container(s32)) == error_rate(y, s32.astype(np.float64))
 
 
@@ -174,13 +194,13 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match="y_true must be binary"):
         error_rate(y + 1, s)
     with pytest.raises(ValueError, match=r"scores must lie in \[0.0, 1.0\]"):
-        wass1(s + 1, g)
+        wass1(None, s + 1, sensitive_features=g)
     with pytest.raises(ValueError, match="scores contains NaN"):
-        strong_demographic_disparity(np.r_[np.nan, s[1:]], g)
+        strong_demographic_disparity(None, np.r_[np.nan, s[1:]], sensitive_features=g)
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
-        strong_pairwise_demographic_disparity(s, g[:-1])
+        strong_pairwise_demographic_disparity(None, s, sensitive_features=g[:-1])
     with pytest.raises(ValueError, match="single group"):
-        wass1(s, np.zeros(50))
+        wass1(None, s, sensitive_features=np.zeros(50))
     with pytest.raises(ValueError, match=r"threshold must be a number in \[0, 1\]"):
         error_rate(y, s, threshold=2)
 
@@ -194,4 +214,7 @@ def test_wass1_to_any_reference_is_at_least_to_the_barycenter(seed, k):
     s = rng.random(80)
     g = np.r_[np.arange(k), rng.integers(0, k, size=80 - k)]
     reference = rng.random(rng.integers(1, 50))
-    assert wass1(s, g, reference=reference) >= wass1(s, g) - 1e-12
+    assert (
+        wass1(None, s, sensitive_features=g, reference=reference)
+        >= wass1(None, s, sensitive_features=g) - 1e-12
+    )

@@ -32,7 +32,7 @@ def test_max_pairwise_wasserstein_against_pot(p):
     rng = np.random.default_rng(1)
     g = rng.integers(0, 4, size=400)
     pred = rng.normal(size=400) + 0.5 * g**1.5
-    gap = max_pairwise_wasserstein(pred, g, p=p)
+    gap = max_pairwise_wasserstein(None, pred, sensitive_features=g, p=p)
     brute = {}
     for a in range(4):
         for b in range(a + 1, 4):

@@ -52,13 +52,18 @@ def test_group_metrics_finite_and_order_invariant(data, random):
     order = np.arange(scores.shape[0])
     random.shuffle(order)
     for metric in GROUP_METRICS:
-        value = metric(scores, groups, sample_weight=weights)
+        value = metric(None, scores, sensitive_features=groups, sample_weight=weights)
         assert math.isfinite(value) and value >= 0
         shuffled = metric(
-            scores[order], groups[order], sample_weight=None if weights is None else weights[order]
+            None,
+            scores[order],
+            sensitive_features=groups[order],
+            sample_weight=None if weights is None else weights[order],
         )
         assert shuffled == pytest.approx(value, rel=1e-9, abs=1e-12)
-        assert metric(None, scores, sensitive_features=groups, sample_weight=weights) == value
+        assert (
+            metric(scores > 0.5, scores, sensitive_features=groups, sample_weight=weights) == value
+        )
 
 
 @given(scored_groups())
@@ -66,9 +71,9 @@ def test_sdd_equals_spdd_and_wass1_for_two_groups(data):
     scores, groups, weights = data
     two = np.array([str(v) == str(groups[0]) for v in groups])
     assume(two.any() and not two.all())
-    sdd = strong_demographic_disparity(scores, two, sample_weight=weights)
+    sdd = strong_demographic_disparity(None, scores, sensitive_features=two, sample_weight=weights)
     assert strong_pairwise_demographic_disparity(
-        scores, two, sample_weight=weights
+        None, scores, sensitive_features=two, sample_weight=weights
     ) == pytest.approx(sdd, rel=1e-9, abs=1e-12)
 
 
@@ -99,7 +104,9 @@ def test_regression_report_never_nan(data, exponent):
     scale = 10.0**exponent
     y = (scores + np.linspace(0, 1, scores.shape[0])) * scale
     assume(np.ptp(y) > 0)
-    report = fairness_report(y, scores * scale, groups, task="regression", sample_weight=weights)
+    report = fairness_report(
+        y, scores * scale, sensitive_features=groups, task="regression", sample_weight=weights
+    )
     overall = report.loc["overall"]
     assert math.isfinite(overall["r2"]) and math.isfinite(overall["rmse"])
     summary = report.attrs["summary"]
@@ -145,30 +152,38 @@ def test_hostile_inputs_raise_clear_errors(data, case, bad_threshold):
     elif case == "three_positional":
         args = (y, scores, groups)
     elif case == "scores_as_groups":
+        # MetricFrame's per-group call, metric(y_true, y_pred): refused, never read as groups.
         assume(np.any(scores != np.round(scores)))
         args = (y, scores)
     if case == "threshold":
         with pytest.raises(ValueError, match="threshold"):
-            fairness_report(y, scores, groups, threshold=bad_threshold)
+            fairness_report(y, scores, sensitive_features=groups, threshold=bad_threshold)
         with pytest.raises(ValueError, match="threshold"):
             error_rate(y, scores, threshold=bad_threshold)
         return
     # Predictions of max_pairwise_wasserstein are not bounded to [0, 1].
     bounded = case == "score_above_one"
     for metric in GROUP_METRICS if bounded else (*GROUP_METRICS, max_pairwise_wasserstein):
-        with pytest.raises((ValueError, TypeError)) as info:
-            metric(*args, **kwargs)
+        # Only the two misuses of the calling form are TypeErrors; bad values are ValueErrors.
+        form_misuse = case in ("three_positional", "scores_as_groups")
+        with pytest.raises(TypeError if form_misuse else ValueError) as info:
+            if form_misuse:
+                metric(*args, **kwargs)
+            else:
+                metric(None, args[0], sensitive_features=args[1], **kwargs)
         assert len(str(info.value)) > 20
     if len(args) == 2 and case != "scores_as_groups":
-        with pytest.raises((ValueError, TypeError)):
-            fairness_report(None, *args, **kwargs)
+        with pytest.raises(ValueError):
+            fairness_report(None, args[0], sensitive_features=args[1], **kwargs)
 
 
 @given(scored_groups())
 def test_report_sensitive_features_as_frame_and_multiindex(data):
     scores, groups, weights = data
     frame = pd.DataFrame({"g": [str(v) for v in groups], "h": ["k"] * scores.shape[0]})
-    report = fairness_report(None, scores, frame, sample_weight=weights, group_index="multi")
+    report = fairness_report(
+        None, scores, sensitive_features=frame, sample_weight=weights, group_index="multi"
+    )
     assert report.index.names == ["g", "h"]
     assert report.iloc[:-1]["share"].sum() == pytest.approx(1.0)
 
@@ -184,11 +199,17 @@ def test_rmse_and_w1_are_scale_equivariant_at_extreme_magnitudes(values, exponen
     factor = math.ldexp(1.0, exponent)
     groups = np.array(["a"] * 4 + ["b"] * 4)
     y = np.zeros(8)
-    unit = group_rates(y, values, groups, task="regression")["rmse"].to_numpy()
-    big = group_rates(y, values * factor, groups, task="regression")["rmse"].to_numpy()
+    unit = group_rates(y, values, sensitive_features=groups, task="regression")["rmse"].to_numpy()
+    big = group_rates(y, values * factor, sensitive_features=groups, task="regression")[
+        "rmse"
+    ].to_numpy()
     np.testing.assert_allclose(big, unit * factor, rtol=1e-12)
-    w1 = fairness_report(None, values, groups, task="regression").attrs["summary"]
-    w1_big = fairness_report(None, values * factor, groups, task="regression").attrs["summary"]
+    w1 = fairness_report(None, values, sensitive_features=groups, task="regression").attrs[
+        "summary"
+    ]
+    w1_big = fairness_report(
+        None, values * factor, sensitive_features=groups, task="regression"
+    ).attrs["summary"]
     np.testing.assert_allclose(
         w1_big["max_pairwise_w1"], w1["max_pairwise_w1"] * factor, rtol=1e-12
     )

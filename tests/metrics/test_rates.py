@@ -43,8 +43,12 @@ def _data(n=900, seed=0, k=3):
 def test_differences_match_fairlearn(threshold, container):
     y, s, g, _ = _data()
     decisions = (s > threshold).astype(int)
-    dpd = demographic_parity_difference(container(s), container(g), threshold=threshold)
-    eod = equalized_odds_difference(container(y), container(s), container(g), threshold=threshold)
+    dpd = demographic_parity_difference(
+        None, container(s), sensitive_features=container(g), threshold=threshold
+    )
+    eod = equalized_odds_difference(
+        container(y), container(s), sensitive_features=container(g), threshold=threshold
+    )
     assert dpd == pytest.approx(fl_dpd(y, decisions, sensitive_features=g), abs=1e-12)
     assert eod == pytest.approx(fl_eod(y, decisions, sensitive_features=g), abs=1e-12)
 
@@ -53,10 +57,10 @@ def test_intersectional_groups_match_fairlearn():
     y, s, g, sex = _data()
     sf = pd.DataFrame({"g": g, "sex": sex})
     decisions = (s > 0.5).astype(int)
-    assert demographic_parity_difference(s, sf) == pytest.approx(
+    assert demographic_parity_difference(None, s, sensitive_features=sf) == pytest.approx(
         fl_dpd(y, decisions, sensitive_features=sf), abs=1e-12
     )
-    assert equalized_odds_difference(y, s, sf) == pytest.approx(
+    assert equalized_odds_difference(y, s, sensitive_features=sf) == pytest.approx(
         fl_eod(y, decisions, sensitive_features=sf), abs=1e-12
     )
 
@@ -75,7 +79,7 @@ def test_group_rates_match_fairlearn_and_sklearn():
         y_pred=decisions,
         sensitive_features=pd.Series(g, name="group"),
     ).by_group
-    rates = group_rates(y, s, g)
+    rates = group_rates(y, s, sensitive_features=g)
     for column in frame.columns:
         np.testing.assert_allclose(rates[column], frame[column], rtol=0, atol=1e-12)
     for name in rates.index:
@@ -98,7 +102,7 @@ def test_auc_with_ties_matches_sklearn():
     s = rng.choice([0.1, 0.4, 0.7], 300)
     y = rng.integers(0, 2, 300)
     g = np.repeat(["a", "b"], 150)
-    rates = group_rates(y, s, g)
+    rates = group_rates(y, s, sensitive_features=g)
     assert rates.loc["a", "auc"] == pytest.approx(roc_auc_score(y[:150], s[:150]), abs=1e-12)
 
 
@@ -107,7 +111,7 @@ def test_regression_rates_match_sklearn():
     g = rng.choice(["u", "v"], 400)
     y = rng.normal(size=400)
     pred = y + rng.normal(0.3, 1.0, 400)
-    rates = group_rates(y, pred, g, task="regression")
+    rates = group_rates(y, pred, sensitive_features=g, task="regression")
     for name in ("u", "v"):
         m = g == name
         assert rates.loc[name, "mae"] == pytest.approx(mean_absolute_error(y[m], pred[m]))
@@ -119,32 +123,32 @@ def test_undefined_tpr_is_nan_and_left_out_of_eo():
     y = np.array([0, 0, 0, 1, 0, 1, 1, 0])
     s = np.array([0.1, 0.7, 0.2, 0.9, 0.3, 0.8, 0.4, 0.6])
     g = np.array(["a", "a", "a", "b", "b", "b", "c", "c"])
-    rates = group_rates(y, s, g)
+    rates = group_rates(y, s, sensitive_features=g)
     assert np.isnan(rates.loc["a", "tpr"]) and np.isnan(rates.loc["a", "auc"])
     tpr = rates["tpr"].dropna()
     fpr = rates["fpr"].dropna()
     expected = max(tpr.max() - tpr.min(), fpr.max() - fpr.min())
-    assert equalized_odds_difference(y, s, g) == pytest.approx(expected)
+    assert equalized_odds_difference(y, s, sensitive_features=g) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize("threshold", [float("nan"), 5, -0.1, "x", None])
 def test_bad_threshold(threshold):
     y, s, g, _ = _data(100)
     with pytest.raises(ValueError, match=re.escape(MSG_THRESHOLD.split("{")[0])):
-        group_rates(y, s, g, threshold=threshold)
+        group_rates(y, s, sensitive_features=g, threshold=threshold)
 
 
 def test_bootstrap_replicates_are_fairness_report_on_resampled_rows():
     y, s, g, _ = _data(300)
     n_boot, seed = 12, 7
-    ci = bootstrap_intervals(y, s, g, n_bootstrap=n_boot, random_state=seed)
+    ci = bootstrap_intervals(y, s, sensitive_features=g, n_bootstrap=n_boot, random_state=seed)
     cells = check_sensitive_features(g, len(s)).codes
     rows = stratified_indices(cells, n_boot, np.random.default_rng(seed))
     for b in (0, 5, 11):
         idx = rows[b]
         # A stratified replicate keeps every group's size.
         assert (pd.Series(g[idx]).value_counts() == pd.Series(g).value_counts()).all()
-        oracle = fairness_report(y[idx], s[idx], g[idx]).attrs["summary"]
+        oracle = fairness_report(y[idx], s[idx], sensitive_features=g[idx]).attrs["summary"]
         got = ci.replicates.iloc[b]
         for key in ("err", "wass1", "sdd", "spdd", "max_pairwise_w2", "accuracy_std"):
             assert got[key] == pytest.approx(oracle[key], rel=1e-12, abs=1e-12), key
@@ -162,9 +166,13 @@ def test_bootstrap_regression_replicates():
     g = rng.choice(["u", "v", "w"], 240)
     y = rng.normal(size=240)
     pred = y + rng.normal(0.2 * (g == "u"), 1.0)
-    ci = bootstrap_intervals(y, pred, g, task="regression", n_bootstrap=10, random_state=0)
+    ci = bootstrap_intervals(
+        y, pred, sensitive_features=g, task="regression", n_bootstrap=10, random_state=0
+    )
     rows = stratified_indices(check_sensitive_features(g, 240).codes, 10, np.random.default_rng(0))
-    oracle = fairness_report(y[rows[3]], pred[rows[3]], g[rows[3]], task="regression")
+    oracle = fairness_report(
+        y[rows[3]], pred[rows[3]], sensitive_features=g[rows[3]], task="regression"
+    )
     for key in ("mse", "r2", "wass1", "max_pairwise_w1", "max_pairwise_w2", "max_pairwise_winf"):
         assert ci.replicates.iloc[3][key] == pytest.approx(oracle.attrs["summary"][key], rel=1e-12)
 
@@ -172,10 +180,14 @@ def test_bootstrap_regression_replicates():
 def test_bootstrap_marginal_groups_replicate():
     y, s, g, sex = _data(300)
     sf = pd.DataFrame({"g": g, "sex": sex})
-    ci = bootstrap_intervals(y, s, sf, groups="marginal", n_bootstrap=10, random_state=1)
+    ci = bootstrap_intervals(
+        y, s, sensitive_features=sf, groups="marginal", n_bootstrap=10, random_state=1
+    )
     cells = check_sensitive_features(sf, 300).codes
     idx = stratified_indices(cells, 10, np.random.default_rng(1))[4]
-    oracle = fairness_report(y[idx], s[idx], sf.iloc[idx], groups="marginal").attrs["summary"]
+    oracle = fairness_report(
+        y[idx], s[idx], sensitive_features=sf.iloc[idx], groups="marginal"
+    ).attrs["summary"]
     for key in ("sdd", "spdd", "wass1"):
         assert ci.replicates.iloc[4][key] == pytest.approx(oracle[key], rel=1e-12)
 
@@ -183,8 +195,8 @@ def test_bootstrap_marginal_groups_replicate():
 def test_bootstrap_deterministic_and_does_not_mutate():
     y, s, g, _ = _data(200)
     s_copy, g_copy = s.copy(), g.copy()
-    a = bootstrap_intervals(y, s, g, n_bootstrap=20, random_state=3)
-    b = bootstrap_intervals(y, s, g, n_bootstrap=20, random_state=3)
+    a = bootstrap_intervals(y, s, sensitive_features=g, n_bootstrap=20, random_state=3)
+    b = bootstrap_intervals(y, s, sensitive_features=g, n_bootstrap=20, random_state=3)
     pd.testing.assert_frame_equal(a.summary, b.summary)
     np.testing.assert_array_equal(s, s_copy)
     np.testing.assert_array_equal(g, g_copy)
@@ -198,12 +210,14 @@ def test_bootstrap_in_chunks(monkeypatch):
     y, s, g, _ = _data(200)
     # Chunks of 5 replicates: 12 replicates are drawn as 5 + 5 + 2.
     monkeypatch.setattr(resampling, "_CHUNK_CELLS", 200 * 5)
-    ci = bootstrap_intervals(y, s, g, n_bootstrap=12, random_state=4)
+    ci = bootstrap_intervals(y, s, sensitive_features=g, n_bootstrap=12, random_state=4)
     rng = np.random.default_rng(4)
     cells = check_sensitive_features(g, 200).codes
     rows = np.concatenate([stratified_indices(cells, m, rng) for m in (5, 5, 2)])
     for b in (4, 7, 11):
-        oracle = fairness_report(y[rows[b]], s[rows[b]], g[rows[b]]).attrs["summary"]
+        oracle = fairness_report(y[rows[b]], s[rows[b]], sensitive_features=g[rows[b]]).attrs[
+            "summary"
+        ]
         assert ci.replicates.iloc[b]["sdd"] == pytest.approx(oracle["sdd"], rel=1e-12)
 
 
@@ -211,4 +225,4 @@ def test_bootstrap_in_chunks(monkeypatch):
 def test_bad_n_bootstrap(n_bootstrap):
     y, s, g, _ = _data(100)
     with pytest.raises(ValueError, match=re.escape(MSG_N_BOOTSTRAP.split("{")[0])):
-        bootstrap_intervals(y, s, g, n_bootstrap=n_bootstrap)
+        bootstrap_intervals(y, s, sensitive_features=g, n_bootstrap=n_bootstrap)

@@ -29,7 +29,7 @@ def _frame(seed=0, n=500):
 
 def test_classification_rows_match_groupby():
     y, s, sf = _frame()
-    report = fairness_report(y, s, sf)
+    report = fairness_report(y, s, sensitive_features=sf)
     assert list(report.index) == [
         "race=A, sex=F",
         "race=A, sex=M",
@@ -45,10 +45,14 @@ def test_classification_rows_match_groupby():
     assert report.loc["overall", "share"] == 1.0
     summary = report.attrs["summary"]
     assert summary["err"] == pytest.approx(1 - ((s > 0.5) == y).mean())
-    assert summary["wass1"] == pytest.approx(wass1(s, sf))
-    assert summary["sdd"] == pytest.approx(strong_demographic_disparity(s, sf))
-    assert summary["spdd"] == pytest.approx(strong_pairwise_demographic_disparity(s, sf))
-    gap = max_pairwise_wasserstein(s, sf, p=2)
+    assert summary["wass1"] == pytest.approx(wass1(None, s, sensitive_features=sf))
+    assert summary["sdd"] == pytest.approx(
+        strong_demographic_disparity(None, s, sensitive_features=sf)
+    )
+    assert summary["spdd"] == pytest.approx(
+        strong_pairwise_demographic_disparity(None, s, sensitive_features=sf)
+    )
+    gap = max_pairwise_wasserstein(None, s, sensitive_features=sf, p=2)
     assert summary["max_pairwise_w2"] == pytest.approx(gap.distance)
     assert summary["max_pairwise_w2_pair"] == " vs ".join(gap.pair)
     assert summary["accuracy_std"] == pytest.approx(np.std(grouped.correct.mean().to_numpy()))
@@ -61,39 +65,39 @@ def test_regression_rows_match_sklearn():
     g = rng.integers(0, 3, 400)
     y = rng.normal(size=400) + g
     pred = y + rng.normal(0, 0.5, 400)
-    report = fairness_report(y, pred, g, task="regression")
+    report = fairness_report(y, pred, sensitive_features=g, task="regression")
     for name in ("0", "1", "2"):
         m = g == int(name)
         assert report.loc[name, "mse"] == pytest.approx(mean_squared_error(y[m], pred[m]))
         assert report.loc[name, "r2"] == pytest.approx(r2_score(y[m], pred[m]))
-    summary = fairness_summary(y, pred, g, task="regression")
+    summary = fairness_summary(y, pred, sensitive_features=g, task="regression")
     assert summary["r2"] == pytest.approx(r2_score(y, pred))
     assert summary["max_pairwise_winf"] == pytest.approx(
-        max_pairwise_wasserstein(pred, g, p=np.inf).distance
+        max_pairwise_wasserstein(None, pred, sensitive_features=g, p=np.inf).distance
     )
 
 
 def test_scores_only_report():
     _, s, sf = _frame(2)
-    report = fairness_report(None, s, sf["sex"])
+    report = fairness_report(None, s, sensitive_features=sf["sex"])
     assert "accuracy" not in report.columns
     assert "err" not in report.attrs["summary"]
 
 
 def test_marginal_groups_shares_exceed_one():
     _, s, sf = _frame(3)
-    report = fairness_report(None, s, sf, groups="marginal")
+    report = fairness_report(None, s, sensitive_features=sf, groups="marginal")
     assert report["share"].iloc[:-1].sum() == pytest.approx(2.0)
 
 
 def test_inputs_not_mutated_and_bad_task():
     y, s, sf = _frame(4)
     s0, sf0 = s.copy(), sf.copy()
-    fairness_report(y, s, sf)
+    fairness_report(y, s, sensitive_features=sf)
     np.testing.assert_array_equal(s, s0)
     pd.testing.assert_frame_equal(sf, sf0)
     with pytest.raises(ValueError, match=MSG_TASK.split("{")[0]):
-        fairness_report(y, s, sf, task="ranking")
+        fairness_report(y, s, sensitive_features=sf, task="ranking")
 
 
 @pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e154, 1e200, 1e300])
@@ -103,8 +107,8 @@ def test_regression_report_at_extreme_scales(scale):
     g = rng.integers(0, 3, 300)
     y = rng.normal(size=300) + g
     pred = y + rng.normal(0, 0.5, 300)
-    unit = fairness_report(y, pred, g, task="regression")
-    scaled = fairness_report(y * scale, pred * scale, g, task="regression")
+    unit = fairness_report(y, pred, sensitive_features=g, task="regression")
+    scaled = fairness_report(y * scale, pred * scale, sensitive_features=g, task="regression")
     for column, power in (("rmse", 1), ("r2", 0), ("mean_score", 1), ("w1_to_pooled", 1)):
         np.testing.assert_allclose(
             scaled[column], unit[column] * scale**power, rtol=1e-12, err_msg=column
@@ -124,6 +128,6 @@ def test_regression_report_at_extreme_scales(scale):
 def test_threshold_must_be_a_number_in_unit_interval(threshold):
     y, s, sf = _frame(6)
     with pytest.raises(ValueError, match=re.escape(MSG_THRESHOLD.split("{")[0])):
-        fairness_report(y, s, sf, threshold=threshold)
+        fairness_report(y, s, sensitive_features=sf, threshold=threshold)
     with pytest.raises(ValueError, match=re.escape(MSG_THRESHOLD.split("{")[0])):
         error_rate(y, s, threshold=threshold)

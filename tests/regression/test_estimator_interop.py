@@ -295,7 +295,9 @@ def test_cv_chooses_the_most_accurate_tau_within_the_budget_like_a_hand_loop():
             model.fit(X[train], y[train], sensitive_features=s[train])
             pred = model.predict(X[test], sensitive_features=s[test])
             r2[f, t] = r2_score(y[test], pred)
-            gap[f, t] = max_pairwise_wasserstein(pred, s[test], p=2).distance
+            gap[f, t] = max_pairwise_wasserstein(
+                None, pred, sensitive_features=s[test], p=2
+            ).distance
     budget = float(np.sort(gap.mean(axis=0))[1]) + 1e-9  # two taus within the budget
     within = gap.mean(axis=0) <= budget
     expected = taus[int(np.argmax(np.where(within, r2.mean(axis=0), -np.inf)))]

@@ -37,8 +37,8 @@ def test_window_values_match_oracles(metric):
     results = monitor.update(s, g)
     assert [r.index for r in results] == [0, 1, 2]
     oracle = {
-        "sdd": strong_demographic_disparity,
-        "wass1": wass1,
+        "sdd": lambda s, g: strong_demographic_disparity(None, s, sensitive_features=g),
+        "wass1": lambda s, g: wass1(None, s, sensitive_features=g),
         "demographic_parity_difference": lambda s, g: fl_dpd(
             g, (s > 0.5).astype(int), sensitive_features=g
         ),
@@ -123,7 +123,12 @@ def test_closed_loop_readjusts_cot_after_each_change():
             # After the re-adjustment, SDD on a large fresh sample of the new data is back
             # under the threshold.
             Xt, _, gt = _draw(rng, 20000, rate)
-            assert strong_demographic_disparity(model.predict_proba(Xt)[:, 1], gt) < threshold
+            assert (
+                strong_demographic_disparity(
+                    None, model.predict_proba(Xt)[:, 1], sensitive_features=gt
+                )
+                < threshold
+            )
     history = monitor.history_
     first_after_change = [windows_per_segment * s for s in range(1, len(rates))]
     # The alert fires within one window of each change, and re-adjusts the model there.

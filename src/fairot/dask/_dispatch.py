@@ -14,14 +14,6 @@ from typing import Any
 from fairot.dask._options import quantiles_option, refuse_options
 
 
-def _scores_and_groups(args: tuple, sensitive_features: Any) -> tuple[Any, Any]:
-    if len(args) == 1:
-        return args[0], sensitive_features
-    if sensitive_features is not None:
-        return args[1], sensitive_features
-    return args[0], args[1]
-
-
 def dispatch_metric(name: str, args: tuple, sensitive_features: Any, **options: Any) -> Any:
     """Run the Dask version of metric ``name`` on ``fairot.metrics``-style arguments."""
     from fairot.dask import _metrics, _report
@@ -40,8 +32,18 @@ def dispatch_metric(name: str, args: tuple, sensitive_features: Any, **options: 
         )
     if name == "fairness_report":
         return _report.fairness_report(
-            *args, sensitive_features, quantiles=quantiles, sketch_k=sketch_k, **options
+            *args,
+            sensitive_features=sensitive_features,
+            quantiles=quantiles,
+            sketch_k=sketch_k,
+            **options,
         )
-    scores, groups = _scores_and_groups(args, sensitive_features)
+    # The group metrics reach here in fairlearn's form: args is (y_true, y_pred).
     function = getattr(_metrics, name)
-    return function(scores, groups, quantiles=quantiles, sketch_k=sketch_k, **options)
+    return function(
+        *args,
+        sensitive_features=sensitive_features,
+        quantiles=quantiles,
+        sketch_k=sketch_k,
+        **options,
+    )

@@ -16,7 +16,7 @@ from fairot.dask._groups import GroupDistances, Quantiles, group_distances
 from fairot.dask._options import check_quantiles
 from fairot.dask._sketch import DEFAULT_K, check_sketch_k, sketch_curves
 from fairot.metrics import PairwiseGap
-from fairot.metrics.checks import UNIT_INTERVAL, GroupWeights
+from fairot.metrics.checks import UNIT_INTERVAL, GroupWeights, group_metric
 from fairot.metrics.reductions import sum_of_distances, sum_over_pairs
 from fairot.transport import check_p
 from fairot.utils.groups import GroupsMode
@@ -83,10 +83,12 @@ def wasserstein_distance(
     return float(sums.distance(p)[0, 1])
 
 
+@group_metric("y_true", "y_pred", backend=False)
 def wass1(
-    scores: Any,
-    sensitive_features: Any,
+    y_true: Any,
+    y_pred: Any,
     *,
+    sensitive_features: Any,
     group_weights: GroupWeights = "uniform",
     groups: GroupsMode = "intersection",
     quantiles: Quantiles = "exact",
@@ -96,8 +98,10 @@ def wass1(
 
     Parameters
     ----------
-    scores, sensitive_features : Dask collections
-        Scores in [0, 1] and group membership, partitioned alike.
+    y_true : Dask collection or None
+        Labels, unused: fairlearn's calling form, as :func:`fairot.metrics.wass1`.
+    y_pred, sensitive_features : Dask collections
+        Scores in [0, 1] and group membership (a required keyword), partitioned alike.
     group_weights, groups
         As in :func:`fairot.metrics.wass1`.
     quantiles, sketch_k
@@ -112,11 +116,12 @@ def wass1(
     >>> import dask.array as da
     >>> from fairot.dask import wass1
     >>> scores = da.from_array([0.1, 0.3, 0.6, 0.8], chunks=2)
-    >>> round(wass1(scores, da.from_array(["a", "a", "b", "b"], chunks=2)), 6)
+    >>> groups = da.from_array(["a", "a", "b", "b"], chunks=2)
+    >>> round(wass1(None, scores, sensitive_features=groups), 6)
     0.5
     """
     d = group_distances(
-        scores,
+        y_pred,
         sensitive_features,
         name="scores",
         bounds=UNIT_INTERVAL,
@@ -129,10 +134,12 @@ def wass1(
     return sum_of_distances(d.sums.to_barycenter)
 
 
+@group_metric("y_true", "y_pred", backend=False)
 def strong_demographic_disparity(
-    scores: Any,
-    sensitive_features: Any,
+    y_true: Any,
+    y_pred: Any,
     *,
+    sensitive_features: Any,
     groups: GroupsMode = "intersection",
     quantiles: Quantiles = "exact",
     sketch_k: int = DEFAULT_K,
@@ -141,8 +148,10 @@ def strong_demographic_disparity(
 
     Parameters
     ----------
-    scores, sensitive_features : Dask collections
-        Scores in [0, 1] and group membership, partitioned alike.
+    y_true : Dask collection or None
+        Labels, unused: fairlearn's calling form, as :func:`fairot.metrics.wass1`.
+    y_pred, sensitive_features : Dask collections
+        Scores in [0, 1] and group membership (a required keyword), partitioned alike.
     groups, quantiles, sketch_k
         As in :func:`wass1`.
 
@@ -156,17 +165,19 @@ def strong_demographic_disparity(
     >>> from fairot.dask import strong_demographic_disparity
     >>> scores = da.from_array([0.1, 0.3, 0.6, 0.8], chunks=2)
     >>> groups = da.from_array(["a", "a", "b", "b"], chunks=2)
-    >>> round(strong_demographic_disparity(scores, groups), 6)
+    >>> round(strong_demographic_disparity(None, scores, sensitive_features=groups), 6)
     0.5
     """
-    d = _score_distances(scores, sensitive_features, groups, quantiles, sketch_k)
+    d = _score_distances(y_pred, sensitive_features, groups, quantiles, sketch_k)
     return sum_of_distances(d.to_pooled())
 
 
+@group_metric("y_true", "y_pred", backend=False)
 def strong_pairwise_demographic_disparity(
-    scores: Any,
-    sensitive_features: Any,
+    y_true: Any,
+    y_pred: Any,
     *,
+    sensitive_features: Any,
     groups: GroupsMode = "intersection",
     quantiles: Quantiles = "exact",
     sketch_k: int = DEFAULT_K,
@@ -175,8 +186,10 @@ def strong_pairwise_demographic_disparity(
 
     Parameters
     ----------
-    scores, sensitive_features : Dask collections
-        Scores in [0, 1] and group membership, partitioned alike.
+    y_true : Dask collection or None
+        Labels, unused: fairlearn's calling form, as :func:`fairot.metrics.wass1`.
+    y_pred, sensitive_features : Dask collections
+        Scores in [0, 1] and group membership (a required keyword), partitioned alike.
     groups, quantiles, sketch_k
         As in :func:`wass1`.
 
@@ -189,10 +202,11 @@ def strong_pairwise_demographic_disparity(
     >>> import dask.array as da
     >>> from fairot.dask import strong_pairwise_demographic_disparity as spdd
     >>> scores = da.from_array([0.1, 0.3, 0.6, 0.8, 0.5, 0.5], chunks=3)
-    >>> round(spdd(scores, da.from_array(["a", "a", "b", "b", "c", "c"], chunks=3)), 6)
+    >>> groups = da.from_array(["a", "a", "b", "b", "c", "c"], chunks=3)
+    >>> round(spdd(None, scores, sensitive_features=groups), 6)
     1.0
     """
-    d = _score_distances(scores, sensitive_features, groups, quantiles, sketch_k)
+    d = _score_distances(y_pred, sensitive_features, groups, quantiles, sketch_k)
     return sum_over_pairs(d.pairwise_w1())
 
 
@@ -210,11 +224,13 @@ def _score_distances(scores, sensitive_features, groups, quantiles, sketch_k) ->
     )
 
 
+@group_metric("y_true", "y_pred", backend=False)
 def max_pairwise_wasserstein(
-    pred: Any,
+    y_true: Any,
+    y_pred: Any,
+    *,
     sensitive_features: Any,
     p: float | str = 2,
-    *,
     groups: GroupsMode = "intersection",
     quantiles: Quantiles = "exact",
     sketch_k: int = DEFAULT_K,
@@ -223,8 +239,10 @@ def max_pairwise_wasserstein(
 
     Parameters
     ----------
-    pred, sensitive_features : Dask collections
-        Predictions and group membership, partitioned alike.
+    y_true : Dask collection or None
+        Responses, unused (fairlearn's calling form).
+    y_pred, sensitive_features : Dask collections
+        Predictions and group membership (a required keyword), partitioned alike.
     p : float or "inf", default=2
         Order of the distance.
     groups, quantiles, sketch_k
@@ -239,13 +257,14 @@ def max_pairwise_wasserstein(
     >>> import dask.array as da
     >>> from fairot.dask import max_pairwise_wasserstein
     >>> pred = da.from_array([1.0, 2.0, 4.0, 5.0], chunks=2)
-    >>> gap = max_pairwise_wasserstein(pred, da.from_array(["a", "a", "b", "b"], chunks=2))
+    >>> groups = da.from_array(["a", "a", "b", "b"], chunks=2)
+    >>> gap = max_pairwise_wasserstein(None, pred, sensitive_features=groups)
     >>> gap.distance, gap.pair
     (3.0, ('a', 'b'))
     """
     p = check_p(p)
     d = group_distances(
-        pred,
+        y_pred,
         sensitive_features,
         name="pred",
         bounds=None,

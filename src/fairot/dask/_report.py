@@ -25,6 +25,7 @@ from fairot.metrics.checks import (
     check_binary_labels,
     check_task,
     check_threshold,
+    group_metric,
 )
 from fairot.metrics.reductions import finish_report, sum_of_distances
 from fairot.utils.groups import GroupEncoding, GroupsMode
@@ -76,11 +77,12 @@ def _merge_stats(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+@group_metric("y_true", "y_pred", backend=False)
 def fairness_report(
     y_true: Any,
     y_pred: Any,
-    sensitive_features: Any,
     *,
+    sensitive_features: Any,
     task: Task = "classification",
     groups: GroupsMode = "intersection",
     threshold: float = 0.5,
@@ -100,7 +102,7 @@ def fairness_report(
     y_pred : Dask array or Series
         Scores (classification) or predictions (regression).
     sensitive_features : Dask array, Series or DataFrame
-        Group membership.
+        Group membership (a required keyword, as in fairlearn).
     task, groups, threshold
         As in :func:`fairot.metrics.fairness_report`.
     quantiles, sketch_k
@@ -116,7 +118,7 @@ def fairness_report(
     >>> from fairot.dask import fairness_report
     >>> scores = da.from_array([0.2, 0.9, 0.6, 0.4], chunks=2)
     >>> groups = da.from_array(["a", "a", "b", "b"], chunks=2)
-    >>> report = fairness_report(None, scores, groups)
+    >>> report = fairness_report(None, scores, sensitive_features=groups)
     >>> list(report.index), round(report.attrs["summary"]["sdd"], 3)
     (['a', 'b', 'overall'], 0.25)
     """

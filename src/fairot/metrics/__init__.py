@@ -9,7 +9,11 @@ Rates at a threshold: :func:`group_rates`, :func:`demographic_parity_difference`
 :func:`equalized_odds_difference`, :func:`bootstrap_intervals` (stratified bootstrap; its building
 blocks are public in :mod:`fairot.metrics.resampling`).
 
-The group metrics take the score-only form ``metric(scores, sensitive_features)`` or fairlearn's
+Every group metric checks how it is called: a positional third argument or a call without
+``sensitive_features`` raises a ``TypeError`` naming the form below (``y_true=None`` is accepted
+where no labels are needed).
+
+The group metrics take one calling form (the score-only form is gone), fairlearn's
 ``metric(y_true, y_pred, *, sensitive_features, sample_weight=None)``. Model selection:
 :func:`make_fairness_scorer` and the ready scorers (:data:`neg_wass1_scorer`,
 :data:`neg_sdd_scorer`, :data:`neg_spdd_scorer`, :data:`fair_accuracy_scorer`,

@@ -1,18 +1,16 @@
-"""The two calling forms of the group metrics, and weighted per-group samples.
+"""The one calling form of the group metrics, and weighted per-group samples.
 
-A group metric is called either in the score-only form, ``metric(scores, sensitive_features)``,
-or in fairlearn's form, ``metric(y_true, y_pred, *, sensitive_features=..., sample_weight=...)``
-(what :class:`fairlearn.metrics.MetricFrame`, :func:`sklearn.metrics.make_scorer` and fairot's
-scorers call). The form is read from the call's shape alone:
+Every group metric is called as fairlearn calls its own,
+``metric(y_true, y_pred, *, sensitive_features, sample_weight=None, ...)`` (what
+:class:`fairlearn.metrics.MetricFrame`, :func:`sklearn.metrics.make_scorer` and fairot's scorers
+call); ``y_true=None`` is accepted by the metrics that need no labels. Nothing is guessed from the
+shape of a call: :func:`group_metric` refuses a positional third argument and a call without
+``sensitive_features`` with a ``TypeError`` that names the form, so predictions are never read as
+groups (which a metric of the ``(scores, sensitive_features)`` days would silently do inside a
+``MetricFrame``).
 
-- one positional argument: the scores; ``sensitive_features`` must be a keyword;
-- two positional arguments and no ``sensitive_features`` keyword: ``(scores,
-  sensitive_features)``;
-- two positional arguments and a ``sensitive_features`` keyword: ``(y_true, y_pred)``, the
-  labels unused by metrics that do not need them (``None`` is accepted).
-
-Every public metric is also a backend entry: :func:`dispatches_collections` hands a call whose
-data arguments hold a Dask collection to :func:`fairot.utils.backends.dispatch`.
+Every dispatching metric is also a backend entry: a call whose data arguments hold a Dask
+collection goes to :func:`fairot.utils.backends.dispatch`.
 """
 
 from __future__ import annotations
@@ -23,68 +21,93 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numpy as np
-import pandas as pd
 
 from fairot.utils.arrays import check_consistent_length
 from fairot.utils.backends import any_dask, dispatch
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-MSG_N_POSITIONAL = (
-    "{name} takes (scores, sensitive_features) or (y_true, y_pred, *, sensitive_features=...); "
-    "got {n} positional arguments."
+MSG_FORM = (
+    "{name} takes fairlearn's form {name}(y_true, y_pred, *, sensitive_features, "
+    "sample_weight=None, ...){labels}: {problem}."
 )
-MSG_NO_SENSITIVE = (
-    "{name} needs sensitive_features: call {name}(scores, sensitive_features) or "
-    "{name}(y_true, y_pred, sensitive_features=...)."
-)
-MSG_GROUPS_LOOK_LIKE_SCORES = (
-    "{name}(a, b) reads b as the sensitive features, but b holds non-integer numbers such as "
-    "{example!r}, which look like predictions. For fairlearn's form pass the groups as a keyword: "
-    "{name}(y_true, y_pred, sensitive_features=...). A metric that compares groups has no value "
-    "inside a single group, so it cannot be a per-group metric of a MetricFrame."
-)
+MSG_LABELS_OPTIONAL = " (y_true may be None)"
 MSG_EMPTY_WEIGHT = (
     "sample_weight sums to zero over group {group!r}; every group needs a positive total weight."
 )
 
 
-def split_metric_args(name: str, args: tuple, sensitive_features: Any) -> tuple[Any, Any, Any]:
-    """Return ``(y_true, scores, sensitive_features)`` from either calling form (module doc)."""
-    if len(args) == 1:
-        if sensitive_features is None:
-            raise TypeError(MSG_NO_SENSITIVE.format(name=name))
-        return None, args[0], sensitive_features
-    if len(args) != 2:
-        raise TypeError(MSG_N_POSITIONAL.format(name=name, n=len(args)))
-    if sensitive_features is not None:
-        y_true, scores = args
-        if y_true is not None:
-            check_consistent_length(y_true=y_true, y_pred=scores)
-        return y_true, scores, sensitive_features
-    scores, groups = args
-    _refuse_scores_as_groups(name, groups)
-    return None, scores, groups
-
-
-def _refuse_scores_as_groups(name: str, groups: Any) -> None:
-    # fairlearn's MetricFrame calls metric(y_true, y_pred) without groups: read as the score-only
-    # form, the predictions would silently become group labels. Group labels are categories, so
-    # fractional numbers in the second position are refused rather than guessed about.
-    if isinstance(groups, pd.DataFrame):
-        return
-    values = groups.to_numpy() if isinstance(groups, pd.Series) else groups
-    if not isinstance(values, (np.ndarray, list, tuple)):
-        return
-    arr = np.asarray(values)
-    if arr.ndim != 1 or arr.dtype.kind != "f" or arr.size == 0:
-        return
-    finite = arr[np.isfinite(arr)]
-    fractional = finite[finite != np.round(finite)]
-    if fractional.size:
-        raise ValueError(
-            MSG_GROUPS_LOOK_LIKE_SCORES.format(name=name, example=float(fractional[0]))
+def form_error(name: str, problem: str, *, labels_optional: bool = True) -> TypeError:
+    """The ``TypeError`` of a call to metric ``name`` outside fairlearn's form."""
+    return TypeError(
+        MSG_FORM.format(
+            name=name, labels=MSG_LABELS_OPTIONAL if labels_optional else "", problem=problem
         )
+    )
+
+
+def group_metric(
+    *data: str, labels_optional: bool = True, backend: bool = True
+) -> Callable[[F], F]:
+    """Check fairlearn's calling form of the decorated metric, and route Dask data to the backend.
+
+    The one guard of every public group metric. The call is bound to the metric's signature
+    (``y_true, y_pred`` positional, ``sensitive_features`` a required keyword); a call that does
+    not bind (three positional arguments, an unknown keyword) or that passes
+    ``sensitive_features=None`` raises a ``TypeError`` naming the form. A call whose data
+    arguments (``data``, in order) or groups hold a Dask collection goes to the backend's
+    ``"metric"`` operation with every other argument as a keyword, whose unsupported options it
+    refuses.
+
+    Parameters
+    ----------
+    *data : str
+        Names of the parameters holding the samples, e.g. ``"y_true", "y_pred"``.
+    labels_optional : bool, default=True
+        Whether ``y_true=None`` is accepted (said in the error message).
+    backend : bool, default=True
+        Whether the metric has a Dask implementation (``False``: Dask data run in memory).
+
+    Returns
+    -------
+    callable
+        The decorator.
+    """
+
+    def decorate(function: F) -> F:
+        signature = inspect.signature(function)
+        name = function.__name__
+
+        @functools.wraps(function)
+        def metric(*args: Any, **kwargs: Any) -> Any:
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError as error:
+                raise form_error(name, str(error), labels_optional=labels_optional) from None
+            if bound.arguments.get("sensitive_features") is None:
+                raise form_error(
+                    name, "sensitive_features is None", labels_optional=labels_optional
+                )
+            if backend and any_dask(*args, *kwargs.values()):
+                bound.apply_defaults()
+                options = dict(bound.arguments)
+                samples = tuple(options.pop(parameter) for parameter in data)
+                sensitive = options.pop("sensitive_features")
+                # Only the data decide: a Dask sample_weight beside in-memory scores is read
+                # in memory, as before there was a backend.
+                if any_dask(*samples, sensitive):
+                    return dispatch("metric", name, samples, sensitive, **options)
+            return function(*args, **kwargs)
+
+        return metric  # type: ignore[return-value]
+
+    return decorate
+
+
+def check_labels_length(y_true: Any, y_pred: Any) -> None:
+    """Refuse labels of another length than the predictions (``None``: no labels)."""
+    if y_true is not None:
+        check_consistent_length(y_true=y_true, y_pred=y_pred)
 
 
 def sorted_group_samples(
@@ -117,22 +140,17 @@ def sorted_sample(
     return values[order], sample_weight[order]
 
 
-def dispatches_collections(
-    *data: str, groups: str | None = "sensitive_features"
-) -> Callable[[F], F]:
-    """Run the decorated metric on the Dask backend when one of its data arguments is Dask.
+def dispatches_collections(*data: str) -> Callable[[F], F]:
+    """Run the decorated two-sample function on the Dask backend when a sample is Dask.
 
-    The one guard of every public metric. A call whose arguments hold no Dask collection runs
-    the metric itself (one duck-typing test per argument); otherwise the data arguments (in
-    order, a ``*args`` parameter expanded) and the groups go to the backend's ``"metric"``
-    operation with every other argument as a keyword, whose unsupported options it refuses.
+    The guard of :func:`fairot.metrics.wasserstein_distance`, which compares two samples and
+    takes no groups (so no fairlearn form): the samples ``data`` go to the backend's
+    ``"metric"`` operation with every other argument as a keyword.
 
     Parameters
     ----------
     *data : str
-        Names of the parameters holding the samples (``"args"`` for a ``*args`` parameter).
-    groups : str or None, default="sensitive_features"
-        Name of the parameter holding the groups (``None``: the metric takes none).
+        Names of the parameters holding the samples.
 
     Returns
     -------
@@ -150,18 +168,9 @@ def dispatches_collections(
                 bound = signature.bind(*args, **kwargs)
                 bound.apply_defaults()
                 options = dict(bound.arguments)
-                samples: list[Any] = []
-                for parameter in data:
-                    value = options.pop(parameter)
-                    variadic = (
-                        signature.parameters[parameter].kind is inspect.Parameter.VAR_POSITIONAL
-                    )
-                    samples.extend(value if variadic else [value])
-                sensitive = options.pop(groups) if groups else None
-                # Only the data decide: a Dask sample_weight beside in-memory scores is read
-                # in memory, as before there was a backend.
-                if any_dask(*samples, sensitive):
-                    return dispatch("metric", name, tuple(samples), sensitive, **options)
+                samples = tuple(options.pop(parameter) for parameter in data)
+                if any_dask(*samples):
+                    return dispatch("metric", name, samples, None, **options)
             return function(*args, **kwargs)
 
         return metric  # type: ignore[return-value]

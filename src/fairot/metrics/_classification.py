@@ -8,10 +8,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from fairot.metrics._calling import (
-    dispatches_collections,
+    check_labels_length,
+    group_metric,
     sorted_group_samples,
     sorted_sample,
-    split_metric_args,
 )
 from fairot.metrics.checks import (
     UNIT_INTERVAL,
@@ -33,9 +33,9 @@ from fairot.utils.sensitive import check_sensitive_features
 
 def error_rate(
     y_true: ArrayLike,
-    scores: ArrayLike,
-    threshold: float = 0.5,
+    y_pred: ArrayLike,
     *,
+    threshold: float = 0.5,
     sample_weight: ArrayLike | None = None,
 ) -> float:
     r"""Classification error at a threshold (the COT paper's Err-.5).
@@ -46,11 +46,11 @@ def error_rate(
     ----------
     y_true : array-like of shape (n_samples,)
         Binary labels in {0, 1}.
-    scores : array-like of shape (n_samples,)
+    y_pred : array-like of shape (n_samples,)
         Scores in [0, 1] (estimates of :math:`P(Y = 1 \mid A, X)`), or hard 0/1 predictions; a
         sample is predicted positive when its score is strictly above ``threshold``.
     threshold : float, default=0.5
-        Decision threshold :math:`\tau`.
+        Decision threshold :math:`\tau` (a keyword, as every option of the metrics).
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative sample weights; the error is then the weighted share.
 
@@ -61,7 +61,8 @@ def error_rate(
 
     Examples
     --------
-    Works as a fairlearn ``MetricFrame`` metric:
+    A per-group metric: it takes no groups, so it works as a fairlearn ``MetricFrame`` metric as
+    it is:
 
     >>> from fairot.metrics import error_rate
     >>> error_rate([0, 1, 1, 0], [0.2, 0.7, 0.4, 0.9])
@@ -69,33 +70,33 @@ def error_rate(
     """
     threshold = check_threshold(threshold)
     y = check_binary_labels(y_true)
-    s = check_array_1d(scores, "scores", bounds=UNIT_INTERVAL)
+    s = check_array_1d(y_pred, "scores", bounds=UNIT_INTERVAL)
     check_consistent_length(y_true=y, scores=s)
     w = check_sample_weight(sample_weight, s.shape[0])
     return float(np.average((s > threshold).astype(int) != y, weights=w))
 
 
 def _group_samples(
-    name: str,
-    args: tuple,
+    y_pred: Any,
     sensitive_features: Any,
     sample_weight: Any,
     groups: GroupsMode,
     bounds: tuple[float, float] | None = UNIT_INTERVAL,
 ) -> tuple[np.ndarray, np.ndarray | None, GroupEncoding, list[np.ndarray], list]:
     """Validated scores, weights, groups and each group's sorted (weighted) sample."""
-    _, scores, sensitive_features = split_metric_args(name, args, sensitive_features)
-    s = check_array_1d(scores, "scores" if bounds else "y_pred", bounds=bounds)
+    s = check_array_1d(y_pred, "scores" if bounds else "y_pred", bounds=bounds)
     enc = check_sensitive_features(sensitive_features, s.shape[0], groups=groups)
     w = check_sample_weight(sample_weight, s.shape[0])
     xs, ws = sorted_group_samples(s, enc.indices(), w, enc.names)
     return s, w, enc, xs, ws
 
 
-@dispatches_collections("args")
+@group_metric("y_true", "y_pred")
 def wass1(
-    *args: ArrayLike,
-    sensitive_features: Any = None,
+    y_true: ArrayLike | None,
+    y_pred: ArrayLike,
+    *,
+    sensitive_features: Any,
     reference: ArrayLike | None = None,
     sample_weight: ArrayLike | None = None,
     group_weights: Literal["uniform", "proportional"] = "uniform",
@@ -116,14 +117,13 @@ def wass1(
 
     Parameters
     ----------
-    *args : array-like
-        ``scores, sensitive_features`` (score-only form), ``scores`` alone with
-        ``sensitive_features=`` as a keyword, or ``y_true, y_pred`` with
-        ``sensitive_features=`` as a keyword (fairlearn's form; ``y_true`` is unused and may be
-        None). Scores are in [0, 1], shape (n_samples,).
-    sensitive_features : array-like or DataFrame, optional
-        Group membership: one column, or several (see ``groups``); a keyword in fairlearn's
-        form.
+    y_true : array-like of shape (n_samples,) or None
+        Labels; unused (the metric compares score distributions), checked for length when
+        given, so that the call is fairlearn's ``metric(y_true, y_pred, *, sensitive_features)``.
+    y_pred : array-like of shape (n_samples,)
+        Scores in [0, 1].
+    sensitive_features : array-like or DataFrame
+        Group membership: one column, or several (see ``groups``); a required keyword.
     reference : array-like, optional
         Samples of a fixed target distribution, e.g. a fitted estimator's ``target_samples_``.
     sample_weight : array-like of shape (n_samples,), optional
@@ -147,15 +147,18 @@ def wass1(
     --------
     >>> from fairot.metrics import wass1
     >>> scores, groups = [0.1, 0.3, 0.6, 0.8], ["a", "a", "b", "b"]
-    >>> round(wass1(scores, groups), 6)
+    >>> round(wass1(None, scores, sensitive_features=groups), 6)
     0.5
-    >>> round(wass1(None, scores, sensitive_features=groups), 6)  # fairlearn's form
-    0.5
-    >>> round(wass1(scores, groups, reference=[0.0, 0.0]), 6)
+    >>> round(wass1(None, scores, sensitive_features=groups, reference=[0.0, 0.0]), 6)
     0.9
+    >>> wass1(scores, groups)
+    Traceback (most recent call last):
+    ...
+    TypeError: wass1 takes fairlearn's form wass1(y_true, y_pred, *, sensitive_features, ...
     """
     check_group_weights(group_weights)
-    _, w, enc, xs, ws = _group_samples("wass1", args, sensitive_features, sample_weight, groups)
+    check_labels_length(y_true, y_pred)
+    _, w, enc, xs, ws = _group_samples(y_pred, sensitive_features, sample_weight, groups)
     if reference is not None:
         t = np.sort(check_array_1d(reference, "reference", bounds=UNIT_INTERVAL))
         return sum_w1_to_reference(xs, t, ws)
@@ -168,10 +171,12 @@ def wass1(
     return sum_w1_to_barycenter(xs, weights, ws)
 
 
-@dispatches_collections("args")
+@group_metric("y_true", "y_pred")
 def strong_demographic_disparity(
-    *args: ArrayLike,
-    sensitive_features: Any = None,
+    y_true: ArrayLike | None,
+    y_pred: ArrayLike,
+    *,
+    sensitive_features: Any,
     sample_weight: ArrayLike | None = None,
     groups: GroupsMode = "intersection",
 ) -> float:
@@ -189,11 +194,12 @@ def strong_demographic_disparity(
 
     Parameters
     ----------
-    *args : array-like
-        ``scores, sensitive_features``, or ``y_true, y_pred`` with ``sensitive_features=`` as a
-        keyword (see :func:`wass1`). Scores in [0, 1].
-    sensitive_features : array-like or DataFrame, optional
-        Group membership.
+    y_true : array-like of shape (n_samples,) or None
+        Labels, unused (see :func:`wass1`).
+    y_pred : array-like of shape (n_samples,)
+        Scores in [0, 1].
+    sensitive_features : array-like or DataFrame
+        Group membership (a required keyword).
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative sample weights (weighted ECDFs, pooled one included).
     groups : {"intersection", "marginal"}, default="intersection"
@@ -206,22 +212,24 @@ def strong_demographic_disparity(
     Examples
     --------
     >>> from fairot.metrics import strong_demographic_disparity
-    >>> round(strong_demographic_disparity([0.1, 0.3, 0.6, 0.8], ["a", "a", "b", "b"]), 6)
+    >>> scores, groups = [0.1, 0.3, 0.6, 0.8], ["a", "a", "b", "b"]
+    >>> round(strong_demographic_disparity(None, scores, sensitive_features=groups), 6)
     0.5
     """
-    s, w, _, xs, ws = _group_samples(
-        "strong_demographic_disparity", args, sensitive_features, sample_weight, groups
-    )
+    check_labels_length(y_true, y_pred)
+    s, w, _, xs, ws = _group_samples(y_pred, sensitive_features, sample_weight, groups)
     pooled, pooled_w = sorted_sample(s, w)
     return sum_of_distances(
         wasserstein_sorted(g, pooled, 1.0, gw, pooled_w) for g, gw in zip(xs, ws, strict=True)
     )
 
 
-@dispatches_collections("args")
+@group_metric("y_true", "y_pred")
 def strong_pairwise_demographic_disparity(
-    *args: ArrayLike,
-    sensitive_features: Any = None,
+    y_true: ArrayLike | None,
+    y_pred: ArrayLike,
+    *,
+    sensitive_features: Any,
     sample_weight: ArrayLike | None = None,
     groups: GroupsMode = "intersection",
 ) -> float:
@@ -237,11 +245,12 @@ def strong_pairwise_demographic_disparity(
 
     Parameters
     ----------
-    *args : array-like
-        ``scores, sensitive_features``, or ``y_true, y_pred`` with ``sensitive_features=`` as a
-        keyword (see :func:`wass1`). Scores in [0, 1].
-    sensitive_features : array-like or DataFrame, optional
-        Group membership.
+    y_true : array-like of shape (n_samples,) or None
+        Labels, unused (see :func:`wass1`).
+    y_pred : array-like of shape (n_samples,)
+        Scores in [0, 1].
+    sensitive_features : array-like or DataFrame
+        Group membership (a required keyword).
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative sample weights.
     groups : {"intersection", "marginal"}, default="intersection"
@@ -255,10 +264,10 @@ def strong_pairwise_demographic_disparity(
     --------
     >>> from fairot.metrics import strong_pairwise_demographic_disparity
     >>> spdd = strong_pairwise_demographic_disparity
-    >>> round(spdd([0.1, 0.3, 0.6, 0.8, 0.5], ["a", "a", "b", "b", "c"]), 6)
+    >>> scores, groups = [0.1, 0.3, 0.6, 0.8, 0.5], ["a", "a", "b", "b", "c"]
+    >>> round(spdd(None, scores, sensitive_features=groups), 6)
     1.0
     """
-    _, _, _, xs, ws = _group_samples(
-        "strong_pairwise_demographic_disparity", args, sensitive_features, sample_weight, groups
-    )
+    check_labels_length(y_true, y_pred)
+    _, _, _, xs, ws = _group_samples(y_pred, sensitive_features, sample_weight, groups)
     return sum_pairwise_w1(xs, ws)

@@ -8,7 +8,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from fairot.metrics._calling import dispatches_collections, sorted_group_samples, split_metric_args
+from fairot.metrics._calling import (
+    check_labels_length,
+    dispatches_collections,
+    group_metric,
+    sorted_group_samples,
+)
 from fairot.metrics.reductions import PairwiseGap, largest_pair
 from fairot.transport import check_p, wasserstein_1d, wasserstein_sorted_orders
 from fairot.utils.arrays import check_array_1d, check_sample_weight
@@ -16,7 +21,7 @@ from fairot.utils.groups import GroupsMode
 from fairot.utils.sensitive import check_sensitive_features
 
 
-@dispatches_collections("u", "v", groups=None)
+@dispatches_collections("u", "v")
 def wasserstein_distance(
     u: ArrayLike,
     v: ArrayLike,
@@ -42,10 +47,12 @@ def wasserstein_distance(
     return wasserstein_1d(u, v, p, u_weights, v_weights)
 
 
-@dispatches_collections("args")
+@group_metric("y_true", "y_pred")
 def max_pairwise_wasserstein(
-    *args: ArrayLike,
-    sensitive_features: Any = None,
+    y_true: ArrayLike | None,
+    y_pred: ArrayLike,
+    *,
+    sensitive_features: Any,
     p: float | str = 2,
     sample_weight: ArrayLike | None = None,
     groups: GroupsMode = "intersection",
@@ -57,14 +64,15 @@ def max_pairwise_wasserstein(
 
     Parameters
     ----------
-    *args : array-like
-        ``pred, sensitive_features``, or ``y_true, y_pred`` with ``sensitive_features=`` as a
-        keyword (fairlearn's form, see :func:`fairot.metrics.wass1`). Predictions or scores of
-        shape (n_samples,).
-    sensitive_features : array-like or DataFrame, optional
-        Group membership (see :func:`fairot.metrics.wass1`).
+    y_true : array-like of shape (n_samples,) or None
+        Responses; unused (the gap compares prediction distributions), checked for length when
+        given (fairlearn's form, see :func:`fairot.metrics.wass1`).
+    y_pred : array-like of shape (n_samples,)
+        Predictions or scores.
+    sensitive_features : array-like or DataFrame
+        Group membership (a required keyword, see :func:`fairot.metrics.wass1`).
     p : float or "inf", default=2
-        Order of the Wasserstein distance (a keyword).
+        Order of the Wasserstein distance.
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative sample weights.
     groups : {"intersection", "marginal"}, default="intersection"
@@ -82,15 +90,14 @@ def max_pairwise_wasserstein(
     Examples
     --------
     >>> from fairot.metrics import max_pairwise_wasserstein
-    >>> gap = max_pairwise_wasserstein([1.0, 2.0, 4.0, 5.0, 3.0], ["a", "a", "b", "b", "c"])
+    >>> pred, groups = [1.0, 2.0, 4.0, 5.0, 3.0], ["a", "a", "b", "b", "c"]
+    >>> gap = max_pairwise_wasserstein(None, pred, sensitive_features=groups)
     >>> gap.distance, gap.pair
     (3.0, ('a', 'b'))
     """
     p = check_p(p)
-    _, pred, sensitive_features = split_metric_args(
-        "max_pairwise_wasserstein", args, sensitive_features
-    )
-    values = check_array_1d(pred, "pred")
+    check_labels_length(y_true, y_pred)
+    values = check_array_1d(y_pred, "pred")
     enc = check_sensitive_features(sensitive_features, values.shape[0], groups=groups)
     w = check_sample_weight(sample_weight, values.shape[0])
     xs, ws = sorted_group_samples(values, enc.indices(), w, enc.names)

@@ -6,6 +6,9 @@ regression) and the demographic-parity and equalized-odds differences, next to t
 metrics of the seed papers. A decision is ``score > threshold``, the convention of
 :func:`fairot.metrics.error_rate` (Err-.5 of the COT paper).
 
+Every public function takes fairlearn's form ``metric(y_true, y_pred, *, sensitive_features,
+sample_weight=None, ...)`` (see :mod:`fairot.metrics._calling`).
+
 Internal surface (for :mod:`fairot.metrics.resampling`, which bootstraps these rates):
 ``check_rate_inputs``, ``rate_matrix`` and :func:`rate_summary`; the public functions are
 re-exported by :mod:`fairot.metrics`.
@@ -19,9 +22,10 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from fairot.metrics._calling import MSG_EMPTY_WEIGHT, group_metric
 from fairot.metrics._scaled import residual_averages
 from fairot.metrics.checks import UNIT_INTERVAL, check_binary_labels, check_threshold
-from fairot.utils.arrays import check_array_1d, check_consistent_length
+from fairot.utils.arrays import check_array_1d, check_consistent_length, check_sample_weight
 from fairot.utils.groups import GroupsMode
 from fairot.utils.sensitive import check_sensitive_features
 
@@ -69,19 +73,28 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
 
 
 def rate_matrix(
-    y: np.ndarray | None, pred: np.ndarray, member: np.ndarray, task: str, threshold: float
+    y: np.ndarray | None,
+    pred: np.ndarray,
+    member: np.ndarray,
+    task: str,
+    threshold: float,
+    weight: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Rates of every group for a batch of replicates.
 
     ``y`` and ``pred`` have shape (n_replicates, n_samples); ``member`` (n_samples, n_groups) is
-    the membership of each *position* (a stratified resample keeps every row's group). Returns
-    arrays of shape (n_replicates, n_groups).
+    the membership of each *position* (a stratified resample keeps every row's group);
+    ``weight``, of the shape of ``pred``, weighs every count (``None``: each row counts 1).
+    Returns arrays of shape (n_replicates, n_groups).
     """
-    size = member.sum(axis=0)
+    # Every rate is a ratio of (weighted) counts: weighing the indicator before the membership
+    # product gives fairlearn's weighted rates, and integer weights those of replicated rows.
+    ones = np.ones_like(pred) if weight is None else weight
+    size = ones @ member
     out: dict[str, np.ndarray] = {}
     if task == "classification":
         decision = (pred > threshold).astype(float)
-        selected = decision @ member
+        selected = (decision * ones) @ member
         out["selection_rate"] = selected / size
         top = out["selection_rate"].max(axis=1, keepdims=True)
         out["disparate_impact"] = _ratio(
@@ -89,35 +102,46 @@ def rate_matrix(
         )
         if y is not None:
             positive = y.astype(float)
-            n_pos = positive @ member
-            true_pos = (positive * decision) @ member
+            n_pos = (positive * ones) @ member
+            true_pos = (positive * decision * ones) @ member
             false_pos = selected - true_pos
-            correct = (decision == positive).astype(float) @ member
+            correct = ((decision == positive) * ones) @ member
             out["tpr"] = _ratio(true_pos, n_pos)
             out["fpr"] = _ratio(false_pos, size - n_pos)
             out["precision"] = _ratio(true_pos, selected)
-            out["calibration_gap"] = (pred - positive) @ member / size
+            out["calibration_gap"] = ((pred - positive) * ones) @ member / size
             out["accuracy"] = correct / size
     elif y is not None:
-        out["mae"], out["rmse"], out["mean_residual"] = residual_averages(y, pred, member)
+        out["mae"], out["rmse"], out["mean_residual"] = residual_averages(y, pred, member, weight)
     return out
 
 
-def _group_auc(y: np.ndarray, scores: np.ndarray) -> float:
-    """ROC AUC by the Mann-Whitney statistic with mid-ranks for ties; NaN with one class."""
-    n_pos = int(y.sum())
-    n_neg = y.shape[0] - n_pos
-    if n_pos == 0 or n_neg == 0:
+def _group_auc(y: np.ndarray, scores: np.ndarray, weight: np.ndarray | None) -> float:
+    """ROC AUC by the (weighted) Mann-Whitney statistic, ties counting half; NaN with one class.
+
+    Each positive scores the weight of the negatives below it plus half of those tied with it,
+    which for unit weights is the mid-rank statistic and otherwise scikit-learn's weighted AUC.
+    """
+    w = np.ones(y.shape[0]) if weight is None else weight
+    positive = np.where(y == 1, w, 0.0)
+    negative = w - positive
+    total_pos, total_neg = positive.sum(), negative.sum()
+    if not (total_pos > 0 and total_neg > 0):
         return float("nan")
-    ranks = pd.Series(scores).rank(method="average").to_numpy()
-    return float((ranks[y == 1].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+    levels, block = np.unique(scores, return_inverse=True)
+    pos_at = np.bincount(block, weights=positive, minlength=levels.shape[0])
+    neg_at = np.bincount(block, weights=negative, minlength=levels.shape[0])
+    neg_below = np.cumsum(neg_at) - neg_at
+    return float(np.sum(pos_at * (neg_below + 0.5 * neg_at)) / (total_pos * total_neg))
 
 
+@group_metric("y_true", "y_pred", backend=False)
 def group_rates(
     y_true: ArrayLike | None,
     y_pred: ArrayLike,
-    sensitive_features: Any,
     *,
+    sensitive_features: Any,
+    sample_weight: ArrayLike | None = None,
     task: str = "classification",
     groups: GroupsMode = "intersection",
     threshold: float = 0.5,
@@ -138,7 +162,11 @@ def group_rates(
     y_pred : array-like of shape (n_samples,)
         Scores in [0, 1] (classification) or predictions (regression).
     sensitive_features : array-like or DataFrame
-        Group membership, one or several columns.
+        Group membership, one or several columns (a required keyword, as in fairlearn).
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative sample weights, a positive total in every group: every rate is a ratio of
+        weighted counts (fairlearn's weighted rates; integer weights give the rates of the
+        replicated rows).
     task : {"classification", "regression"}, default="classification"
     groups : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns form groups.
@@ -154,7 +182,8 @@ def group_rates(
     Examples
     --------
     >>> from fairot.metrics import group_rates
-    >>> rates = group_rates([0, 1, 1, 0], [0.2, 0.9, 0.6, 0.7], ["a", "a", "b", "b"])
+    >>> y, s, g = [0, 1, 1, 0], [0.2, 0.9, 0.6, 0.7], ["a", "a", "b", "b"]
+    >>> rates = group_rates(y, s, sensitive_features=g)
     >>> rates.loc["a", ["selection_rate", "tpr", "fpr"]].tolist()
     [0.5, 1.0, 0.0]
     >>> rates.loc["b", ["selection_rate", "tpr", "fpr"]].tolist()
@@ -163,22 +192,40 @@ def group_rates(
     y, pred, enc, threshold = check_rate_inputs(
         y_true, y_pred, sensitive_features, task, groups, threshold
     )
+    w = check_sample_weight(sample_weight, pred.shape[0])
+    indices = enc.indices()
+    if w is not None:
+        for idx, name in zip(indices, enc.names, strict=True):
+            if not w[idx].sum() > 0:
+                raise ValueError(MSG_EMPTY_WEIGHT.format(group=name))
     member = enc.membership.astype(float)
-    rates = rate_matrix(None if y is None else y[None, :], pred[None, :], member, task, threshold)
+    rates = rate_matrix(
+        None if y is None else y[None, :],
+        pred[None, :],
+        member,
+        task,
+        threshold,
+        None if w is None else w[None, :],
+    )
     columns = CLASSIFICATION_RATES if task == "classification" else REGRESSION_RATES
     table = pd.DataFrame(index=pd.Index(enc.names, name="group"))
     for column in columns:
         if column == "auc" and y is not None:
-            table[column] = [_group_auc(y[idx], pred[idx]) for idx in enc.indices()]
+            table[column] = [
+                _group_auc(y[idx], pred[idx], None if w is None else w[idx]) for idx in indices
+            ]
         elif column in rates:
             table[column] = rates[column][0]
     return table
 
 
+@group_metric("y_true", "y_pred", backend=False)
 def demographic_parity_difference(
+    y_true: ArrayLike | None,
     y_pred: ArrayLike,
-    sensitive_features: Any,
     *,
+    sensitive_features: Any,
+    sample_weight: ArrayLike | None = None,
     groups: GroupsMode = "intersection",
     threshold: float = 0.5,
 ) -> float:
@@ -187,14 +234,20 @@ def demographic_parity_difference(
     .. math:: \max_a P(\hat y = 1 \mid a) - \min_a P(\hat y = 1 \mid a),
        \quad \hat y = \mathbb 1\{s > t\}
 
-    fairlearn's ``demographic_parity_difference`` of the decisions. It looks at one threshold;
-    the COT paper's SDD (:func:`strong_demographic_disparity`) integrates over all of them.
+    fairlearn's ``demographic_parity_difference`` of the decisions, in fairlearn's calling form.
+    It looks at one threshold; the COT paper's SDD (:func:`strong_demographic_disparity`)
+    integrates over all of them.
 
     Parameters
     ----------
+    y_true : array-like of shape (n_samples,) or None
+        Labels; unused (checked for length when given).
     y_pred : array-like of shape (n_samples,)
         Scores in [0, 1] (or 0/1 decisions).
     sensitive_features : array-like or DataFrame
+        Group membership (a required keyword).
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative sample weights (weighted selection rates).
     groups : {"intersection", "marginal"}, default="intersection"
     threshold : float in [0, 1], default=0.5
 
@@ -205,20 +258,28 @@ def demographic_parity_difference(
     Examples
     --------
     >>> from fairot.metrics import demographic_parity_difference
-    >>> demographic_parity_difference([0.2, 0.9, 0.6, 0.7], ["a", "a", "b", "b"])
+    >>> s, g = [0.2, 0.9, 0.6, 0.7], ["a", "a", "b", "b"]
+    >>> demographic_parity_difference(None, s, sensitive_features=g)
     0.5
     """
-    rates = group_rates(None, y_pred, sensitive_features, groups=groups, threshold=threshold)[
-        "selection_rate"
-    ]
+    rates = group_rates(
+        y_true,
+        y_pred,
+        sensitive_features=sensitive_features,
+        sample_weight=sample_weight,
+        groups=groups,
+        threshold=threshold,
+    )["selection_rate"]
     return float(rates.max() - rates.min())
 
 
+@group_metric("y_true", "y_pred", labels_optional=False, backend=False)
 def equalized_odds_difference(
     y_true: ArrayLike,
     y_pred: ArrayLike,
-    sensitive_features: Any,
     *,
+    sensitive_features: Any,
+    sample_weight: ArrayLike | None = None,
     groups: GroupsMode = "intersection",
     threshold: float = 0.5,
 ) -> float:
@@ -228,8 +289,8 @@ def equalized_odds_difference(
        \max_a \mathrm{FPR}_a - \min_a \mathrm{FPR}_a\big)
 
     fairlearn's ``equalized_odds_difference`` (``agg="worst_case"``) of the decisions
-    :math:`\mathbb 1\{s > t\}`. Groups whose TPR (FPR) is undefined, having no positive
-    (negative) label, are left out of that difference.
+    :math:`\mathbb 1\{s > t\}`, in fairlearn's calling form. Groups whose TPR (FPR) is
+    undefined, having no positive (negative) label, are left out of that difference.
 
     Parameters
     ----------
@@ -238,6 +299,9 @@ def equalized_odds_difference(
     y_pred : array-like of shape (n_samples,)
         Scores in [0, 1] (or 0/1 decisions).
     sensitive_features : array-like or DataFrame
+        Group membership (a required keyword).
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative sample weights (weighted TPR and FPR).
     groups : {"intersection", "marginal"}, default="intersection"
     threshold : float in [0, 1], default=0.5
 
@@ -248,12 +312,20 @@ def equalized_odds_difference(
     Examples
     --------
     >>> from fairot.metrics import equalized_odds_difference
-    >>> equalized_odds_difference([0, 1, 1, 0], [0.2, 0.9, 0.6, 0.7], ["a", "a", "b", "b"])
+    >>> y, s, g = [0, 1, 1, 0], [0.2, 0.9, 0.6, 0.7], ["a", "a", "b", "b"]
+    >>> equalized_odds_difference(y, s, sensitive_features=g)
     1.0
     """
     if y_true is None:
         raise ValueError(MSG_LABELS_NEEDED.format(metric="equalized_odds_difference"))
-    rates = group_rates(y_true, y_pred, sensitive_features, groups=groups, threshold=threshold)
+    rates = group_rates(
+        y_true,
+        y_pred,
+        sensitive_features=sensitive_features,
+        sample_weight=sample_weight,
+        groups=groups,
+        threshold=threshold,
+    )
     return float(_spread(rates[["tpr", "fpr"]].to_numpy().T[None]).max())
 
 

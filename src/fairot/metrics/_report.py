@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairot.metrics._calling import dispatches_collections, sorted_group_samples, sorted_sample
+from fairot.metrics._calling import group_metric, sorted_group_samples, sorted_sample
 from fairot.metrics._distances import pairwise_gaps
 from fairot.metrics.checks import (
     OVERALL,
@@ -29,12 +29,12 @@ GroupIndex = Literal["names", "multi"]
 MSG_GROUP_INDEX = "group_index must be 'names' or 'multi'; got {value!r}."
 
 
-@dispatches_collections("y_true", "y_pred")
+@group_metric("y_true", "y_pred")
 def fairness_report(
     y_true: ArrayLike | None,
     y_pred: ArrayLike,
-    sensitive_features: Any,
     *,
+    sensitive_features: Any,
     task: Task = "classification",
     groups: GroupsMode = "intersection",
     threshold: float = 0.5,
@@ -51,7 +51,7 @@ def fairness_report(
     y_pred : array-like of shape (n_samples,)
         Scores in [0, 1] for classification; predictions for regression.
     sensitive_features : array-like or DataFrame
-        Group membership, one or several columns (positional or keyword, as in fairlearn).
+        Group membership, one or several columns (a required keyword, as in fairlearn).
     task : {"classification", "regression"}, default="classification"
         Which columns and summary metrics to compute.
     groups : {"intersection", "marginal"}, default="intersection"
@@ -99,7 +99,8 @@ def fairness_report(
     Examples
     --------
     >>> from fairot.metrics import fairness_report
-    >>> report = fairness_report([0, 1, 1, 0], [0.2, 0.9, 0.6, 0.4], ["a", "a", "b", "b"])
+    >>> y, s, g = [0, 1, 1, 0], [0.2, 0.9, 0.6, 0.4], ["a", "a", "b", "b"]
+    >>> report = fairness_report(y, s, sensitive_features=g)
     >>> list(report.index)
     ['a', 'b', 'overall']
     >>> report.loc["b", "accuracy"]
@@ -170,11 +171,12 @@ def _report_index(enc: GroupEncoding, group_index: GroupIndex) -> pd.Index:
     return pd.MultiIndex.from_tuples([*enc.labels, overall], names=level_names)
 
 
+@group_metric("y_true", "y_pred", backend=False)
 def fairness_summary(
     y_true: ArrayLike | None,
     y_pred: ArrayLike,
-    sensitive_features: Any,
     *,
+    sensitive_features: Any,
     task: Task = "classification",
     groups: GroupsMode = "intersection",
     threshold: float = 0.5,
@@ -195,14 +197,15 @@ def fairness_summary(
     Examples
     --------
     >>> from fairot.metrics import fairness_summary
-    >>> summary = fairness_summary(None, [0.1, 0.3, 0.6, 0.8], ["a", "a", "b", "b"])
+    >>> s, g = [0.1, 0.3, 0.6, 0.8], ["a", "a", "b", "b"]
+    >>> summary = fairness_summary(None, s, sensitive_features=g)
     >>> round(summary["sdd"], 6), summary["max_pairwise_w2_pair"]
     (0.5, 'a vs b')
     """
     report = fairness_report(
         y_true,
         y_pred,
-        sensitive_features,
+        sensitive_features=sensitive_features,
         task=task,
         groups=groups,
         threshold=threshold,

@@ -15,7 +15,7 @@ MSG_RESIDUAL_OVERFLOW = (
 
 
 def residual_averages(
-    y: np.ndarray, pred: np.ndarray, member: np.ndarray
+    y: np.ndarray, pred: np.ndarray, member: np.ndarray, weight: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return the per-group MAE, RMSE and mean residual of ``y - pred``.
 
@@ -25,6 +25,8 @@ def residual_averages(
         Responses and predictions.
     member : ndarray of shape (n_samples, n_groups)
         Group membership (0/1).
+    weight : ndarray of shape (n_replicates, n_samples), optional
+        Non-negative sample weights, a positive total in every group (``None``: unweighted).
 
     Returns
     -------
@@ -47,7 +49,9 @@ def residual_averages(
     unit_mae, unit_rmse, unit_mean = np.zeros(shape), np.zeros(shape), np.zeros(shape)
     scale = np.ones(shape)
     for g in range(member.shape[1]):
-        part = half[:, member[:, g] > 0]
+        inside = member[:, g] > 0
+        part = half[:, inside]
+        average = _averaging(None if weight is None else weight[:, inside])
         # One power of two per group and replicate: a group of residuals near 1 beside one of
         # residuals near 1e308 keeps its own precision (its squares neither underflow nor overflow).
         top = np.max(np.abs(part), axis=1, initial=0.0)
@@ -55,9 +59,9 @@ def residual_averages(
         s_g = np.where(top > 0, np.ldexp(1.0, exponent), 1.0)
         unit = part / s_g[:, None]
         scale[:, g] = s_g
-        unit_mae[:, g] = np.mean(np.abs(unit), axis=1)
-        unit_rmse[:, g] = np.sqrt(np.mean(unit * unit, axis=1))
-        unit_mean[:, g] = np.mean(unit, axis=1)
+        unit_mae[:, g] = average(np.abs(unit))
+        unit_rmse[:, g] = np.sqrt(average(unit * unit))
+        unit_mean[:, g] = average(unit)
     # The true average is above the float maximum only when scaling back would overflow: say so
     # instead of returning inf with a stray RuntimeWarning.
     with np.errstate(over="ignore"):  # an infinite limit for tiny scales is the right one
@@ -69,6 +73,14 @@ def residual_averages(
         unit_rmse * scale * factor,
         unit_mean * scale * factor,
     )
+
+
+def _averaging(weight: np.ndarray | None):
+    """The row-wise (weighted) mean over the samples of one group."""
+    if weight is None:
+        return lambda values: np.mean(values, axis=1)
+    total = weight.sum(axis=1)
+    return lambda values: np.sum(values * weight, axis=1) / total
 
 
 def unit_scale(values: np.ndarray) -> float:

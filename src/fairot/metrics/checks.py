@@ -1,8 +1,9 @@
-"""The checks of the metrics' scalar options and labels, shared by every backend.
+"""The checks of the metrics' calling form, scalar options and labels, shared by every backend.
 
 The in-memory metrics and :mod:`fairot.dask` (and the rates, the audit and the monitor) validate
-a decision threshold, binary labels, a task, group weights and scores in [0, 1] with these, so
-that one input gives one error message whichever path reads it.
+fairlearn's calling form (:func:`group_metric`), a decision threshold, binary labels, a task,
+group weights and scores in [0, 1] with these, so that one input gives one error message
+whichever path reads it.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
+
+from fairot.metrics._calling import group_metric
 
 #: Scores (estimates of P(Y = 1 | A, X)) lie in this closed interval.
 UNIT_INTERVAL = (0.0, 1.0)
@@ -36,6 +39,7 @@ __all__ = [
     "GroupWeights",
     "Task",
     "check_binary_labels",
+    "group_metric",
     "check_group_weights",
     "check_task",
     "check_threshold",

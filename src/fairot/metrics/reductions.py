@@ -50,7 +50,8 @@ class PairwiseGap(NamedTuple):
     is the mean move, 1.5:
 
     >>> from fairot.metrics import max_pairwise_wasserstein
-    >>> gap = max_pairwise_wasserstein([1.0, 2.0, 4.0, 5.0, 3.0], ["a", "a", "b", "b", "c"], p=1)
+    >>> pred, groups = [1.0, 2.0, 4.0, 5.0, 3.0], ["a", "a", "b", "b", "c"]
+    >>> gap = max_pairwise_wasserstein(None, pred, sensitive_features=groups, p=1)
     >>> gap.distance, gap.pair, float(gap.matrix.loc["a", "c"])
     (3.0, ('a', 'b'), 1.5)
     """

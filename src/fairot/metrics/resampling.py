@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from fairot.metrics._calling import group_metric
 from fairot.metrics._rates import check_rate_inputs, rate_matrix, rate_summary
 from fairot.metrics._scaled import unit_scale
 from fairot.transport import MASS_TOLERANCE, joint_quantile_cells
@@ -65,7 +66,7 @@ class BootstrapIntervals(NamedTuple):
     >>> from fairot.metrics import bootstrap_intervals
     >>> g = np.repeat(["a", "b"], 50)
     >>> s = np.r_[np.linspace(0.2, 0.6, 50), np.linspace(0.4, 0.8, 50)]
-    >>> ci = bootstrap_intervals(None, s, g, n_bootstrap=20, random_state=0)
+    >>> ci = bootstrap_intervals(None, s, sensitive_features=g, n_bootstrap=20, random_state=0)
     >>> ci.confidence, list(ci.summary.columns), len(ci.replicates)
     (0.95, ['low', 'high'], 20)
     """
@@ -209,11 +210,12 @@ def _replicate_summary(y, pred, member, rows, task, threshold):
     return rates, summary
 
 
+@group_metric("y_true", "y_pred", backend=False)
 def bootstrap_intervals(
     y_true: ArrayLike | None,
     y_pred: ArrayLike,
-    sensitive_features: Any,
     *,
+    sensitive_features: Any,
     task: str = "classification",
     groups: GroupsMode = "intersection",
     threshold: float = 0.5,
@@ -238,6 +240,7 @@ def bootstrap_intervals(
         Labels or responses; ``None`` bootstraps the label-free metrics only.
     y_pred : array-like of shape (n_samples,)
     sensitive_features : array-like or DataFrame
+        Group membership (a required keyword, as in fairlearn).
     task : {"classification", "regression"}, default="classification"
     groups : {"intersection", "marginal"}, default="intersection"
     threshold : float in [0, 1], default=0.5
@@ -263,7 +266,7 @@ def bootstrap_intervals(
     >>> rng = np.random.default_rng(0)
     >>> g = np.repeat(["a", "b"], 200)
     >>> s = np.clip(rng.normal(0.4 + 0.2 * (g == "b"), 0.1), 0, 1)
-    >>> ci = bootstrap_intervals(None, s, g, n_bootstrap=50, random_state=0)
+    >>> ci = bootstrap_intervals(None, s, sensitive_features=g, n_bootstrap=50, random_state=0)
     >>> low, high = ci.summary.loc["sdd"]
     >>> bool(0 < low < high)
     True

@@ -155,7 +155,7 @@ def fairness_accuracy_path(
             "mse": mean_squared_error(y_t, scores_t, sample_weight=w_t),
             "r2": r2_score(y_t, scores_t, sample_weight=w_t),
             "test_gap": max_pairwise_wasserstein(
-                scores_t, codes_t, p=p_value, sample_weight=w_t
+                None, scores_t, sensitive_features=codes_t, p=p_value, sample_weight=w_t
             ).distance,
         }
     rows, estimators = [], []
@@ -176,7 +176,7 @@ def fairness_accuracy_path(
             row["mse"] = mean_squared_error(y_t, pred, sample_weight=w_t)
             row["r2"] = r2_score(y_t, pred, sample_weight=w_t)
             row["test_gap"] = max_pairwise_wasserstein(
-                pred, codes_t, p=p_value, sample_weight=w_t
+                None, pred, sensitive_features=codes_t, p=p_value, sample_weight=w_t
             ).distance
         rows.append(row)
     return FairnessAccuracyPath(pd.DataFrame(rows), estimators, unadjusted)

@@ -270,8 +270,10 @@ class FairnessMonitor:
             return float(self._values(scores[None, :], codes)[0])
         names = np.asarray(self.group_names, dtype=object)[codes]
         if self.metric == "wass1":
-            return float(wass1(scores, names))
-        return demographic_parity_difference(scores, names, threshold=self.decision_threshold)
+            return float(wass1(None, scores, sensitive_features=names))
+        return demographic_parity_difference(
+            None, scores, sensitive_features=names, threshold=self.decision_threshold
+        )
 
     def _values(self, scores: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """The metric for every row of ``scores`` (replicates, samples) under fixed ``codes``."""
@@ -297,7 +299,7 @@ class FairnessMonitor:
             ci = bootstrap_intervals(
                 None,
                 scores,
-                names,
+                sensitive_features=names,
                 threshold=self.decision_threshold,
                 n_bootstrap=self.n_bootstrap,
                 confidence=self.confidence,
@@ -317,7 +319,7 @@ class FairnessMonitor:
             return positive_rate_gap(batch, codes, self.decision_threshold)
         if self.metric == "wass1":
             names = np.asarray(self.group_names, dtype=object)[codes]
-            return np.array([wass1(row, names) for row in batch])
+            return np.array([wass1(None, row, sensitive_features=names) for row in batch])
         return self._values(batch, codes)
 
     def _p_value(self, value: float, scores: np.ndarray, codes: np.ndarray) -> float:

@@ -60,14 +60,22 @@ def run_afr_classification(
     for est in path.estimators:
         pred = est.predict(X[test], sensitive_features=sex[test])
         accuracy.append(float(np.mean((pred > 0) == (y[test] == 1))))
-        gaps_inf.append(max_pairwise_wasserstein(pred, sex[test], p=np.inf).distance)
-        gaps_1.append(max_pairwise_wasserstein(pred, sex[test], p=1).distance)
+        gaps_inf.append(
+            max_pairwise_wasserstein(None, pred, sensitive_features=sex[test], p=np.inf).distance
+        )
+        gaps_1.append(
+            max_pairwise_wasserstein(None, pred, sensitive_features=sex[test], p=1).distance
+        )
     raw_logit = logit.predict(X[test])
     table = path.table.assign(accuracy=accuracy, test_gap_winf=gaps_inf, test_gap_w1=gaps_1)
     raw = {
         "accuracy": float(np.mean((raw_logit > 0) == (y[test] == 1))),
-        "test_gap_winf": max_pairwise_wasserstein(raw_logit, sex[test], p=np.inf).distance,
-        "test_gap_w1": max_pairwise_wasserstein(raw_logit, sex[test], p=1).distance,
+        "test_gap_winf": max_pairwise_wasserstein(
+            None, raw_logit, sensitive_features=sex[test], p=np.inf
+        ).distance,
+        "test_gap_w1": max_pairwise_wasserstein(
+            None, raw_logit, sensitive_features=sex[test], p=1
+        ).distance,
     }
     mid = int(np.argmin(np.abs(taus - 0.569)))
     summary = pd.DataFrame(

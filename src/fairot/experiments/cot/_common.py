@@ -101,13 +101,19 @@ def score_metrics(y, scores, sensitive, groups: str, reference=None) -> dict[str
     to it, as in the paper's Table 1, and the distance to the barycenter of the evaluated groups
     is added as "Wass1 (test barycenter)"; without it, "Wass1" is the latter.
     """
-    to_barycenter = wass1(scores, sensitive, groups=groups)
+    to_barycenter = wass1(None, scores, sensitive_features=sensitive, groups=groups)
     metrics = {"Err-.5": error_rate(y, scores), "Wass1": to_barycenter}
     if reference is not None:
-        metrics["Wass1"] = wass1(scores, sensitive, groups=groups, reference=reference)
+        metrics["Wass1"] = wass1(
+            None, scores, sensitive_features=sensitive, groups=groups, reference=reference
+        )
         metrics["Wass1 (test barycenter)"] = to_barycenter
-    metrics["SDD"] = strong_demographic_disparity(scores, sensitive, groups=groups)
-    metrics["SPDD"] = strong_pairwise_demographic_disparity(scores, sensitive, groups=groups)
+    metrics["SDD"] = strong_demographic_disparity(
+        None, scores, sensitive_features=sensitive, groups=groups
+    )
+    metrics["SPDD"] = strong_pairwise_demographic_disparity(
+        None, scores, sensitive_features=sensitive, groups=groups
+    )
     return metrics
 
 

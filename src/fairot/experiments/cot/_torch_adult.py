@@ -76,7 +76,13 @@ def _fit_mlp(split, lam: float, seed: int, params: dict, progress: bool):
 def _metrics(split, scores: np.ndarray, target) -> dict[str, float]:
     out = score_metrics(split.y_test, scores, split.sensitive_test, split.groups)
     out["Wass1 to target"] = (
-        wass1(scores, split.sensitive_test, reference=target, groups=split.groups)
+        wass1(
+            None,
+            scores,
+            sensitive_features=split.sensitive_test,
+            reference=target,
+            groups=split.groups,
+        )
         if target is not None
         else np.nan
     )
