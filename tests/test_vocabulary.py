@@ -66,9 +66,7 @@ def test_fit_takes_keyword_only_sensitive_features_and_sample_weight(estimator):
     assert weights is not None and weights.kind is inspect.Parameter.KEYWORD_ONLY
     assert weights.default is None
     # Nothing positional past (X, y): a third positional argument is a TypeError.
-    positional = [
-        p for p in params.values() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
-    ]
+    positional = [p for p in params.values() if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
     assert [p.name for p in positional] == ["self", "X", "y"]
 
 
@@ -103,9 +101,9 @@ def test_constructor_takes_estimator_and_random_state_none(estimator):
         assert other not in params
     if random:
         assert params["random_state"].default is None
-    assert all(
-        p.kind is not inspect.Parameter.VAR_POSITIONAL for p in params.values()
-    ), "no *args: every parameter by keyword"
+    assert all(p.kind is not inspect.Parameter.VAR_POSITIONAL for p in params.values()), (
+        "no *args: every parameter by keyword"
+    )
 
 
 @pytest.mark.parametrize(

@@ -78,8 +78,8 @@ def _clear_caches_after_load(module: WassersteinParityPenalty, incompatible_keys
 class WassersteinParityPenalty(nn.Module):
     r"""Strong demographic parity penalty :math:`\sum_a W_1(p_{S_a}, p_{\bar S})` for any model.
 
-    ``penalty(scores, group_codes)`` returns a differentiable estimate, on one mini-batch, of the sum
-    over groups of the Wasserstein-1 distance between each group's score distribution and a
+    ``penalty(scores, group_codes)`` returns a differentiable estimate, on one mini-batch, of
+    the sum over groups of the Wasserstein-1 distance between each group's score distribution and a
     target distribution :math:`p_{\bar S}` (problem (6) of [1]_). Its gradient in the scores is
     the paper's update direction for :math:`\theta`; autograd chains it through any model, so
     ``loss = bce(logits, y) + lam * penalty(torch.sigmoid(logits), group_codes)`` trains a fair

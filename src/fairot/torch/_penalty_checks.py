@@ -35,7 +35,8 @@ MSG_GROUP_RANGE = (
 )
 MSG_DEVICE = (
     "scores, group_codes and the penalty's buffers must be on one device; got scores on "
-    "{scores}, group_codes on {groups}, penalty on {penalty}. Move the penalty with penalty.to(scores.device)."
+    "{scores}, group_codes on {groups}, penalty on {penalty}. Move the penalty with "
+    "penalty.to(scores.device)."
 )
 MSG_TARGET_BATCH = (
     "target_samples must be a 1-D tensor of target scores in [0, 1]{extra}; got {value}."
