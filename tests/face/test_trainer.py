@@ -35,7 +35,6 @@ def _trainer(meta=True, seed=0, dtype=torch.float32, **kwargs):
     model = MLP(DIM, embedding_size=EMB, hidden_sizes=(16,)).to(dtype)
     loss = GroupMarginLoss(N_IDS, EMB, K, anchor_loss="softmax", scale=16.0).to(dtype)
     meta_loss = MetaSkewnessLoss(selection_margin=None, n_groups=K) if meta else None
-    kwargs.setdefault("progress", False)
     return MetaBalancedTrainer(model, loss, meta_loss=meta_loss, random_state=seed, **kwargs)
 
 
