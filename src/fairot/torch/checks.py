@@ -326,7 +326,7 @@ def check_groups(
     >>> check_groups([0, 3, 1], 3, 3, "loss")
     Traceback (most recent call last):
     ...
-    ValueError: groups must be codes in [0, n_groups=3) ... got values in [0, 3].
+    ValueError: group_codes must be codes in [0, n_groups=3) ... got values in [0, 3].
     """
     if groups is None:
         raise ValueError(GROUPS_REQUIRED_ERROR.format(name=name))
