@@ -329,6 +329,10 @@ class FairTrainer(CheckpointedTrainer):
             drawing = [np.cumsum(sample_weight[m]) for m in members]
         batch_groups = torch.arange(n_groups, device=device).repeat_interleave(per_group)
         rng = check_random_state(self.random_state)
+        if self.random_state is None:
+            # A generator of its own, seeded from numpy's global one: a resumed checkpoint
+            # restores this stream, never numpy's global state.
+            rng = np.random.RandomState(rng.randint(np.iinfo(np.int32).max))
         params = [p for p in self.model.parameters() if p.requires_grad]
         opt = (
             self.optimizer(params)
