@@ -88,7 +88,7 @@ def _trainer(kind: str, meta: bool, device, lookahead="all", reuse=False, gradie
         reuse_lookahead_gradient=reuse,
         meta_gradient=gradient,
         device=device,
-        progress=False,
+        random_state=0,
     )
 
 

@@ -78,7 +78,7 @@ for name in ("arcface", "mbn-arc"):
     history = History()
     trainer = MetaBalancedTrainer(model, loss, meta_loss=meta_loss, device=device,
                                   learning_rate=0.05, margin_learning_rate=0.01,
-                                  callbacks=[history], progress=False)
+                                  callbacks=[history], random_state=0)
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
         torch.cuda.synchronize()

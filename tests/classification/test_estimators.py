@@ -72,7 +72,7 @@ def test_dpp_marginal_groups_use_cells_and_say_so():
     b = np.random.default_rng(3).integers(0, 2, 400)
     sf = pd.DataFrame({"a": a, "b": b})
     with pytest.warns(UserWarning, match="intersectional cells"):
-        dpp = QuantileParityPostProcessor(groups="marginal").fit(X, y, sensitive_features=sf)
+        dpp = QuantileParityPostProcessor(group_mode="marginal").fit(X, y, sensitive_features=sf)
     assert len(dpp.groups_) == 4
     assert (
         MSG_MARGINAL_CELLS.split(":")[0]
@@ -239,7 +239,7 @@ def test_marginal_groups_overlap_in_cot():
     sf = pd.DataFrame({"a": a, "b": b})
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        model = FAST["COT"](groups="marginal", n_updates=500).fit(X, y, sensitive_features=sf)
+        model = FAST["COT"](group_mode="marginal", n_updates=500).fit(X, y, sensitive_features=sf)
     assert len(model.groups_) == 4 and model.duals_.shape[0] == 4
 
 

@@ -302,3 +302,24 @@ def test_choosing_dpp_within_a_fairness_budget_with_fairot_scorers(routing, bias
     assert 0 < len(feasible) < len(candidates)  # the budget binds
     best = max(feasible, key=lambda c: c[0])
     assert (search.best_params_["estimator__C"], search.best_params_["target"]) == best[2:]
+
+
+@pytest.mark.parametrize("name", ["COT", "DOT", "DPP"])
+def test_groups_are_routed_by_default_without_set_requests(routing, biased, name):
+    """One default with the regressors: every method taking the groups requests them, so a
+    Pipeline in cross_val_score needs no set_*_request call (compared with a hand loop)."""
+    X, y, a = biased
+    make = {
+        "COT": lambda: COTClassifier(n_updates=200, random_state=0),
+        "DOT": lambda: DOTClassifier(n_updates=200, random_state=0),
+        "DPP": QuantileParityPostProcessor,
+    }[name]
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    pipe = Pipeline([("scale", StandardScaler()), ("model", make())])
+    got = cross_val_score(pipe, X, y, cv=cv, params={"sensitive_features": a})
+    expected = []
+    for train, test in cv.split(X, y):
+        scaler = StandardScaler().fit(X[train])
+        model = make().fit(scaler.transform(X[train]), y[train], sensitive_features=a[train])
+        expected.append(model.score(scaler.transform(X[test]), y[test], sensitive_features=a[test]))
+    np.testing.assert_array_equal(got, expected)

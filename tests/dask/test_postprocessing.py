@@ -70,7 +70,7 @@ def test_marginal_groups_rejected(client, problem):
     sf = da.from_array(np.column_stack([race, race]), chunks=(CHUNK, 2))
     dX, dy = da.from_array(X, chunks=(CHUNK, 2)), da.from_array(y, chunks=CHUNK)
     with pytest.raises(ValueError, match=MSG_DASK_MARGINAL[:40]):
-        QuantileParityPostProcessor(groups="marginal").fit(dX, dy, sensitive_features=sf)
+        QuantileParityPostProcessor(group_mode="marginal").fit(dX, dy, sensitive_features=sf)
 
 
 def test_both_backends_fit_through_the_seam(client, problem, monkeypatch):

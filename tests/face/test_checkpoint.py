@@ -203,7 +203,7 @@ def test_failed_load_leaves_the_trainer_as_it_was(tmp_path):
             MLP(4, embedding_size=width, hidden_sizes=(6,)),
             GroupMarginLoss(4, width, 2),
             meta_loss=MetaSkewnessLoss(),
-            progress=False,
+            random_state=0,
         )
 
     trainer(8).save_checkpoint(tmp_path / "c.pt")
@@ -247,7 +247,7 @@ def test_fit_rejects_bad_n_steps(n_steps):
     x = torch.randn(8, 4)
     y = torch.arange(4).repeat(2)
     trainer = MetaBalancedTrainer(
-        MLP(4, embedding_size=2), GroupMarginLoss(4, 2, 2), progress=False
+        MLP(4, embedding_size=2), GroupMarginLoss(4, 2, 2), random_state=0
     )
     with pytest.raises(ValueError, match="n_steps must be an int >= 0"):
         trainer.fit((x, y, y % 2), n_steps=n_steps, batch_size=4)

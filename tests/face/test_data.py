@@ -51,7 +51,7 @@ def test_face_folder_dataset_trains_with_the_trainer(tmp_path):
     ds = FaceFolderDataset(root, csv, transform=lambda t: t.flatten())
     spec = make_method("arcface", n_classes=4, embedding_size=4, n_groups=2, scale=8.0)
     trainer = MetaBalancedTrainer(
-        MLP(3 * 16 * 16, embedding_size=4, hidden_sizes=(8,)), spec.loss, progress=False
+        MLP(3 * 16 * 16, embedding_size=4, hidden_sizes=(8,)), spec.loss, random_state=0
     )
     trainer.fit(ds, n_steps=2, batch_size=6)
     assert trainer.step_ == 2

@@ -52,7 +52,6 @@ def _child(rank, world, port, conn, checkpoint, kill_at, meta_gradient):
         meta_loss=MetaSkewnessLoss(selection_margin=None),
         margin_learning_rate=0.05,
         meta_gradient=meta_gradient,
-        progress=False,
         random_state=0,
     )
     if checkpoint is not None and os.path.exists(checkpoint):

@@ -35,7 +35,6 @@ def _trainer(meta=True, seed=0, dtype=torch.float32, **kwargs):
     model = MLP(DIM, embedding_size=EMB, hidden_sizes=(16,)).to(dtype)
     loss = GroupMarginLoss(N_IDS, EMB, K, anchor_loss="softmax", scale=16.0).to(dtype)
     meta_loss = MetaSkewnessLoss(selection_margin=None, n_groups=K) if meta else None
-    kwargs.setdefault("progress", False)
     return MetaBalancedTrainer(model, loss, meta_loss=meta_loss, random_state=seed, **kwargs)
 
 
@@ -200,7 +199,7 @@ def test_every_method_trains_and_lowers_the_loss(method):
         group_weights=spec.group_weights,
         learning_rate=0.05,
         callbacks=[history],
-        progress=False,
+        random_state=0,
     )
     trainer.fit((x, y, g), (x, y, g), n_steps=30, batch_size=48, meta_batch_size=16)
     losses = history.to_frame()["loss"].to_numpy()
@@ -229,7 +228,7 @@ def _pinned_trainer(reuse):
         loss,
         meta_loss=MetaSkewnessLoss(selection_margin=None, n_groups=K),
         reuse_lookahead_gradient=reuse,
-        progress=False,
+        random_state=0,
     )
 
 
@@ -298,7 +297,7 @@ def _margin_gradients(model, head, batch, n_groups, learning_rate):
             meta_loss=MetaSkewnessLoss(selection_margin=None, n_groups=n_groups),
             meta_gradient=mode,
             learning_rate=learning_rate,
-            progress=False,
+            random_state=0,
         )
         trainer.train_step(batch, batch)
         grads[mode], trainers[mode] = trainer.loss.margins.grad.clone(), trainer

@@ -16,7 +16,7 @@ from fairot.torch import FairTrainer, WassersteinParityPenalty
 from fairot.torch._trainer import MSG_PARAM
 from fairot.torch._trainer_data import MSG_GROUPS, MSG_LABELS
 from fairot.torch.training import CHECKPOINT_FIT_ERROR, Callback, read_checkpoint
-from tests.helpers import shifted_groups
+from tests.helpers import make_biased, shifted_groups
 
 
 def _data(seed=0, n=600):
@@ -282,3 +282,27 @@ def test_fair_trainer_survives_sigkill(tmp_path):
     assert read_checkpoint(path)["epoch"] == 9
     for p, q in zip(resumed.model.parameters(), straight.model.parameters(), strict=True):
         torch.testing.assert_close(p, q, rtol=0, atol=0)
+
+
+def test_random_state_none_is_drawn_from_numpy_global_stream():
+    """``None`` reads numpy's global generator once (check_random_state), so np.random.seed
+    fixes the run; an int and ``RandomState(int)`` are the same stream."""
+    X, y, a = make_biased(n=120, seed=5)
+
+    def history(random_state):
+        torch.manual_seed(0)
+        model = torch.nn.Linear(3, 1).double()
+        trainer = FairTrainer(
+            model,
+            WassersteinParityPenalty(2, method="dot"),
+            n_epochs=3,
+            warmup_epochs=1,
+            random_state=random_state,
+        )
+        return trainer.fit(X, y, a).history_
+
+    np.random.seed(11)
+    first = history(None)
+    np.random.seed(11)
+    pd.testing.assert_frame_equal(history(None), first)
+    pd.testing.assert_frame_equal(history(4), history(np.random.RandomState(4)))

@@ -81,7 +81,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit"]), None],
         "target": [StrOptions({"barycenter"}), str, Integral, tuple, "array-like"],
-        "groups": [StrOptions({"intersection", "marginal"})],
+        "group_mode": [StrOptions({"intersection", "marginal"})],
         "step_size": [Interval(Real, 0, None, closed="neither")],
         "n_updates": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
@@ -91,6 +91,16 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
     }
 
     _display_name = "OT"
+
+    # One default across fairot's classifiers and regressors: every method that takes the
+    # groups requests them, so meta-estimators route them once metadata routing is enabled
+    # (no set_*_request call needed); sample_weight keeps scikit-learn's default (unrequested).
+    __metadata_request__fit = {"sensitive_features": True}
+    __metadata_request__partial_fit = {"sensitive_features": True}
+    __metadata_request__decision_function = {"sensitive_features": True}
+    __metadata_request__predict_proba = {"sensitive_features": True}
+    __metadata_request__predict = {"sensitive_features": True}
+    __metadata_request__score = {"sensitive_features": True}
 
     # ---------------------------------------------------------------- fitting
     def _validate_inputs(self, X, y, sensitive_features, sample_weight, *, reset: bool):
@@ -105,7 +115,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
             X, y, sensitive_features, sample_weight, reset=True
         )
         self.classes_ = check_binary_target(y)
-        encoding = check_sensitive_features(sf, X.shape[0], groups=self.groups)
+        encoding = check_sensitive_features(sf, X.shape[0], groups=self.group_mode)
         self._encoding = encoding
         self.groups_, self.group_names_ = group_attributes(encoding)
 

@@ -105,7 +105,7 @@ class COTClassifier(OTInProcessingClassifier):
         :math:`p_{\bar S}`: the equal-weight :math:`W_1` barycenter of the groups' scores at
         :math:`\theta^*` on the training data; one group's scores at :math:`\theta^*`; or target
         scores in [0, 1]. Kept fixed while :math:`\theta` moves.
-    groups : {"intersection", "marginal"}, default="intersection"
+    group_mode : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns define groups (see
         :func:`fairot.utils.sensitive.check_sensitive_features`); marginal groups may overlap.
     reg : {"entropic", "l2"}, default="entropic"
@@ -222,7 +222,7 @@ class COTClassifier(OTInProcessingClassifier):
         *,
         estimator=None,
         target="barycenter",
-        groups: Literal["intersection", "marginal"] = "intersection",
+        group_mode: Literal["intersection", "marginal"] = "intersection",
         reg: Literal["entropic", "l2"] = "entropic",
         reg_strength: float = 0.1,
         n_fourier_features: int = 100,
@@ -239,7 +239,7 @@ class COTClassifier(OTInProcessingClassifier):
     ):
         self.estimator = estimator
         self.target = target
-        self.groups = groups
+        self.group_mode = group_mode
         self.reg = reg
         self.reg_strength = reg_strength
         self.n_fourier_features = n_fourier_features
@@ -268,7 +268,7 @@ class COTClassifier(OTInProcessingClassifier):
             Binary labels.
         sensitive_features : array-like, DataFrame, dict of arrays, str or list of str
             Group membership of shape (n_samples,) or (n_samples, n_columns); several columns
-            give intersectional (or, with ``groups="marginal"``, overlapping) groups. Column
+            give intersectional (or, with ``group_mode="marginal"``, overlapping) groups. Column
             name(s) of a DataFrame ``X`` are read from ``X``, and stay inputs of the model.
         eval_set : tuple (X, y, sensitive_features), optional
             Held-out data whose Wass1 and Err-.5 are recorded in :attr:`history_`.

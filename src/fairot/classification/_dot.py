@@ -32,7 +32,7 @@ class DOTClassifier(OTInProcessingClassifier):
         As in :class:`COTClassifier`.
     target : "barycenter", group label or name, or array-like, default="barycenter"
         As in :class:`COTClassifier`.
-    groups : {"intersection", "marginal"}, default="intersection"
+    group_mode : {"intersection", "marginal"}, default="intersection"
         As in :class:`COTClassifier`.
     step_size : float, default=1e-3
         :math:`\epsilon_\theta` (the coupling carries mass :math:`1/N`, so the step is a mean
@@ -86,7 +86,7 @@ class DOTClassifier(OTInProcessingClassifier):
         *,
         estimator=None,
         target="barycenter",
-        groups: Literal["intersection", "marginal"] = "intersection",
+        group_mode: Literal["intersection", "marginal"] = "intersection",
         step_size: float = 1e-3,
         n_updates: int = 100_000,
         batch_size: int = 100,
@@ -96,7 +96,7 @@ class DOTClassifier(OTInProcessingClassifier):
     ):
         self.estimator = estimator
         self.target = target
-        self.groups = groups
+        self.group_mode = group_mode
         self.step_size = step_size
         self.n_updates = n_updates
         self.batch_size = batch_size

@@ -62,7 +62,7 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         Wrap a trained model in :class:`sklearn.frozen.FrozenEstimator` to use it as is.
     target : "barycenter", group label or name, or array-like, default="barycenter"
         :math:`p_{\bar S}`, as in :class:`COTClassifier`.
-    groups : {"intersection", "marginal"}, default="intersection"
+    group_mode : {"intersection", "marginal"}, default="intersection"
         With ``"marginal"`` the target is built from the (overlapping) marginal groups and each
         intersectional cell is mapped to it, with a warning that says so.
 
@@ -104,19 +104,27 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit", "predict_proba"]), None],
         "target": [str, "array-like", int, tuple],
-        "groups": [StrOptions({"intersection", "marginal"})],
+        "group_mode": [StrOptions({"intersection", "marginal"})],
     }
+
+    # One default across fairot's classifiers and regressors: every method that takes the
+    # groups requests them, so meta-estimators route them once metadata routing is enabled
+    # (no set_*_request call needed); sample_weight keeps scikit-learn's default (unrequested).
+    __metadata_request__fit = {"sensitive_features": True}
+    __metadata_request__predict_proba = {"sensitive_features": True}
+    __metadata_request__predict = {"sensitive_features": True}
+    __metadata_request__score = {"sensitive_features": True}
 
     def __init__(
         self,
         *,
         estimator=None,
         target="barycenter",
-        groups: Literal["intersection", "marginal"] = "intersection",
+        group_mode: Literal["intersection", "marginal"] = "intersection",
     ):
         self.estimator = estimator
         self.target = target
-        self.groups = groups
+        self.group_mode = group_mode
 
     @_fit_context(prefer_skip_nested_validation=False)
     @atomic
@@ -154,13 +162,13 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         check_consistent_length(X=X, y=y, sensitive_features=sf, sample_weight=sample_weight)
         classes = check_binary_target(y)
         sample_weight = check_sample_weight(sample_weight, n_samples)
-        encoding = check_sensitive_features(sf, n_samples, groups=self.groups)
+        encoding = check_sensitive_features(sf, n_samples, groups=self.group_mode)
         if sample_weight is not None:
             check_group_weights(sample_weight, encoding.indices(), encoding.names)
         self.fit_estimator(X, y, classes=classes, sample_weight=sample_weight)
         scores = self.base_scores(X)
         target_samples = None
-        if self.groups == "marginal":
+        if self.group_mode == "marginal":
             # The target comes from the overlapping marginal groups; each person is then mapped
             # from the cell (intersection) they belong to.
             target_samples = build_target(self.target, scores, encoding, sample_weight)
@@ -244,7 +252,7 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         target_samples : ndarray, optional
             The target's samples; by default built from the group scores and weights as the
             ``target`` parameter says (a target built from other groups, as for
-            ``groups="marginal"``, is passed here).
+            ``group_mode="marginal"``, is passed here).
         sensitive_columns : str or list of str, optional
             Columns of ``X`` to read the groups from at prediction time.
 

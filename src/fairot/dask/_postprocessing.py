@@ -29,8 +29,8 @@ from fairot.dask._sketch import sketch_curves
 from fairot.utils.targets import check_binary_target
 
 MSG_DASK_MARGINAL = (
-    "groups='marginal' is not supported on Dask collections by QuantileParityPostProcessor; "
-    "pass the intersection of the sensitive columns (groups='intersection')."
+    "group_mode='marginal' is not supported on Dask collections by QuantileParityPostProcessor; "
+    "pass the intersection of the sensitive columns (group_mode='intersection')."
 )
 
 
@@ -59,7 +59,7 @@ def fit_quantile_parity(
     estimator's own seams, ``fit_estimator`` and ``fit_group_scores``.
     """
     refuse_options(sample_weight=(sample_weight, None))
-    if model.groups == "marginal":
+    if model.group_mode == "marginal":
         raise ValueError(MSG_DASK_MARGINAL)
     quantiles, sketch_k = quantiles_option()
     blocks = aligned_blocks({"X": X, "y": y, "sensitive_features": sensitive_features})

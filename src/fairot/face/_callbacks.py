@@ -21,7 +21,7 @@ A callback that stops nothing and counts the steps:
 >>> trainer = MetaBalancedTrainer(
 ...     MLP(8, embedding_size=4, hidden_sizes=(16,)),
 ...     GroupMarginLoss(16, 4, 4, anchor_loss="softmax"),
-...     meta_loss=MetaSkewnessLoss(), callbacks=[counter], progress=False)
+...     meta_loss=MetaSkewnessLoss(), callbacks=[counter], random_state=0)
 >>> _ = trainer.fit((x, y, g), (x, y, g), n_steps=3, batch_size=16, meta_batch_size=16)
 >>> counter.steps
 3
@@ -63,7 +63,7 @@ class History(Callback):
     >>> trainer = MetaBalancedTrainer(
     ...     MLP(8, embedding_size=4, hidden_sizes=(16,)),
     ...     GroupMarginLoss(16, 4, 4, anchor_loss="softmax"),
-    ...     meta_loss=MetaSkewnessLoss(), callbacks=[history], progress=False)
+    ...     meta_loss=MetaSkewnessLoss(), callbacks=[history], random_state=0)
     >>> _ = trainer.fit((x, y, g), (x, y, g), n_steps=4, batch_size=16, meta_batch_size=16)
     >>> frame = history.to_frame()
     >>> frame["step"].tolist(), [c for c in frame.columns if c.startswith("margin_")]

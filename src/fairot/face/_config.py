@@ -384,7 +384,7 @@ def _train_locked(config, device, out, *, progress, callbacks) -> MetaBalancedTr
         callbacks=[history, *(callbacks or [])],
         device=device,
         random_state=config.seed,
-        progress=progress,
+        verbose=progress,
     )
     checkpoint = out / "checkpoint.pt"
     if config.resume and checkpoint.exists():

@@ -443,7 +443,6 @@ def run_synthetic_method(
             margin_milestones=milestones,
             callbacks=[history],
             random_state=seed if sampling_seed is None else sampling_seed,
-            progress=False,
         )
         # Margins at a bound show in the history; a skipped meta step shows as NaN skewness.
         logger.setLevel(logging.ERROR)

@@ -32,7 +32,7 @@ from tqdm.auto import tqdm
 
 from fairot.exceptions import DivergenceError
 from fairot.torch.losses import GroupMarginLoss, MetaSkewnessLoss
-from fairot.torch.training import Callback, CheckpointedTrainer
+from fairot.torch.training import Callback, CheckpointedTrainer, resolve_seed
 
 from ._distributed import all_reduce_mean_, broadcast_, rank_and_world
 from ._meta_gradients import META_GRADIENTS, meta_step, rng_state
@@ -104,9 +104,9 @@ class MetaBalancedTrainer(CheckpointedTrainer):
     callbacks : sequence of Callback, default=()
     device : str or torch.device, optional
         Defaults to the model's device.
-    random_state : int, default=0
+    random_state : int, RandomState instance or None, default=None
         Seeds the batch samplers (and torch's generator at :meth:`fit`'s first call).
-    progress : bool, default=True
+    verbose : bool, default=False
         Show a tqdm progress bar in :meth:`fit`.
 
     Attributes
@@ -135,7 +135,7 @@ class MetaBalancedTrainer(CheckpointedTrainer):
     >>> trainer = MetaBalancedTrainer(
     ...     MLP(8, embedding_size=4, hidden_sizes=(16,)),
     ...     GroupMarginLoss(16, 4, 4, anchor_loss="softmax"),
-    ...     meta_loss=MetaSkewnessLoss(), progress=False)
+    ...     meta_loss=MetaSkewnessLoss(), random_state=0)
     >>> trainer = trainer.fit((x, y, g), (x, y, g), n_steps=2, batch_size=16, meta_batch_size=16)
     >>> trainer.step_
     2
@@ -162,8 +162,8 @@ class MetaBalancedTrainer(CheckpointedTrainer):
         meta_gradient: Literal["exact", "forward-mode", "finite-difference"] = "exact",
         callbacks: Sequence[Callback] = (),
         device: str | torch.device | None = None,
-        random_state: int = 0,
-        progress: bool = True,
+        random_state=None,
+        verbose: bool = False,
     ) -> None:
         if meta_loss is not None and not (
             isinstance(loss, GroupMarginLoss) and bool(loss.learnable_mask.any())
@@ -188,7 +188,8 @@ class MetaBalancedTrainer(CheckpointedTrainer):
         self.callbacks = list(callbacks)
         self.device = check_device(device) if device is not None else self._model_device()
         self.random_state = random_state
-        self.progress = progress
+        self._seed = resolve_seed(random_state)  # one draw: samplers and torch share it
+        self.verbose = verbose
         self.model.to(self.device)
         self.loss.to(self.device)
         self.reuse_lookahead_gradient = bool(reuse_lookahead_gradient)
@@ -208,7 +209,7 @@ class MetaBalancedTrainer(CheckpointedTrainer):
             self.margin_optimizer_ = torch.optim.SGD(
                 margin_params, lr=self.margin_learning_rate, momentum=self.margin_momentum
             )
-        seeds = np.random.SeedSequence(random_state).spawn(2)
+        seeds = np.random.SeedSequence(self._seed).spawn(2)
         self._train_rng = np.random.default_rng(seeds[0])
         self._meta_rng = np.random.default_rng(seeds[1])
         self._torch_seeded = False
@@ -407,13 +408,13 @@ class MetaBalancedTrainer(CheckpointedTrainer):
             num_workers=num_workers,
         )
         if not self._torch_seeded:
-            torch.manual_seed(self.random_state)
+            torch.manual_seed(self._seed)
             self._torch_seeded = True
         self.run_callbacks("on_fit_start")
         bar = tqdm(
             total=n_steps,
             initial=self.step_,
-            disable=not self.progress or self._rank != 0,
+            disable=not self.verbose or self._rank != 0,
             desc="training",
             leave=False,
         )
@@ -423,7 +424,7 @@ class MetaBalancedTrainer(CheckpointedTrainer):
                 record = self.train_step(batch, meta_batch)
                 self.run_callbacks("on_step_end", record)
                 bar.update(1)
-                if self.progress:
+                if self.verbose:
                     bar.set_postfix(loss=f"{record['loss']:.3f}")
                 if (
                     checkpoint_path is not None

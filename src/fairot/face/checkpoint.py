@@ -55,7 +55,7 @@ def read_checkpoint(path: str | Path, *, map_location=None) -> dict:
     >>> from fairot.face.checkpoint import read_checkpoint
     >>> trainer = MetaBalancedTrainer(
     ...     MLP(8, embedding_size=4, hidden_sizes=(16,)),
-    ...     GroupMarginLoss(16, 4, 4, anchor_loss="softmax"), progress=False)
+    ...     GroupMarginLoss(16, 4, 4, anchor_loss="softmax"), random_state=0)
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "checkpoint.pt"
     >>> trainer.save_checkpoint(path)
     >>> read_checkpoint(path)["step"]

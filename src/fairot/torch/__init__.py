@@ -7,8 +7,8 @@ objective into a loss term for any network:
   over groups of the (COT dual, exact DOT, or Sinkhorn) :math:`W_1` to a target distribution;
 - :class:`FairTrainer` — the loop: group-balanced batches, a ``lam`` schedule, a fixed target
   after a warm-up, early stopping on validation Wass1, history;
-- :class:`FairMLPClassifier` — a scikit-learn classifier (``fit(X, y, *, sensitive_features)``)
-  training an MLP with the penalty.
+- :class:`FairMLPClassifier` — a scikit-learn classifier
+  (``fit(X, y, *, sensitive_features, sample_weight=None)``) training an MLP with the penalty.
 
 Beside them, generic metric-learning building blocks, laid out as in pytorch-metric-learning:
 :mod:`fairot.torch.losses` (margin-softmax heads: Norm-Softmax, ArcFace, CosFace, MBN's group

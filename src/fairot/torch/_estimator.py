@@ -8,6 +8,7 @@ from typing import Literal
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.metrics import accuracy_score
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -16,7 +17,8 @@ from torch import nn
 from fairot.torch._device import check_device
 from fairot.torch._penalty import WassersteinParityPenalty
 from fairot.torch._trainer import FairTrainer
-from fairot.utils.sensitive import check_sensitive_features
+from fairot.utils.arrays import check_consistent_length, check_sample_weight
+from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 from fairot.utils.targets import check_binary_target
 
 MSG_HIDDEN = "hidden_layer_sizes must be a tuple of positive integers; got {value!r}."
@@ -73,7 +75,7 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         The penalty's estimator (see :class:`WassersteinParityPenalty`).
     lam : float, default=3.0
         Penalty weight after the warm-up: larger is fairer and less accurate.
-    groups : {"intersection", "marginal"}, default="intersection"
+    group_mode : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns define groups (``"marginal"``: overlapping groups).
     penalty_params : dict or None, default=None
         Further arguments of :class:`WassersteinParityPenalty` (``reg_strength``,
@@ -149,7 +151,7 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         "hidden_layer_sizes": [tuple, list],
         "method": [StrOptions({"dot", "cot", "sinkhorn"})],
         "lam": [Interval(Real, 0, None, closed="left")],
-        "groups": [StrOptions({"intersection", "marginal"})],
+        "group_mode": [StrOptions({"intersection", "marginal"})],
         "penalty_params": [dict, None],
         "warmup_epochs": [Interval(Integral, 0, None, closed="left")],
         "n_epochs": [Interval(Integral, 1, None, closed="left")],
@@ -164,13 +166,22 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
+    # One default across fairot's classifiers and regressors: every method that takes the
+    # groups requests them, so meta-estimators route them once metadata routing is enabled
+    # (no set_*_request call needed); sample_weight keeps scikit-learn's default (unrequested).
+    __metadata_request__fit = {"sensitive_features": True}
+    __metadata_request__decision_function = {"sensitive_features": True}
+    __metadata_request__predict_proba = {"sensitive_features": True}
+    __metadata_request__predict = {"sensitive_features": True}
+    __metadata_request__score = {"sensitive_features": True}
+
     def __init__(
         self,
         hidden_layer_sizes: tuple[int, ...] = (64, 64),
         *,
         method: Literal["dot", "cot", "sinkhorn"] = "dot",
         lam: float = 3.0,
-        groups: Literal["intersection", "marginal"] = "intersection",
+        group_mode: Literal["intersection", "marginal"] = "intersection",
         penalty_params: dict | None = None,
         warmup_epochs: int = 5,
         n_epochs: int = 40,
@@ -187,7 +198,7 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.method = method
         self.lam = lam
-        self.groups = groups
+        self.group_mode = group_mode
         self.penalty_params = penalty_params
         self.warmup_epochs = warmup_epochs
         self.n_epochs = n_epochs
@@ -202,7 +213,7 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         self.verbose = verbose
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, *, sensitive_features) -> FairMLPClassifier:
+    def fit(self, X, y, *, sensitive_features, sample_weight=None) -> FairMLPClassifier:
         """Standardise ``X`` and train the MLP with the penalty.
 
         Parameters
@@ -210,8 +221,15 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
             Binary labels.
-        sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
-            Group membership.
+        sensitive_features : array-like, DataFrame, dict of arrays, str or list of str
+            Group membership of shape (n_samples,) or (n_samples, n_columns), or column
+            name(s) of a DataFrame ``X`` (read from ``X``; they stay inputs of the model, as
+            on :class:`~fairot.classification.COTClassifier`).
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative row weights: each group's batch rows are drawn in proportion to their
+            weight, and the fixed target is the barycenter of the weighted group scores
+            (integer weights act as repeated rows, in distribution; equal weights give the
+            unweighted model). Not supported with ``group_mode="marginal"``.
 
         Returns
         -------
@@ -228,9 +246,12 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         sizes = tuple(self.hidden_layer_sizes)
         if not all(isinstance(h, Integral) and not isinstance(h, bool) and h > 0 for h in sizes):
             raise ValueError(MSG_HIDDEN.format(value=self.hidden_layer_sizes))
+        sf, _ = resolve_sensitive_features(X, sensitive_features)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        check_consistent_length(X=X, y=y, sensitive_features=sf, sample_weight=sample_weight)
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
         self.classes_ = check_binary_target(y)
-        encoding = check_sensitive_features(sensitive_features, X.shape[0], groups=self.groups)
+        encoding = check_sensitive_features(sf, X.shape[0], groups=self.group_mode)
         self._encoding = encoding
         self.groups_ = list(encoding.labels)
         self.group_names_ = list(encoding.names)
@@ -267,7 +288,8 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         eval_set = None
         if holdout.any():
             eval_set = (Z[holdout], y01[holdout], membership[holdout])
-        trainer.fit(Z[keep], y01[keep], membership[keep], eval_set=eval_set)
+        weights = None if sample_weight is None else sample_weight[keep]
+        trainer.fit(Z[keep], y01[keep], membership[keep], sample_weight=weights, eval_set=eval_set)
         self.history_ = trainer.history_
         self.target_samples_ = trainer.target_samples_
         self.model_.eval()
@@ -283,12 +305,16 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
                 return np.zeros_like(holdout)  # too few rows of a group to hold any out
         return holdout
 
-    def decision_function(self, X) -> np.ndarray:
+    def decision_function(self, X, *, sensitive_features=None) -> np.ndarray:
         """The MLP's logit.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        sensitive_features : ignored
+            Accepted so that every fairot classifier predicts with the same call; the network
+            does not use groups at prediction time (column names given to ``fit`` stay in
+            ``X``).
 
         Returns
         -------
@@ -315,12 +341,14 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(MSG_LOGITS.format(count=int(bad.sum()), peak=peak))
         return logits
 
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X, *, sensitive_features=None) -> np.ndarray:
         """Scores as class probabilities.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        sensitive_features : ignored
+            As in :meth:`decision_function`.
 
         Returns
         -------
@@ -330,12 +358,14 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         s = 1.0 / (1.0 + np.exp(-np.clip(self.decision_function(X), -700, 700)))
         return np.column_stack([1.0 - s, s])
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X, *, sensitive_features=None) -> np.ndarray:
         """``classes_[1]`` where the score exceeds 0.5 (Err-.5's threshold).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        sensitive_features : ignored
+            As in :meth:`decision_function`.
 
         Returns
         -------
@@ -343,6 +373,26 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         """
         positive = self.predict_proba(X)[:, 1] > 0.5
         return self.classes_[positive.astype(int)]
+
+    def score(self, X, y, sample_weight=None, *, sensitive_features=None) -> float:
+        """Accuracy of :meth:`predict` on ``(X, y)``, weighted by ``sample_weight``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+        sensitive_features : ignored
+            As in :meth:`decision_function`.
+
+        Returns
+        -------
+        float
+        """
+        y_pred = self.predict(X)
+        return float(
+            accuracy_score(y, y_pred, sample_weight=check_sample_weight(sample_weight, len(y_pred)))
+        )
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -78,11 +78,11 @@ def _clear_caches_after_load(module: WassersteinParityPenalty, incompatible_keys
 class WassersteinParityPenalty(nn.Module):
     r"""Strong demographic parity penalty :math:`\sum_a W_1(p_{S_a}, p_{\bar S})` for any model.
 
-    ``penalty(scores, groups)`` returns a differentiable estimate, on one mini-batch, of the sum
-    over groups of the Wasserstein-1 distance between each group's score distribution and a
+    ``penalty(scores, group_codes)`` returns a differentiable estimate, on one mini-batch, of
+    the sum over groups of the Wasserstein-1 distance between each group's score distribution and a
     target distribution :math:`p_{\bar S}` (problem (6) of [1]_). Its gradient in the scores is
     the paper's update direction for :math:`\theta`; autograd chains it through any model, so
-    ``loss = bce(logits, y) + lam * penalty(torch.sigmoid(logits), groups)`` trains a fair
+    ``loss = bce(logits, y) + lam * penalty(torch.sigmoid(logits), group_codes)`` trains a fair
     network. Three estimators:
 
     - ``"cot"`` — continuous OT (Algorithm 1 of [1]_): the mini-batch value of the regularised
@@ -334,7 +334,7 @@ class WassersteinParityPenalty(nn.Module):
     def forward(
         self,
         scores: torch.Tensor,
-        groups: torch.Tensor,
+        group_codes: torch.Tensor,
         target_samples: torch.Tensor | None = None,
     ) -> torch.Tensor:
         r"""The penalty on one batch.
@@ -344,7 +344,7 @@ class WassersteinParityPenalty(nn.Module):
         scores : Tensor of shape (n,)
             Scores in [0, 1] (probabilities of the positive class), float32 or float64, on the
             penalty's device; float16 and bfloat16 scores are computed in float32.
-        groups : Tensor of int of shape (n,)
+        group_codes : Tensor of int of shape (n,)
             Group codes in ``0 .. n_groups - 1``.
         target_samples : Tensor of shape (M,), optional
             Samples of :math:`p_{\bar S}` for this call, overriding ``target`` (shape ``(n,)``,
@@ -356,7 +356,7 @@ class WassersteinParityPenalty(nn.Module):
             Sum over the groups present in the batch of their estimate, in the scores' dtype
             (float32 for half-precision scores).
         """
-        score_range = check_inputs(scores, groups, self.duals.device)
+        score_range = check_inputs(scores, group_codes, self.duals.device)
         if self.method != "cot":
             check_score_range(*host_values(score_range))
         if scores.element_size() < 4:
@@ -364,16 +364,16 @@ class WassersteinParityPenalty(nn.Module):
             # |s - t| keeps 3 digits. Computed in float32, as autocast does for losses; the
             # gradient flows back to the half-precision scores through the cast.
             scores = scores.float()
-        if groups.dtype != torch.long:
-            groups = groups.long()
-        batch_groups = self._batch_groups(groups, scores.dtype)
+        if group_codes.dtype != torch.long:
+            group_codes = group_codes.long()
+        batch_groups = self._batch_groups(group_codes, scores.dtype)
         call = (scores.dtype, scores.device, torch.is_inference_mode_enabled())
         diagonal = self.method == "cot" and self.pairing == "diagonal"
         # COT needs no layout unless the target is the batch's own barycenter: the layout's two
         # sorts are skipped at every step of a run with a fixed target.
         layout = None
         if self.method != "cot" or (target_samples is None and self.target == "barycenter"):
-            layout = group_layout(scores, groups, batch_groups.counts)
+            layout = group_layout(scores, group_codes, batch_groups.counts)
         if target_samples is not None:
             n = scores.shape[0]
             t = check_target_batch(target_samples, n, scores.dtype, scores.device, diagonal)

@@ -27,13 +27,16 @@ MSG_SCORE_RANGE = (
     "scores must be finite and in [0, 1] (pass probabilities, e.g. torch.sigmoid(logits)); "
     "got values in [{low}, {high}]."
 )
-MSG_GROUPS = "groups must be a 1-D integer tensor of the same length as scores ({n}); got {value}."
+MSG_GROUPS = (
+    "group_codes must be a 1-D integer tensor of the same length as scores ({n}); got {value}."
+)
 MSG_GROUP_RANGE = (
-    "groups must hold codes in [0, n_groups={n_groups}); got values in [{low}, {high}]."
+    "group_codes must hold codes in [0, n_groups={n_groups}); got values in [{low}, {high}]."
 )
 MSG_DEVICE = (
-    "scores, groups and the penalty's buffers must be on one device; got scores on {scores}, "
-    "groups on {groups}, penalty on {penalty}. Move the penalty with penalty.to(scores.device)."
+    "scores, group_codes and the penalty's buffers must be on one device; got scores on "
+    "{scores}, group_codes on {groups}, penalty on {penalty}. Move the penalty with "
+    "penalty.to(scores.device)."
 )
 MSG_TARGET_BATCH = (
     "target_samples must be a 1-D tensor of target scores in [0, 1]{extra}; got {value}."

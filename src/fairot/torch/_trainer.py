@@ -10,6 +10,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 import torch
+from sklearn.utils import check_random_state
 from torch import nn
 from tqdm.auto import tqdm
 
@@ -22,12 +23,14 @@ from fairot.torch._trainer_data import (
     as_tensor,
     barycenter_target,
     check_data,
+    check_row_weights,
+    draw_rows,
     validation_metrics,
 )
 from fairot.torch._trainer_state import CHECKPOINT_KEYS, Run, loop_state, restore_loop
 from fairot.torch.training import Callback, CheckpointedTrainer
 
-MSG_EVAL_SET = "eval_set must be a tuple (X, y, groups); got {value!r}."
+MSG_EVAL_SET = "eval_set must be a tuple (X, y, group_codes); got {value!r}."
 MSG_NOT_FINITE = (
     "training diverged at epoch {epoch}, step {step}: the loss became {loss}. {advice}."
 )
@@ -42,10 +45,12 @@ class FairTrainer(CheckpointedTrainer):
     .. math::
 
         \mathrm{BCE}_w(\text{logits}, y) + \text{lam}(e)\;
-        \texttt{penalty}(\sigma(\text{logits}), \text{groups}),
+        \texttt{penalty}(\sigma(\text{logits}), \text{group\_codes}),
 
     where the cross-entropy is importance-weighted (a row of group :math:`a` weighs
-    :math:`n_a / (k\,C\,n)`, :math:`k` rows per group, :math:`C` groups per row), so that it
+    :math:`n_a / (k\,C\,n)`, :math:`k` rows per group, :math:`C` groups per row; with
+    ``sample_weight``, rows are drawn in proportion to their weight and :math:`n_a`, :math:`n`
+    are total weights), so that it
     stays an unbiased estimate of the population loss however small a group is. Training runs in
     two phases, as in the COT paper: ``warmup_epochs`` of cross-entropy alone give the unfair
     start :math:`\theta^*`; the target :math:`p_{\bar S}` is then fixed to the :math:`W_1`
@@ -251,8 +256,9 @@ class FairTrainer(CheckpointedTrainer):
         self,
         X,
         y,
-        groups,
+        group_codes,
         *,
+        sample_weight=None,
         eval_set=None,
         checkpoint_path: str | Path | None = None,
         checkpoint_every: int = 1,
@@ -264,10 +270,15 @@ class FairTrainer(CheckpointedTrainer):
         X : array-like or Tensor of shape (n_samples, n_features)
         y : array-like or Tensor of shape (n_samples,)
             Labels 0/1, or soft labels in [0, 1] (a teacher's scores, to distil it).
-        groups : array-like or Tensor
+        group_codes : array-like or Tensor
             Integer group codes of shape (n_samples,), or a boolean membership matrix of shape
             (n_samples, n_groups) for overlapping groups.
-        eval_set : tuple (X, y, groups), optional
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative row weights: each group's rows are drawn with probability proportional
+            to their weight, the cross-entropy is weighted accordingly and the fixed target is
+            the barycenter of the weighted group scores (integer weights act as repeated rows,
+            in distribution). Overlapping groups take no weights.
+        eval_set : tuple (X, y, group_codes), optional
             Validation data for the history and early stopping.
         checkpoint_path : path, optional
             Where :meth:`save_checkpoint` writes every ``checkpoint_every`` epochs and after the
@@ -290,7 +301,8 @@ class FairTrainer(CheckpointedTrainer):
         device, dtype = self._device(), self._dtype()
         self.model.to(device)
         self.penalty.to(device)
-        Xt, yt, membership = check_data(X, y, groups, self.penalty.n_groups, dtype, device)
+        Xt, yt, membership = check_data(X, y, group_codes, self.penalty.n_groups, dtype, device)
+        sample_weight = check_row_weights(sample_weight, membership)
         evaluation = None
         if eval_set is not None:
             if not isinstance(eval_set, (tuple, list)) or len(eval_set) != 3:
@@ -302,17 +314,25 @@ class FairTrainer(CheckpointedTrainer):
             if m.shape[0] == 0:
                 raise ValueError(MSG_EMPTY_GROUP.format(group=a))
         per_group = self.batch_size // n_groups
-        per_row = float(membership.sum()) / n  # C: groups per row
-        # Importance weight of a sampled row of group a: unbiased mean cross-entropy.
+        row_mass = np.ones(n) if sample_weight is None else sample_weight
+        group_mass = [float(row_mass[m].sum()) for m in members]
+        per_row = float(sum(group_mass)) / float(row_mass.sum())  # C: groups per row
+        # Importance weight of a sampled row of group a: unbiased (weighted) mean cross-entropy.
         weights = torch.tensor(
-            [m.shape[0] / (per_group * per_row * n) for m in members], dtype=dtype, device=device
+            [mass / (per_group * per_row * float(row_mass.sum())) for mass in group_mass],
+            dtype=dtype,
+            device=device,
         ).repeat_interleave(per_group)
+        # Each group's cumulative row weights: rows drawn in proportion to their weight.
+        drawing = None
+        if sample_weight is not None:
+            drawing = [np.cumsum(sample_weight[m]) for m in members]
         batch_groups = torch.arange(n_groups, device=device).repeat_interleave(per_group)
-        rng = (
-            np.random.RandomState(self.random_state)
-            if not isinstance(self.random_state, np.random.RandomState)
-            else self.random_state
-        )
+        rng = check_random_state(self.random_state)
+        if self.random_state is None:
+            # A generator of its own, seeded from numpy's global one: a resumed checkpoint
+            # restores this stream, never numpy's global state.
+            rng = np.random.RandomState(rng.randint(np.iinfo(np.int32).max))
         params = [p for p in self.model.parameters() if p.requires_grad]
         opt = (
             self.optimizer(params)
@@ -346,11 +366,13 @@ class FairTrainer(CheckpointedTrainer):
                 and epoch >= self.warmup_epochs
             ):
                 monitor.check_model(self.model, Xt, epoch, lam)  # a NaN target is no target
-                self.target_samples_ = barycenter_target(self.predict_scores(Xt), membership)
+                self.target_samples_ = barycenter_target(
+                    self.predict_scores(Xt), membership, sample_weight
+                )
                 self.penalty.set_target(self.target_samples_)
             totals = torch.zeros(3, dtype=torch.float64, device=device)
             for step in range(steps_per_epoch):
-                rows = np.concatenate([m[rng.randint(0, m.shape[0], per_group)] for m in members])
+                rows = draw_rows(members, per_group, rng, drawing)
                 idx = torch.as_tensor(rows, device=device)
                 logits = self.model(Xt[idx]).reshape(-1)
                 ce = (weights * bce(logits, yt[idx])).sum()

@@ -1,6 +1,6 @@
 """What :class:`~fairot.torch.FairTrainer` reads from its data: tensors, groups, targets, metrics.
 
-The checks of ``(X, y, groups)``, the group membership matrix, the fixed target (the
+The checks of ``(X, y, group_codes)``, the group membership matrix, the fixed target (the
 :math:`W_1` barycenter of the groups' training scores) and the validation metrics recorded each
 epoch; the loop itself is in :mod:`fairot.torch._trainer`.
 """
@@ -18,6 +18,7 @@ from fairot.transport import (
     midpoint_grid,
     quantile_function,
 )
+from fairot.utils.arrays import check_sample_weight
 from fairot.utils.sensitive import check_sensitive_features
 
 __all__ = [
@@ -28,17 +29,24 @@ __all__ = [
     "as_tensor",
     "barycenter_target",
     "check_data",
+    "check_row_weights",
+    "draw_rows",
     "membership",
     "validation_metrics",
 ]
 
 MSG_GROUPS = (
-    "groups must be integer codes 0 .. n_groups - 1 of shape (n_samples,) or a boolean "
+    "group_codes must be integer codes 0 .. n_groups - 1 of shape (n_samples,) or a boolean "
     "membership matrix of shape (n_samples, n_groups) with n_groups={n_groups} (the penalty's); "
     "got {value}."
 )
-MSG_LENGTHS = "X, y and groups must have the same number of rows; got {x}, {y} and {g}."
+MSG_LENGTHS = "X, y and group_codes must have the same number of rows; got {x}, {y} and {g}."
 MSG_EMPTY_GROUP = "group {group} has no rows in the training data; every group needs members."
+MSG_OVERLAP_WEIGHTS = (
+    "sample_weight with overlapping groups (a membership matrix with rows in several groups) "
+    "is not supported; pass integer group codes, or repeat the rows."
+)
+MSG_ZERO_WEIGHT = "group {group} has zero total sample_weight; no row of it can be drawn."
 MSG_LABELS = (
     "y must hold labels in [0, 1] (0/1, or soft labels to distil a teacher); got values in "
     "[{low}, {high}]."
@@ -73,22 +81,58 @@ def membership(groups, n_groups: int, n: int) -> np.ndarray:
     return member
 
 
-def check_data(X, y, groups, n_groups: int, dtype, device):
+def check_data(X, y, group_codes, n_groups: int, dtype, device):
     """``(X, y, membership)`` checked: equal lengths, labels in [0, 1], valid groups."""
     Xt = as_tensor(X, dtype, device)
     yt = as_tensor(y, dtype, device).reshape(-1)
     if Xt.shape[0] != yt.shape[0]:
-        raise ValueError(MSG_LENGTHS.format(x=Xt.shape[0], y=yt.shape[0], g=len(groups)))
+        raise ValueError(MSG_LENGTHS.format(x=Xt.shape[0], y=yt.shape[0], g=len(group_codes)))
     if not bool(((yt >= 0) & (yt <= 1)).all()):
         raise ValueError(MSG_LABELS.format(low=float(yt.min()), high=float(yt.max())))
-    return Xt, yt, membership(groups, n_groups, Xt.shape[0])
+    return Xt, yt, membership(group_codes, n_groups, Xt.shape[0])
 
 
-def barycenter_target(scores: np.ndarray, member: np.ndarray) -> np.ndarray:
-    """The sorted :math:`W_1` barycenter of the groups' scores (the target fixed after warm-up)."""
+def check_row_weights(sample_weight, member: np.ndarray) -> np.ndarray | None:
+    """Checked row weights (``None`` when all equal, the unweighted run); one group per row."""
+    if sample_weight is None:
+        return None
+    weights = check_sample_weight(sample_weight, member.shape[0])
+    if weights is None or np.all(weights == weights[0]):
+        return None  # equal weights: exactly the unweighted run, draw for draw
+    if not (member.sum(axis=1) == 1).all():
+        raise ValueError(MSG_OVERLAP_WEIGHTS)
+    for a in range(member.shape[1]):
+        if member[:, a].any() and not weights[member[:, a]].sum() > 0:
+            raise ValueError(MSG_ZERO_WEIGHT.format(group=a))
+    return weights
+
+
+def draw_rows(
+    members: list[np.ndarray],
+    per_group: int,
+    rng: np.random.RandomState,
+    drawing: list[np.ndarray] | None,
+) -> np.ndarray:
+    """``per_group`` rows of every group, with replacement: uniform, or by cumulative weights."""
+    if drawing is None:
+        return np.concatenate([m[rng.randint(0, m.shape[0], per_group)] for m in members])
+    picks = []
+    for m, cumulative in zip(members, drawing, strict=True):
+        position = np.searchsorted(cumulative, rng.uniform(0.0, cumulative[-1], per_group), "right")
+        picks.append(m[np.minimum(position, m.shape[0] - 1)])
+    return np.concatenate(picks)
+
+
+def barycenter_target(
+    scores: np.ndarray, member: np.ndarray, sample_weight: np.ndarray | None = None
+) -> np.ndarray:
+    """The sorted :math:`W_1` barycenter of the groups' scores (the target fixed after warm-up).
+
+    With ``sample_weight`` (one group per row) the group quantiles are weighted.
+    """
     if (member.sum(axis=1) == 1).all():
         encoding = check_sensitive_features(member.argmax(axis=1), scores.shape[0], min_groups=1)
-        return build_target("barycenter", scores, encoding)
+        return build_target("barycenter", scores, encoding, sample_weight)
     # Overlapping groups: the same barycenter (median of the group quantiles on a midpoint
     # grid, as build_target), read from the membership columns.
     rows = [np.flatnonzero(member[:, a]) for a in range(member.shape[1])]

@@ -91,21 +91,21 @@ EMBEDDINGS_SHAPE_ERROR = "embeddings must have shape (n_samples, {expected}); go
 META_EMBEDDINGS_ERROR = "embeddings must have shape (n_samples, dim); got {shape}."
 LABELS_SHAPE_ERROR = "labels must be a 1-D integer tensor of length {n}; got shape {shape}."
 LABELS_RANGE_ERROR = "labels must lie in [0, n_classes={n_classes}); got values in [{lo}, {hi}]."
-GROUPS_REQUIRED_ERROR = "groups is required by {name}: one integer group code per sample."
+GROUPS_REQUIRED_ERROR = "group_codes is required by {name}: one integer group code per sample."
 GROUPS_SHAPE_ERROR = (
-    "groups of {name} must be integer group codes of shape ({n},); got dtype {dtype} and shape "
-    "{shape}."
+    "group_codes of {name} must be integer group codes of shape ({n},); got dtype {dtype} and "
+    "shape {shape}."
 )
 GROUPS_RANGE_ERROR = (
-    "groups must be codes in [0, n_groups={n_groups}) (n_groups=None: any code >= 0); got values "
-    "in [{lo}, {hi}]."
+    "group_codes must be codes in [0, n_groups={n_groups}) (n_groups=None: any code >= 0); got "
+    "values in [{lo}, {hi}]."
 )
 SAMPLE_WEIGHT_ERROR = (
     "sample_weight must be a finite non-negative 1-D tensor of length {n} with a positive sum."
 )
 MINER_INPUT_ERROR = (
-    "embeddings must be 2-D (n_samples, dim) and labels/groups 1-D integer tensors of length "
-    "n_samples; got embeddings {emb}, labels {lab}, groups {grp}."
+    "embeddings must be 2-D (n_samples, dim) and labels/group_codes 1-D integer tensors of "
+    "length n_samples; got embeddings {emb}, labels {lab}, group_codes {grp}."
 )
 
 
@@ -326,7 +326,7 @@ def check_groups(
     >>> check_groups([0, 3, 1], 3, 3, "loss")
     Traceback (most recent call last):
     ...
-    ValueError: groups must be codes in [0, n_groups=3) ... got values in [0, 3].
+    ValueError: group_codes must be codes in [0, n_groups=3) ... got values in [0, 3].
     """
     if groups is None:
         raise ValueError(GROUPS_REQUIRED_ERROR.format(name=name))

@@ -83,7 +83,7 @@ class HardestTripletMiner(nn.Module):
         self,
         embeddings: torch.Tensor,
         labels: torch.Tensor,
-        groups: torch.Tensor | None = None,
+        group_codes: torch.Tensor | None = None,
     ) -> TripletIndices:
         """Mine the triplets of a batch.
 
@@ -91,7 +91,7 @@ class HardestTripletMiner(nn.Module):
         ----------
         embeddings : Tensor of shape (n_samples, dim)
         labels : integer Tensor of shape (n_samples,)
-        groups : integer Tensor of shape (n_samples,), optional
+        group_codes : integer Tensor of shape (n_samples,), optional
             Required when ``within_groups=True``; otherwise ignored.
 
         Returns
@@ -101,26 +101,26 @@ class HardestTripletMiner(nn.Module):
         """
         n = embeddings.shape[0] if embeddings.ndim == 2 else -1
         labels = torch.as_tensor(labels, device=embeddings.device)
-        if groups is None and self.within_groups:
+        if group_codes is None and self.within_groups:
             groups_ok = False
         else:
-            groups = (
+            group_codes = (
                 torch.zeros_like(labels)
-                if groups is None or not self.within_groups
-                else torch.as_tensor(groups, device=embeddings.device)
+                if group_codes is None or not self.within_groups
+                else torch.as_tensor(group_codes, device=embeddings.device)
             )
-            groups_ok = groups.shape == (n,) and not groups.is_floating_point()
+            groups_ok = group_codes.shape == (n,) and not group_codes.is_floating_point()
         if n < 0 or labels.shape != (n,) or labels.is_floating_point() or not groups_ok:
             raise ValueError(
                 MINER_INPUT_ERROR.format(
                     emb=tuple(embeddings.shape),
                     lab=tuple(labels.shape),
-                    grp=None if groups is None else tuple(torch.as_tensor(groups).shape),
+                    grp=None if group_codes is None else tuple(torch.as_tensor(group_codes).shape),
                 )
             )
         normed = unit_rows(embeddings.detach())
         dist = (2.0 - 2.0 * normed @ normed.t()).clamp_min(0.0)
-        same_group = groups[:, None] == groups[None, :]
+        same_group = group_codes[:, None] == group_codes[None, :]
         same_label = labels[:, None] == labels[None, :]
         eye = torch.eye(n, dtype=torch.bool, device=embeddings.device)
         pos_mask = same_group & same_label & ~eye

@@ -14,7 +14,8 @@ import numpy as np
 __all__ = ["BalancedGroupSampler", "RandomBatchSampler"]
 
 SAMPLER_INPUT_ERROR = (
-    "labels and groups must be 1-D integer arrays of the same length; got shapes {lab} and {grp}."
+    "labels and group_codes must be 1-D integer arrays of the same length; got shapes {lab} and "
+    "{grp}."
 )
 BATCH_SIZE_ERROR = (
     "batch_size={batch_size} must be a positive multiple of n_groups * samples_per_identity "
@@ -43,7 +44,7 @@ class BalancedGroupSampler:
     ----------
     labels : array-like of shape (n_samples,)
         Identity of each sample.
-    groups : array-like of shape (n_samples,)
+    group_codes : array-like of shape (n_samples,)
         Group code of each sample, ``0 .. n_groups - 1``.
     batch_size : int
         Total meta batch size :math:`n`; a multiple of ``n_groups * samples_per_identity``.
@@ -78,7 +79,7 @@ class BalancedGroupSampler:
     def __init__(
         self,
         labels,
-        groups,
+        group_codes,
         batch_size: int,
         *,
         samples_per_identity: int = 2,
@@ -86,15 +87,15 @@ class BalancedGroupSampler:
         random_state=None,
     ) -> None:
         labels = np.asarray(labels)
-        groups = np.asarray(groups)
+        group_codes = np.asarray(group_codes)
         if (
             labels.ndim != 1
-            or labels.shape != groups.shape
+            or labels.shape != group_codes.shape
             or not np.issubdtype(labels.dtype, np.integer)
-            or not np.issubdtype(groups.dtype, np.integer)
+            or not np.issubdtype(group_codes.dtype, np.integer)
         ):
-            raise ValueError(SAMPLER_INPUT_ERROR.format(lab=labels.shape, grp=groups.shape))
-        self.n_groups = int(groups.max()) + 1
+            raise ValueError(SAMPLER_INPUT_ERROR.format(lab=labels.shape, grp=group_codes.shape))
+        self.n_groups = int(group_codes.max()) + 1
         self.samples_per_identity = int(samples_per_identity)
         unit = self.n_groups * self.samples_per_identity
         if isinstance(batch_size, bool) or batch_size < unit or batch_size % unit:
@@ -105,7 +106,7 @@ class BalancedGroupSampler:
         self.ids_per_group = self.batch_size // unit
         self._members: list[list[np.ndarray]] = []
         for g in range(self.n_groups):
-            in_g = np.flatnonzero(groups == g)
+            in_g = np.flatnonzero(group_codes == g)
             ids, inverse = np.unique(labels[in_g], return_inverse=True)
             members = [in_g[inverse == i] for i in range(len(ids))]
             members = [m for m in members if len(m) >= self.samples_per_identity]

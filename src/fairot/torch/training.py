@@ -11,10 +11,13 @@ killed at any moment resumes from its last checkpoint exactly as if it had never
 from __future__ import annotations
 
 import copy
+from numbers import Integral
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
+from sklearn.utils import check_random_state
 
 from fairot.utils import atomic_write, remove_stale_temporaries
 
@@ -25,6 +28,7 @@ __all__ = [
     "CheckpointedTrainer",
     "first_line",
     "read_checkpoint",
+    "resolve_seed",
 ]
 
 CHECKPOINT_READ_ERROR = (
@@ -48,6 +52,24 @@ def first_line(exc: BaseException) -> str:
     """
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+def resolve_seed(random_state) -> int:
+    """One integer seed from ``random_state``, read as scikit-learn reads it.
+
+    A trainer that seeds numpy generators and torch's needs an integer; an int is kept (the same
+    run as before for the same seed), ``None`` or a ``RandomState`` instance go through
+    :func:`sklearn.utils.check_random_state` and give a fresh (or a continued) draw.
+
+    Examples
+    --------
+    >>> from fairot.torch.training import resolve_seed
+    >>> resolve_seed(7), isinstance(resolve_seed(None), int)
+    (7, True)
+    """
+    if isinstance(random_state, Integral) and not isinstance(random_state, bool):
+        return int(random_state)
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
 class Callback:

@@ -162,7 +162,7 @@ def fit_methods(
     fit_args = (split.X_train, split.y_train)
     common = {
         "estimator": frozen,
-        "groups": split.groups,
+        "group_mode": split.groups,
         "random_state": seed,
         "n_updates": n_updates,
         "verbose": progress,
@@ -176,7 +176,7 @@ def fit_methods(
         models["DOT"] = DOTClassifier(**common, **dot).fit(
             *fit_args, sensitive_features=split.sensitive_train
         )
-        models["DPP"] = QuantileParityPostProcessor(estimator=frozen, groups=split.groups).fit(
+        models["DPP"] = QuantileParityPostProcessor(estimator=frozen, group_mode=split.groups).fit(
             *fit_args, sensitive_features=split.sensitive_train
         )
         models["COT"] = COTClassifier(**common, **cot).fit(

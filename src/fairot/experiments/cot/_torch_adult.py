@@ -65,7 +65,7 @@ def _fit_mlp(split, lam: float, seed: int, params: dict, progress: bool):
     clf = FairMLPClassifier(
         **{**MLP_PARAMS, **params},
         lam=lam,
-        groups=split.groups,
+        group_mode=split.groups,
         random_state=seed,
         verbose=progress,
     )

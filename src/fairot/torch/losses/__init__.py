@@ -9,8 +9,8 @@ r"""Metric-learning losses for PyTorch, one module per family (pytorch-metric-le
 - :class:`MetaSkewnessLoss` — MBN's meta loss: each group's triplet scatter against the anchors'
   (with :class:`SkewnessResult` and :class:`MetaBatchWarning`).
 
-Every loss takes ``(embeddings, labels, groups=None, *, sample_weight=None)``; their checks and
-messages are in :mod:`fairot.torch.checks`. ``fairot.face`` and ``fairot.face.losses`` re-export
+Every loss takes ``(embeddings, labels, group_codes=None, *, sample_weight=None)``; their checks
+and messages are in :mod:`fairot.torch.checks`. ``fairot.face`` and ``fairot.face.losses`` re-export
 all of them under the names they had there.
 """
 

@@ -137,7 +137,12 @@ class MarginSoftmaxLoss(nn.Module):
         return cos_target
 
     def logits(
-        self, embeddings: Tensor, labels: Tensor, groups: Groups = None, *, scores: Scores = None
+        self,
+        embeddings: Tensor,
+        labels: Tensor,
+        group_codes: Groups = None,
+        *,
+        scores: Scores = None,
     ) -> Tensor:
         """Scaled logits with the margin applied to each sample's target class.
 
@@ -145,7 +150,7 @@ class MarginSoftmaxLoss(nn.Module):
         ----------
         embeddings : Tensor of shape (n_samples, embedding_size)
         labels : integer Tensor of shape (n_samples,)
-        groups : integer Tensor of shape (n_samples,), optional
+        group_codes : integer Tensor of shape (n_samples,), optional
             Group code of each sample (required by :class:`GroupMarginLoss`).
         scores : Tensor of shape (n_samples, n_classes), optional
             ``self.scores(embeddings)`` already computed (the trainer reuses it when only the
@@ -165,32 +170,37 @@ class MarginSoftmaxLoss(nn.Module):
             validate=self.validate,
         )
         if self.n_groups is not None:
-            groups = check_groups(
-                groups, embeddings.shape[0], self.n_groups, name, validate=self.validate
+            group_codes = check_groups(
+                group_codes, embeddings.shape[0], self.n_groups, name, validate=self.validate
             )
-            groups = groups.to(embeddings.device)
+            group_codes = group_codes.to(embeddings.device)
         cosine = self.cosine(embeddings) if scores is None else scores
         cos_target = cosine.gather(1, labels[:, None]).squeeze(1)
-        margins = self.sample_margins(labels, groups)
-        edited = self.target_cosine(cos_target, margins, groups)
+        margins = self.sample_margins(labels, group_codes)
+        edited = self.target_cosine(cos_target, margins, group_codes)
         # An out-of-place scatter of (edited - original) on the target column keeps the graph
         # differentiable in the margins, unlike insightface's in-place edit under no_grad.
         return self.scale * cosine.scatter_add(1, labels[:, None], (edited - cos_target)[:, None])
 
     def per_sample_loss(
-        self, embeddings: Tensor, labels: Tensor, groups: Groups = None, *, scores: Scores = None
+        self,
+        embeddings: Tensor,
+        labels: Tensor,
+        group_codes: Groups = None,
+        *,
+        scores: Scores = None,
     ) -> Tensor:
         """Cross-entropy of each sample, shape (n_samples,)."""
         check_embeddings(embeddings, type(self).__name__, validate=False)
         labels = torch.as_tensor(labels, device=embeddings.device)
-        logits = self.logits(embeddings, labels, groups, scores=scores)
+        logits = self.logits(embeddings, labels, group_codes, scores=scores)
         return F.cross_entropy(logits, labels, reduction="none")
 
     def forward(
         self,
         embeddings: Tensor,
         labels: Tensor,
-        groups: Groups = None,
+        group_codes: Groups = None,
         *,
         sample_weight: Tensor | None = None,
         scores: Scores = None,
@@ -202,7 +212,7 @@ class MarginSoftmaxLoss(nn.Module):
         embeddings : Tensor of shape (n_samples, embedding_size)
         labels : integer Tensor of shape (n_samples,)
             Identity of each sample, in ``[0, n_classes)``.
-        groups : integer Tensor of shape (n_samples,), optional
+        group_codes : integer Tensor of shape (n_samples,), optional
             Group of each sample, in ``[0, n_groups)``; ignored by single-margin losses.
         sample_weight : Tensor of shape (n_samples,), optional
             Non-negative weights; the loss is then :math:`\sum_j v_j L_j / \sum_j v_j`.
@@ -214,7 +224,7 @@ class MarginSoftmaxLoss(nn.Module):
         Tensor
             Scalar loss.
         """
-        losses = self.per_sample_loss(embeddings, labels, groups, scores=scores)
+        losses = self.per_sample_loss(embeddings, labels, group_codes, scores=scores)
         return weighted_mean(losses, sample_weight, validate=self.validate)
 
 

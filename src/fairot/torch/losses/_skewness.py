@@ -195,7 +195,7 @@ class MetaSkewnessLoss(nn.Module):
         self,
         embeddings: torch.Tensor,
         labels: torch.Tensor,
-        groups: torch.Tensor,
+        group_codes: torch.Tensor,
         indices_tuple: TripletIndices | None = None,
     ) -> SkewnessResult:
         r"""Meta loss with its per-group terms.
@@ -205,7 +205,7 @@ class MetaSkewnessLoss(nn.Module):
         embeddings : Tensor of shape (n_samples, dim)
             Meta-batch embeddings :math:`f(x^v; \hat w)`; normalised here.
         labels : integer Tensor of shape (n_samples,)
-        groups : integer Tensor of shape (n_samples,)
+        group_codes : integer Tensor of shape (n_samples,)
         indices_tuple : TripletIndices, optional
             Precomputed (anchor, positive, negative) triplets; mined with
             :class:`~fairot.torch.miners.HardestTripletMiner` when omitted.
@@ -221,20 +221,20 @@ class MetaSkewnessLoss(nn.Module):
         n = embeddings.shape[0]
         labels = torch.as_tensor(labels, device=embeddings.device)
         check_labels(labels, n)
-        groups = check_groups(groups, n, self.n_groups, name, validate=self.validate)
-        groups = groups.to(embeddings.device)
+        group_codes = check_groups(group_codes, n, self.n_groups, name, validate=self.validate)
+        group_codes = group_codes.to(embeddings.device)
         if indices_tuple is None:
-            indices_tuple = self.miner(embeddings, labels, groups)
+            indices_tuple = self.miner(embeddings, labels, group_codes)
         anchors_idx, pos_idx, neg_idx = indices_tuple
         n_groups = self.n_groups
         if n_groups is None:
-            present = int(groups.max()) + 1 if groups.numel() else 0
+            present = int(group_codes.max()) + 1 if group_codes.numel() else 0
             n_groups = max(present, max(self.anchor_groups) + 1)
         dtype = embeddings.dtype
         d_pos = squared_distances(embeddings, anchors_idx, pos_idx)
         d_neg = squared_distances(embeddings, anchors_idx, neg_idx)
         l_i = d_pos - self.gamma * d_neg
-        triplet_group = groups[anchors_idx]
+        triplet_group = group_codes[anchors_idx]
         counts = torch.bincount(triplet_group, minlength=n_groups)[:n_groups]
         sums = torch.zeros(n_groups, dtype=dtype, device=embeddings.device).index_add(
             0, triplet_group, l_i
@@ -242,7 +242,7 @@ class MetaSkewnessLoss(nn.Module):
         nan = torch.tensor(float("nan"), dtype=dtype, device=embeddings.device)
         group_loss = torch.where(counts > 0, sums / counts.clamp_min(1), nan)
 
-        self._warn_missing_pairs(labels, groups)
+        self._warn_missing_pairs(labels, group_codes)
         is_anchor = torch.zeros(n_groups, dtype=torch.bool, device=embeddings.device)
         is_anchor[list(a for a in self.anchor_groups if a < n_groups)] = True
         anchor_count = counts[is_anchor].sum()
@@ -287,8 +287,8 @@ class MetaSkewnessLoss(nn.Module):
         self,
         embeddings: torch.Tensor,
         labels: torch.Tensor,
-        groups: torch.Tensor,
+        group_codes: torch.Tensor,
         indices_tuple: TripletIndices | None = None,
     ) -> torch.Tensor:
         """Scalar meta loss :math:`L^M`; see :meth:`compute` for the parameters."""
-        return self.compute(embeddings, labels, groups, indices_tuple).loss
+        return self.compute(embeddings, labels, group_codes, indices_tuple).loss

@@ -57,10 +57,10 @@ class SoftmaxLoss(nn.Module):
         dtype = embeddings.dtype
         return F.linear(embeddings, self.weight.to(dtype), self.bias.to(dtype))
 
-    def logits(self, embeddings, labels=None, groups=None, *, scores=None):  # noqa: D102
+    def logits(self, embeddings, labels=None, group_codes=None, *, scores=None):  # noqa: D102
         return self.scores(embeddings) if scores is None else scores
 
-    def per_sample_loss(self, embeddings, labels, groups=None, *, scores=None):  # noqa: D102
+    def per_sample_loss(self, embeddings, labels, group_codes=None, *, scores=None):  # noqa: D102
         size, n_classes = self.embedding_size, self.n_classes
         labels = check_batch(
             embeddings, labels, size, n_classes, name="SoftmaxLoss", validate=self.validate
@@ -68,6 +68,6 @@ class SoftmaxLoss(nn.Module):
         logits = self.logits(embeddings, scores=scores)
         return F.cross_entropy(logits, labels, reduction="none")
 
-    def forward(self, embeddings, labels, groups=None, *, sample_weight=None, scores=None):  # noqa: D102
-        losses = self.per_sample_loss(embeddings, labels, groups, scores=scores)
+    def forward(self, embeddings, labels, group_codes=None, *, sample_weight=None, scores=None):  # noqa: D102
+        losses = self.per_sample_loss(embeddings, labels, group_codes, scores=scores)
         return weighted_mean(losses, sample_weight, validate=self.validate)
