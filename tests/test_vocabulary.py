@@ -6,10 +6,6 @@ that wraps a model takes it as ``estimator=``; every one that draws random numbe
 method that takes the groups requests them for metadata routing by default. ``groups`` means
 one thing only, scikit-learn's CV groups: the mode string is ``group_mode`` and per-sample codes
 are ``group_codes``. The trainers share their names for step sizes, seeds and progress.
-
-The regression estimators are read here, not changed (another change owns them): what they do
-not follow yet is a strict ``xfail``, so that the test fails (XPASS) the day they do, and the
-marker goes.
 """
 
 import inspect
@@ -27,13 +23,6 @@ torch = pytest.importorskip("torch")
 
 from fairot.face import MetaBalancedTrainer  # noqa: E402
 from fairot.torch import FairMLPClassifier, FairTrainer, WassersteinParityPenalty  # noqa: E402
-
-REGRESSION = "regression vocabulary: changed by the regression helper of issue 21"
-
-
-def _regression(estimator, reason=REGRESSION):
-    return pytest.param(estimator, marks=pytest.mark.xfail(strict=True, reason=reason))
-
 
 CLASSIFIERS = [COTClassifier, DOTClassifier, QuantileParityPostProcessor, FairMLPClassifier]
 #: (class, whether it wraps a model, whether it draws random numbers)
@@ -55,7 +44,7 @@ def _parameters(function) -> dict[str, inspect.Parameter]:
 
 @pytest.mark.parametrize(
     "estimator",
-    [*CLASSIFIERS, _regression(WassersteinFairRegressor), _regression(WassersteinFairRegressorCV)],
+    [*CLASSIFIERS, WassersteinFairRegressor, WassersteinFairRegressorCV],
 )
 def test_fit_takes_keyword_only_sensitive_features_and_sample_weight(estimator):
     params = _parameters(estimator.fit)
@@ -88,7 +77,7 @@ def test_partial_fit_and_predictions_take_the_same_keywords(estimator):
 
 @pytest.mark.parametrize(
     "estimator",
-    [*CLASSIFIERS, WassersteinFairRegressor, _regression(WassersteinFairRegressorCV)],
+    [*CLASSIFIERS, WassersteinFairRegressor, WassersteinFairRegressorCV],
 )
 def test_constructor_takes_estimator_and_random_state_none(estimator):
     wraps, random = ESTIMATORS[estimator]
@@ -107,7 +96,7 @@ def test_constructor_takes_estimator_and_random_state_none(estimator):
 
 
 @pytest.mark.parametrize(
-    "estimator", [*CLASSIFIERS, _regression(WassersteinFairRegressor), WassersteinFairRegressorCV]
+    "estimator", [*CLASSIFIERS, WassersteinFairRegressor, WassersteinFairRegressorCV]
 )
 def test_groups_is_never_a_constructor_parameter(estimator):
     # ``groups`` is scikit-learn's (CV groups passed to fit); the mode string is group_mode.

@@ -113,7 +113,7 @@ def test_groups_attributes_are_public_lists_and_marginal_is_a_clear_error():
     assert model.groups_ == [(0, "x"), (0, "y"), (1, "x"), (1, "y")]
     assert model.group_names_ == ["a=0, b=x", "a=0, b=y", "a=1, b=x", "a=1, b=y"]
     with pytest.raises(ValueError, match=re.escape(MSG_MARGINAL[:50])):
-        WassersteinFairRegressor(groups="marginal").fit(X, y, sensitive_features=sf)
+        WassersteinFairRegressor(group_mode="marginal").fit(X, y, sensitive_features=sf)
 
 
 def test_groups_as_a_dict_or_column_names_equal_groups_as_a_frame():

@@ -110,7 +110,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
     calibration_size : float in (0, 1), default=0.5
         Share of ``fit``'s data held out, stratified by group, for calibration (unused with a
         frozen estimator or an explicit ``calibration`` set).
-    groups : {"intersection"}, default="intersection"
+    group_mode : {"intersection"}, default="intersection"
         Several sensitive columns form intersectional groups. ``"marginal"`` (overlapping
         groups, one per column value) raises: a prediction needs the one group of its sample.
     random_state : int, RandomState instance or None, default=None
@@ -211,7 +211,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         "method": [StrOptions(set(get_args(Method)))],
         "groupwise": ["boolean"],
         "calibration_size": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "groups": [StrOptions({"intersection", "marginal"})],
+        "group_mode": [StrOptions({"intersection", "marginal"})],
         "random_state": ["random_state"],
     }
 
@@ -235,7 +235,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         method: Method = "auto",
         groupwise: bool = False,
         calibration_size: float = 0.5,
-        groups: Literal["intersection", "marginal"] = "intersection",
+        group_mode: Literal["intersection", "marginal"] = "intersection",
         random_state=None,
     ) -> None:
         self.estimator = estimator
@@ -248,7 +248,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         self.method = method
         self.groupwise = groupwise
         self.calibration_size = calibration_size
-        self.groups = groups
+        self.group_mode = group_mode
         self.random_state = random_state
 
     # ----------------------------------------------------------------------------- fitting

@@ -96,9 +96,9 @@ MSG_SCORE_GROUPS = (
     "sensitive_features: score then reads the groups from those columns."
 )
 MSG_MARGINAL = (
-    "groups='marginal' is not supported by WassersteinFairRegressor: a prediction reads the "
+    "group_mode='marginal' is not supported by WassersteinFairRegressor: a prediction reads the "
     "quantile map of the one group its sample belongs to, and marginal groups overlap (a "
-    "sample is in one group per sensitive column). Use groups='intersection' (the default), "
+    "sample is in one group per sensitive column). Use group_mode='intersection' (the default), "
     "whose groups partition the samples."
 )
 MSG_POSITIONAL = (
@@ -164,7 +164,7 @@ def check_fit_parameters(model: Any, *, stacklevel: int = 2) -> float:
     """
     validate_params(model)
     p_value = check_p(model.p)
-    if model.groups == "marginal":
+    if model.group_mode == "marginal":
         raise ValueError(MSG_MARGINAL)
     if model.epsilon is not None and model.tau is not None:
         raise ValueError(MSG_BOTH_TOLERANCES.format(eps=model.epsilon, tau=model.tau))
