@@ -90,6 +90,18 @@ def _descend(theta, indices, values, grad_rows, grad_coef, step_size):
 
 
 @njit(cache=True, inline="always")
+def _loss_coefficients(theta, indices, values, labels, loss_rows, loss_coef, weight):
+    r"""Fill ``loss_coef[0, i] = weight * (s_i - y_i)``: the log-loss gradient of each loss row.
+
+    :math:`\nabla_\theta \ell(y, \sigma(\theta^\top x)) = (s - y)\,(x, 1)`; read at the
+    same :math:`\theta` as the fairness gradient of the update, before either step.
+    """
+    for i in range(loss_rows.shape[0]):
+        row = loss_rows[i]
+        loss_coef[0, i] = weight * (_score(theta, indices, values, row) - labels[row])
+
+
+@njit(cache=True, inline="always")
 def _sign(x):
     if x > 0.0:
         return 1.0
@@ -120,8 +132,15 @@ def cot_kernel(
     all_pairs,
     objectives,
     diagnostics,
+    labels=None,
+    loss_positions=None,
+    loss_weight=0.0,
 ):
     """Run COT updates in place; see :func:`_reference.cot_updates_numpy` for the mathematics.
+
+    ``loss_positions`` (shape ``(n_updates, N_S)``, rows of ``X``; ``None``, the default, for
+    the paper's updates) and ``labels`` (0/1 floats) add ``loss_weight`` times the log-loss
+    gradient of those rows, summed like the fairness term, to each model step.
 
     Returns the number of updates completed and a status; ``diagnostics[0]`` holds the offending
     exponent :math:`z` when the status is not OK.
@@ -146,6 +165,7 @@ def cot_kernel(
     grad_rows = np.empty((n_groups, n_batch), dtype=np.int64)
     grad_coef = np.empty((n_groups, n_batch))
     mu = np.empty(n_dual)
+    loss_coef = np.empty((1, n_batch))
 
     for k in range(n_updates):
         for j in range(n_batch):
@@ -238,8 +258,14 @@ def cot_kernel(
                     for q in range(n_dual):
                         target_duals[a, q] += f * psi_t[j, q]
         objectives[k] = total
-        # Model descent step: the paper's sum over groups and batch.
+        if loss_positions is not None:
+            _loss_coefficients(
+                theta, indices, values, labels, loss_positions[k], loss_coef, loss_weight
+            )
+        # Model descent step: the paper's sum over groups and batch (plus the loss term).
         _descend(theta, indices, values, grad_rows, grad_coef, step_size)
+        if loss_positions is not None:
+            _descend(theta, indices, values, loss_positions[k : k + 1], loss_coef, step_size)
         if not math.isfinite(theta[d]):
             diagnostics[0] = theta[d]
             return k + 1, STATUS_NOT_FINITE
@@ -311,8 +337,14 @@ def dot_kernel(
     step_size,
     objectives,
     diagnostics,
+    labels=None,
+    loss_positions=None,
+    loss_weight=0.0,
 ):
     """Run DOT updates in place; see :func:`_reference.dot_updates_numpy`.
+
+    ``labels``, ``loss_positions`` and ``loss_weight`` as in :func:`cot_kernel`, the loss
+    gradient averaged over its rows like the fairness term.
 
     The optimal 1-D coupling of two equal-size uniform samples is the sorted matching (stable
     sorts, as :func:`fairot.transport.optimal_coupling_1d`), each pair carrying mass ``1/N``.
@@ -327,6 +359,7 @@ def dot_kernel(
     order = np.empty(n_batch, dtype=np.int64)
     buckets = np.empty(n_batch + 1, dtype=np.int64)
     tb_sorted = np.empty(n_batch)
+    loss_coef = np.empty((1, n_batch))
     for k in range(n_updates):
         for j in range(n_batch):
             tb[j] = target_samples[target_positions[k, j]]
@@ -343,7 +376,14 @@ def dot_kernel(
             for i in range(n_batch):
                 grad_coef[a, i] = signs[i] / n_batch * s[i] * (1.0 - s[i])
         objectives[k] = total
+        if loss_positions is not None:
+            mean_weight = loss_weight / n_batch
+            _loss_coefficients(
+                theta, indices, values, labels, loss_positions[k], loss_coef, mean_weight
+            )
         _descend(theta, indices, values, grad_rows, grad_coef, step_size)
+        if loss_positions is not None:
+            _descend(theta, indices, values, loss_positions[k : k + 1], loss_coef, step_size)
         if not math.isfinite(theta[d]):
             diagnostics[0] = theta[d]
             return k + 1, STATUS_NOT_FINITE
