@@ -84,10 +84,13 @@ def frontier_at(points: pd.DataFrame, budgets=BUDGETS) -> pd.DataFrame:
     per_seed = pd.DataFrame(rows)
     columns = [f"acc@DP<={b:g}" for b in budgets]
     return (
-        per_seed.groupby(["dataset", "method"], sort=False)[columns]
-        .mean(numeric_only=True)
-        .reset_index()
+        per_seed.groupby(["dataset", "method"], sort=False)[columns].agg(_mean_of_all).reset_index()
     )
+
+
+def _mean_of_all(values: pd.Series) -> float:
+    """The mean over seeds, NaN unless every seed has a value (no optimistic partial means)."""
+    return float(values.mean()) if values.notna().all() else np.nan
 
 
 def _mean_points(points: pd.DataFrame) -> pd.DataFrame:
