@@ -72,6 +72,7 @@ def _expected(estimator):
 
 
 @pytest.mark.filterwarnings("ignore:group .* has .* rows, fewer than batch_size:UserWarning")
+@pytest.mark.filterwarnings("ignore:group .* row\\(s\\) at fit, fewer than:UserWarning")
 # The checks' inputs are unscaled (features near 100): the step sizes are scaled down with them,
 # else the divergence guard rightly stops the fit.
 @parametrize_with_checks(

@@ -25,7 +25,7 @@ from fairot.exceptions import DivergenceError
 from fairot.metrics.reductions import sum_w1_to_reference
 from fairot.transport import build_target
 from fairot.utils.arrays import check_consistent_length, check_sample_weight
-from fairot.utils.groups import group_attributes
+from fairot.utils.groups import group_attributes, warn_small_groups
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 from fairot.utils.targets import check_binary_target
 
@@ -118,6 +118,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         encoding = check_sensitive_features(sf, X.shape[0], groups=self.group_mode)
         self._encoding = encoding
         self.groups_, self.group_names_ = group_attributes(encoding)
+        warn_small_groups(encoding.counts, self.group_names_, stacklevel=user_stacklevel())
 
         self.estimator_, theta = self._initial_model(X, y, sample_weight)
         self.initial_coef_ = theta[None, :-1].copy()

@@ -33,7 +33,7 @@ from sklearn.utils.validation import _check_y, _num_samples, check_is_fitted, ha
 
 from fairot.utils.arrays import check_sample_weight
 from fairot.utils.backends import any_dask, dispatch
-from fairot.utils.groups import GroupEncoding, group_attributes
+from fairot.utils.groups import GroupEncoding, group_attributes, warn_small_groups
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 
 from ._adjust import Method, QuantileAdjustment, check_p
@@ -293,6 +293,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         # the calibration set's groups are encoded, and its errors named, with fit's groups
         self._groups = groups
         self.groups_, self.group_names_ = group_attributes(groups)
+        warn_small_groups(groups.counts, self.group_names_, stacklevel=2)
         codes = groups.codes
         n_groups = groups.n_groups
         base = LinearRegression() if self.estimator is None else self.estimator
