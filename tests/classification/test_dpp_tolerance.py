@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from fairot.classification import COTClassifier, DOTClassifier, QuantileParityPostProcessor
 from fairot.classification._postprocessing import MSG_UNSEEN
-from fairot.transport._geodesic import TAU_MEANING
+from fairot.transport import TAU_MEANING
 from fairot.utils.groups import MSG_SMALL_GROUP, SMALL_GROUP_SIZE
 from fairot.utils.targets import MSG_MULTICLASS_ADVICE
 from tests.helpers import make_biased

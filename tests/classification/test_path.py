@@ -17,7 +17,7 @@ from fairot.classification import (
 )
 from fairot.classification._path import MSG_NO_TAU, MSG_TEST_GROUPS
 from fairot.metrics import fair_accuracy_scorer, neg_wass1_scorer, within_fairness_budget
-from fairot.transport._geodesic import MSG_TAU
+from fairot.transport import MSG_TAU
 from tests.helpers import make_biased
 
 TAUS = [0.0, 0.25, 0.5, 0.75, 1.0]

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from scipy.stats import wasserstein_distance
 
 from fairot.transport import (
+    MSG_TAU,
     check_tau,
     ecdf_rank,
     geodesic_map,
@@ -15,7 +16,6 @@ from fairot.transport import (
     geodesic_targets,
     quantile_function,
 )
-from fairot.transport._geodesic import MSG_TAU
 
 
 def _w1(a, b):

@@ -18,7 +18,7 @@ from sklearn.metrics import accuracy_score, log_loss, roc_auc_score
 
 from fairot.classification._postprocessing import QuantileParityPostProcessor
 from fairot.metrics import demographic_parity_difference, wass1
-from fairot.metrics._path_plot import plot_path_table
+from fairot.metrics.plotting import plot_path_table
 from fairot.transport import check_tau
 from fairot.utils.arrays import check_array_1d
 

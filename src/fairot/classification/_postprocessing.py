@@ -31,14 +31,13 @@ from fairot.classification._common import (
     fit_base_estimator,
     user_stacklevel,
 )
-from fairot.transport import build_target, check_tau, geodesic_map
-from fairot.transport._geodesic import TAU_MEANING
+from fairot.classification._dpp_groups import group_of_row, pooled_scores, target_from_groups
+from fairot.transport import TAU_MEANING, build_target, check_tau, geodesic_map
 from fairot.utils.arrays import check_consistent_length, check_sample_weight, check_scores
 from fairot.utils.backends import dispatch, is_dask_collection
 from fairot.utils.groups import (
     GroupEncoding,
     group_attributes,
-    sensitive_frame,
     warn_small_groups,
 )
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
@@ -330,14 +329,14 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         )
         self.tau_ = check_tau(self.tau)
         if target_samples is None:
-            target_samples = _target_from_groups(self.target, group_scores, group_weights, encoding)
+            target_samples = target_from_groups(self.target, group_scores, group_weights, encoding)
         self.target_samples_ = np.asarray(target_samples, dtype=np.float64)
         self._encoding = encoding
         self._sensitive_columns = sensitive_columns
         self.groups_, self.group_names_ = group_attributes(encoding)
         self.group_scores_ = group_scores
         self._group_weights = list(group_weights)
-        self._pooled = _pooled_scores(group_scores, self._group_weights)
+        self._pooled = pooled_scores(group_scores, self._group_weights)
         return self
 
     def _check_features(self, X, *, reset: bool) -> None:
@@ -406,8 +405,8 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         unseen = codes < 0
         if np.any(unseen) and self.unseen_groups == "error":
             row = int(np.flatnonzero(unseen)[0])
-            frame = _rows_of(sf, row)
-            raise ValueError(MSG_UNSEEN.format(label=frame, known=self.group_names_))
+            label = group_of_row(sf, row)
+            raise ValueError(MSG_UNSEEN.format(label=label, known=self.group_names_))
         check_consistent_length(X=X, sensitive_features=codes)
         s = self.base_scores(X)
         out = np.empty_like(s)
@@ -477,67 +476,3 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = base_tags.input_tags.sparse
         tags.input_tags.string = base_tags.input_tags.string
         return tags
-
-
-def _pooled_scores(group_scores: list[np.ndarray], group_weights: list) -> tuple:
-    """All fit-time scores, sorted, with their weights: the ECDF of unseen groups' rows."""
-    scores = np.concatenate(group_scores)
-    order = np.argsort(scores, kind="stable")
-    if all(w is None for w in group_weights):
-        return scores[order], None
-    weights = np.concatenate(
-        [
-            np.ones(g.shape[0]) if w is None else w
-            for g, w in zip(group_scores, group_weights, strict=True)
-        ]
-    )
-    return scores[order], weights[order]
-
-
-def _rows_of(sensitive_features, row: int):
-    """The group label of one row, as the user wrote it (a tuple for several columns)."""
-    values = tuple(
-        v.item() if isinstance(v, np.generic) else v
-        for v in sensitive_frame(sensitive_features, "sensitive_features").iloc[row].to_numpy()
-    )
-    return values[0] if len(values) == 1 else values
-
-
-class _ConcatenatedGroups:
-    """The groups of the concatenated sorted group scores, as ``build_target`` reads groups.
-
-    ``build_target`` asks an encoding for each group's rows (``indices``), a group's position
-    (``index_of``) and the names; over the concatenation, group ``g``'s rows are its block.
-    """
-
-    def __init__(self, encoding: GroupEncoding, sizes: list[int]):
-        self.encoding = encoding
-        self.names = encoding.names
-        bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
-        self.rows = [np.arange(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
-
-    def indices(self) -> list[np.ndarray]:
-        return self.rows
-
-    def index_of(self, label) -> int:
-        return self.encoding.index_of(label)
-
-
-def _target_from_groups(
-    target, group_scores: list[np.ndarray], group_weights: list, encoding: GroupEncoding
-) -> np.ndarray:
-    """``build_target`` on the concatenated sorted groups: the target of the rows they came from.
-
-    The group quantiles and sizes do not depend on the order of a group's rows, so the sorted
-    groups give the target that the rows themselves give.
-    """
-    groups = _ConcatenatedGroups(encoding, [g.shape[0] for g in group_scores])
-    weights = None
-    if any(w is not None for w in group_weights):
-        weights = np.concatenate(
-            [
-                np.ones(g.shape[0]) if w is None else w
-                for g, w in zip(group_scores, group_weights, strict=True)
-            ]
-        )
-    return build_target(target, np.concatenate(group_scores), groups, weights)

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from fairot.metrics._path_plot import new_axes, plot_path_table
+from fairot.metrics.plotting import new_axes, plot_path_table
 
 __all__ = ["plot_path", "plot_quantile_curves"]
 

@@ -30,6 +30,8 @@ from fairot.transport._fourier import (
     tabulate_features,
 )
 from fairot.transport._geodesic import (
+    MSG_TAU,
+    TAU_MEANING,
     check_tau,
     geodesic_map,
     geodesic_quantiles,
@@ -46,6 +48,8 @@ from fairot.transport._targets import MAX_TARGET_LEVELS, build_target
 
 __all__ = [
     "MASS_TOLERANCE",
+    "MSG_TAU",
+    "TAU_MEANING",
     "joint_quantile_cells",
     "wasserstein_sorted",
     "wasserstein_sorted_orders",

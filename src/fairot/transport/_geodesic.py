@@ -13,8 +13,7 @@ for a map: if :math:`T` is nondecreasing, :math:`\tau\,\mathrm{id} + (1 - \tau) 
 pushforward of any sample by it lies at :math:`\tau` times the distance of that sample from its
 image by :math:`T`.
 
-Internal surface (used by the classifiers): :data:`TAU_MEANING`, :data:`MSG_TAU`,
-:func:`check_tau`.
+The unit of tau in messages: :data:`TAU_MEANING`, :data:`MSG_TAU`, :func:`check_tau`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The one figure of a fairness-accuracy path, for classifiers and regressors alike.
 
-Internal surface (used by :mod:`fairot.regression` and :mod:`fairot.classification`, whose
-``plot_path`` functions choose the default axes): :func:`new_axes`, :func:`plot_path_table`.
+:func:`fairot.regression.plot_path` and :func:`fairot.classification.plot_path` draw through
+:func:`plot_path_table` (they choose the default axes); :func:`new_axes` gives a figure without
+pyplot.
 """
 
 from __future__ import annotations
