@@ -22,6 +22,7 @@ from fairot.classification import (
     DOTClassifier,
     QuantileParityPostProcessor,
 )
+from tests.helpers import IGNORE_SMALL_GROUPS
 
 pytestmark = pytest.mark.fuzz
 
@@ -155,7 +156,7 @@ class _GivenScores(ClassifierMixin, BaseEstimator):
         max_size=30,
     )
 )
-@pytest.mark.filterwarnings("ignore:group .* row\\(s\\) at fit, fewer than:UserWarning")
+@pytest.mark.filterwarnings(IGNORE_SMALL_GROUPS)
 def test_scores_are_clipped_or_rejected_with_their_row(scores):
     s = np.array(scores)
     n = s.shape[0]

@@ -128,3 +128,20 @@ def test_grid_search_chooses_tau_within_a_fairness_budget(data):
     assert search.best_estimator_.tau_ == TAUS[expected]
     # the held-out disparity falls with tau: the budget is a real choice
     assert np.all(np.diff(wass) > 0), wass
+
+
+def test_in_processing_is_refitted_per_tau(data):
+    from fairot.classification import DOTClassifier
+
+    X, y, a, Xt, yt, at = data
+    template = DOTClassifier(n_updates=200, random_state=0)
+    path = fairness_accuracy_path(
+        template, X, y, sensitive_features=a, taus=[0.0, 1.0],
+        X_test=Xt, y_test=yt, sensitive_features_test=at,
+    )  # fmt: skip
+    assert path.unadjusted == {}
+    for tau, model in zip([0.0, 1.0], path.estimators, strict=True):
+        own = DOTClassifier(n_updates=200, random_state=0, tau=tau).fit(X, y, sensitive_features=a)
+        np.testing.assert_array_equal(model.coef_, own.coef_)
+        row = path.table.set_index("tau").loc[tau]
+        assert row["accuracy"] == pytest.approx(accuracy_score(yt, own.predict(Xt)))

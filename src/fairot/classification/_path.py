@@ -26,7 +26,8 @@ __all__ = ["ClassificationPath", "fairness_accuracy_path", "plot_path"]
 
 MSG_NO_TAU = (
     "{name} has no tau parameter; the tolerance path needs an estimator whose tau is the "
-    "fraction of the raw disparity kept (QuantileParityPostProcessor)."
+    "fraction of the raw disparity kept (QuantileParityPostProcessor, COTClassifier, "
+    "DOTClassifier)."
 )
 MSG_TEST_GROUPS = "X_test was given without y_test and sensitive_features_test; give all three."
 PATH_COLUMNS = ("accuracy", "roc_auc", "log_loss", "dp_difference", "wass1")
@@ -93,8 +94,9 @@ def fairness_accuracy_path(
 
     Parameters
     ----------
-    estimator : QuantileParityPostProcessor or estimator with a ``tau`` parameter
-        Template (cloned); its ``tau`` is replaced along the path.
+    estimator : QuantileParityPostProcessor, COTClassifier or DOTClassifier
+        Template (cloned); its ``tau`` is replaced along the path (COT and DOT are refitted
+        per tolerance; ``unadjusted`` is then empty).
     X, y : array-like
         Fit data, as for the estimator's ``fit``.
     sensitive_features : array-like, DataFrame, dict, str or list of str

@@ -14,7 +14,6 @@ from sklearn.utils import get_tags
 from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
-    InvalidParameterError,
     StrOptions,
 )
 from sklearn.utils.validation import (
@@ -26,13 +25,14 @@ from sklearn.utils.validation import (
 )
 
 from fairot.classification._common import (
+    TauUnitsMixin,
     atomic,
     check_group_weights,
     fit_base_estimator,
     user_stacklevel,
 )
 from fairot.classification._dpp_groups import group_of_row, pooled_scores, target_from_groups
-from fairot.transport import TAU_MEANING, build_target, check_tau, geodesic_map
+from fairot.transport import build_target, check_tau, geodesic_map
 from fairot.utils.arrays import check_consistent_length, check_sample_weight, check_scores
 from fairot.utils.backends import dispatch, is_dask_collection
 from fairot.utils.groups import (
@@ -59,7 +59,7 @@ MSG_UNSEEN = (
 )
 
 
-class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
+class QuantileParityPostProcessor(TauUnitsMixin, ClassifierMixin, BaseEstimator):
     r"""Quantile post-processing to strong demographic parity (DPP of [1]_).
 
     Each score :math:`s` of a person in group :math:`a` is replaced by the target quantile at its
@@ -172,15 +172,6 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         self.group_mode = group_mode
         self.tau = tau
         self.unseen_groups = unseen_groups
-
-    def _validate_params(self):
-        # scikit-learn's message on a bad tau says its range; the unit is what a user lacks.
-        try:
-            super()._validate_params()
-        except InvalidParameterError as error:
-            if "'tau' parameter" not in str(error):
-                raise
-            raise InvalidParameterError(f"{error} {TAU_MEANING}.") from None
 
     @_fit_context(prefer_skip_nested_validation=False)
     @atomic

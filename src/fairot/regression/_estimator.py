@@ -293,7 +293,6 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         # the calibration set's groups are encoded, and its errors named, with fit's groups
         self._groups = groups
         self.groups_, self.group_names_ = group_attributes(groups)
-        warn_small_groups(groups.counts, self.group_names_, stacklevel=2)
         codes = groups.codes
         n_groups = groups.n_groups
         base = LinearRegression() if self.estimator is None else self.estimator
@@ -313,6 +312,8 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
             estimators = [fit_score_model(clone(base), X, y, weights, rows) for rows in members]
         # before scoring, so that a too small calibration set fails fast
         check_calibration_groups(codes_cal, self.group_names_, sample_weight=w_cal)
+        # only once the groups are known to be usable: an error says more than a warning
+        warn_small_groups(groups.counts, self.group_names_, stacklevel=2)
         scores, precision = predict_scores(estimators, X_cal, codes_cal, with_precision=True)
         return self.fit_from_group_statistics(
             scores,
