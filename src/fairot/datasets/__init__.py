@@ -16,10 +16,16 @@ from ._adult import load_adult
 from ._base import get_data_home
 from ._communities_crime import load_communities_crime
 from ._german_credit import load_german_credit
-from ._splits import BUILTIN_DATASETS, BaselineSplit, load_baseline_split
+from ._splits import (
+    BUILTIN_DATASETS,
+    BUILTIN_REGRESSION_DATASETS,
+    BaselineSplit,
+    load_baseline_split,
+)
 
 __all__ = [
     "BUILTIN_DATASETS",
+    "BUILTIN_REGRESSION_DATASETS",
     "BaselineSplit",
     "get_data_home",
     "load_acs_excerpts",

@@ -62,7 +62,21 @@ def split_403030(codes: np.ndarray, seed) -> tuple[np.ndarray, np.ndarray, np.nd
     return aux, cal, test
 
 
-def path_for(model, X_cal, y_cal, s_cal, X_test, y_test, s_test, taus, **params):
+def path_for(
+    model,
+    X_cal,
+    y_cal,
+    s_cal,
+    X_test,
+    y_test,
+    s_test,
+    taus,
+    *,
+    sample_weight=None,
+    sample_weight_test=None,
+    **params,
+):
+    """The tolerance path of a frozen score model, calibrated and evaluated on the given parts."""
     template = WassersteinFairRegressor(estimator=FrozenEstimator(model), **params)
     with warnings.catch_warnings():
         # tau > 1 (the classification plot's last points) is intended here
@@ -76,4 +90,6 @@ def path_for(model, X_cal, y_cal, s_cal, X_test, y_test, s_test, taus, **params)
             X_test=X_test,
             y_test=y_test,
             sensitive_features_test=s_test,
+            sample_weight=sample_weight,
+            sample_weight_test=sample_weight_test,
         )
