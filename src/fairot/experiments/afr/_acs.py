@@ -11,11 +11,10 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from sklearn.ensemble import GradientBoostingRegressor
 from tqdm.auto import tqdm
 
 from fairot.experiments._result import StudyResult
-from fairot.experiments.afr._common import path_for, split_403030
+from fairot.experiments.afr._common import gradient_boosting, path_for, split_403030
 from fairot.metrics import max_pairwise_wasserstein
 from fairot.regression import plot_path
 
@@ -95,16 +94,6 @@ held-out metrics); the paper uses no weights."""
 SAMPLE_FOLKTABLES = """\
 The data are California's full 2018 1-Year PUMS person file (folktables' source), {n} rows
 after the paper's filter, with the paper's nine predictors; no survey weights, as in the paper."""
-
-
-def _gradient_boosting(quick: bool, seed: int) -> GradientBoostingRegressor:
-    return GradientBoostingRegressor(
-        n_estimators=30 if quick else 200,
-        max_depth=6,
-        learning_rate=0.1,
-        subsample=0.8,
-        random_state=seed,
-    )
 
 
 def _load(source: str, k: int):
@@ -262,7 +251,7 @@ def run_afr_acs(
             w = {"aux": None, "cal": None, "test": None}
             if weighting == "PWGTP":
                 w = {"aux": weights[aux], "cal": weights[cal], "test": weights[test]}
-            model = _gradient_boosting(quick, seed).fit(X[aux], y[aux], sample_weight=w["aux"])
+            model = gradient_boosting(quick, seed).fit(X[aux], y[aux], sample_weight=w["aux"])
             raw_pred = model.predict(X[test])
             for p_name, p in (("W1", 1.0), ("W2", 2.0)) if k == 2 else (("W2", 2.0),):
                 path = path_for(

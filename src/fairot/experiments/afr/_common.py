@@ -1,7 +1,7 @@
 """What the regression paper's studies share: W_p orders, group-wise scores, the split, the path.
 
 Internal surface (for the study modules of :mod:`fairot.experiments.afr`): :data:`P_VALUES`,
-:class:`GroupwiseModel`, :func:`split_403030` and :func:`path_for`.
+:class:`GroupwiseModel`, :func:`split_403030`, :func:`gradient_boosting` and :func:`path_for`.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import train_test_split
 
@@ -60,6 +61,17 @@ def split_403030(codes: np.ndarray, seed) -> tuple[np.ndarray, np.ndarray, np.nd
     aux, rest = train_test_split(index, train_size=0.4, stratify=codes, random_state=seed)
     cal, test = train_test_split(rest, train_size=0.5, stratify=codes[rest], random_state=seed)
     return aux, cal, test
+
+
+def gradient_boosting(quick: bool, seed: int) -> GradientBoostingRegressor:
+    """Section 6.1's score model: 200 trees (30 quick), depth 6, learning rate .1, subsample .8."""
+    return GradientBoostingRegressor(
+        n_estimators=30 if quick else 200,
+        max_depth=6,
+        learning_rate=0.1,
+        subsample=0.8,
+        random_state=seed,
+    )
 
 
 def path_for(

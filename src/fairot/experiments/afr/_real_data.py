@@ -7,24 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.ensemble import GradientBoostingRegressor
 from tqdm.auto import tqdm
 
 from fairot.experiments._result import StudyResult
-from fairot.experiments.afr._common import path_for, split_403030
+from fairot.experiments.afr._common import gradient_boosting, path_for, split_403030
 from fairot.regression import (
     plot_path,
 )
-
-
-def _gradient_boosting(quick: bool, seed: int) -> GradientBoostingRegressor:
-    return GradientBoostingRegressor(
-        n_estimators=30 if quick else 200,
-        max_depth=6,
-        learning_rate=0.1,
-        subsample=0.8,
-        random_state=seed,
-    )
 
 
 def _split_and_fit(bunch, seed: int, quick: bool):
@@ -36,7 +25,7 @@ def _split_and_fit(bunch, seed: int, quick: bool):
     y = bunch.target.to_numpy(dtype=float)
     labels = bunch.sensitive.iloc[:, 0].to_numpy()
     aux, cal, test = split_403030(pd.factorize(labels, sort=True)[0], seed)
-    model = _gradient_boosting(quick, seed).fit(X[aux], y[aux])
+    model = gradient_boosting(quick, seed).fit(X[aux], y[aux])
     return model, (X[cal], y[cal], labels[cal]), (X[test], y[test], labels[test])
 
 
