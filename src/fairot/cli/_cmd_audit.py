@@ -105,7 +105,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("--task", choices=("classification", "regression"), default="classification")
     p.add_argument(
-        "--groups",
+        "--group-mode",
         choices=("intersection", "marginal"),
         default="intersection",
         help="how several sensitive columns form groups (default: intersection)",
@@ -251,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
             scores,
             sensitive,
             task=args.task,
-            groups=args.groups,
+            group_mode=args.group_mode,
             title=f"fairot audit of {args.data.name}: {args.score}",
             sample_weight=(
                 None if not weight_column else read_weights(frame, weight_column, args.data)
