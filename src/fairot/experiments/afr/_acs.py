@@ -171,6 +171,9 @@ def _figures(paths: dict, weightings) -> dict:
     for ax, p_name in zip(fig7.subplots(1, 2), ("W1", "W2"), strict=True):
         for weighting in weightings:
             plot_path(paths[2, p_name, weighting], x="test_gap", y="r2", label=weighting, ax=ax)
+        # one legend entry for the raw models' stars, not one per weighting
+        entries = dict(zip(*reversed(ax.get_legend_handles_labels()), strict=True))
+        ax.legend(entries.values(), entries.keys(), fontsize=8)
         ax.set_title(f"K = 2, {p_name}: held-out R2 against held-out gap")
     fig8 = Figure(figsize=(5.5, 4), layout="constrained")
     ax = fig8.subplots()
