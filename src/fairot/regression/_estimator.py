@@ -312,8 +312,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
             estimators = [fit_score_model(clone(base), X, y, weights, rows) for rows in members]
         # before scoring, so that a too small calibration set fails fast
         check_calibration_groups(codes_cal, self.group_names_, sample_weight=w_cal)
-        # only once the groups are known to be usable: an error says more than a warning
-        warn_small_groups(groups.counts, self.group_names_, stacklevel=2)
+        warn_small_groups(groups.counts, self.group_names_, stacklevel=2)  # usable, yet small
         scores, precision = predict_scores(estimators, X_cal, codes_cal, with_precision=True)
         return self.fit_from_group_statistics(
             scores,
