@@ -65,10 +65,10 @@ def point_metrics(split, scores: np.ndarray, positive: np.ndarray | None = None)
         "auc": float(roc_auc_score(y, scores)),
         "log_loss": float(log_loss(y, np.clip(scores, 1e-6, 1 - 1e-6), labels=[0, 1])),
         "dp_difference": demographic_parity_difference(
-            None, twice, sensitive_features=both, sample_weight=weight, groups=mode
+            None, twice, sensitive_features=both, sample_weight=weight, group_mode=mode
         ),
-        "wass1": wass1(None, scores, sensitive_features=sf, groups=mode),
-        "sdd": strong_demographic_disparity(None, scores, sensitive_features=sf, groups=mode),
+        "wass1": wass1(None, scores, sensitive_features=sf, group_mode=mode),
+        "sdd": strong_demographic_disparity(None, scores, sensitive_features=sf, group_mode=mode),
     }
 
 
