@@ -101,31 +101,31 @@ def _path(model, split, checkpoints, method: str, knob_prefix: str) -> list[dict
     return points
 
 
-def fairot_points(split, lr, *, seed: int, checkpoints, loss_weights, configs) -> list[dict]:
-    """LR, DPP, and COT/DOT over their number of updates and ``loss_weight`` values.
+def fairot_points(split, lr, *, seed: int, checkpoints, configs, dpp_taus=(0.0,)) -> list[dict]:
+    """LR, DPP over its ``tau``, and COT/DOT over their number of updates and one knob each.
 
-    ``configs`` maps a method name ("COT", "DOT", "COT (paper)", ...) to its class and
-    parameters; each runs once per ``loss_weight`` in ``loss_weights`` (``None``: the
-    configuration's own), recording every checkpoint.
+    ``configs`` maps a method name ("COT (paper)", "COT (tau)", "COT", ...) to ``(kind, knob,
+    values)``: the class ("COT" or "DOT"), the parameter swept ("tau", "loss_weight", or
+    ``None`` for the defaults) and its values; each run records every checkpoint.
     """
     classes = {"COT": COTClassifier, "DOT": DOTClassifier}
     frozen = FrozenEstimator(lr)
     points = [_point("LR (unaware)", "-", None, False, split, lr.predict_proba(split.X_test)[:, 1])]
     with _quiet():
-        dpp = QuantileParityPostProcessor(estimator=frozen, group_mode=split.group_mode)
-        dpp.fit(split.X_train, split.y_train, sensitive_features=split.sensitive_train)
-        scores = dpp.predict_proba(split.X_test, sensitive_features=split.sensitive_test)[:, 1]
-        points.append(_point("DPP", "-", None, True, split, scores))
-        for method, (kind, params) in configs.items():
-            weights = loss_weights if "loss_weight" not in params else [params["loss_weight"]]
-            for kappa in weights:
+        for tau in dpp_taus:
+            dpp = QuantileParityPostProcessor(
+                estimator=frozen, group_mode=split.group_mode, tau=tau
+            )
+            dpp.fit(split.X_train, split.y_train, sensitive_features=split.sensitive_train)
+            scores = dpp.predict_proba(split.X_test, sensitive_features=split.sensitive_test)[:, 1]
+            points.append(_point("DPP", "tau", tau, True, split, scores))
+        for method, (kind, knob, values) in configs.items():
+            for value in values:
+                params = {} if knob is None else {knob: value}
                 model = classes[kind](
-                    estimator=frozen,
-                    group_mode=split.group_mode,
-                    random_state=seed,
-                    **{**params, "loss_weight": kappa},
+                    estimator=frozen, group_mode=split.group_mode, random_state=seed, **params
                 )
-                prefix = f"loss_weight={kappa:g}, " if len(weights) > 1 else ""
+                prefix = "" if knob is None else f"{knob}={value:g}, "
                 points += _path(model, split, checkpoints, method, prefix)
     return points
 

@@ -29,13 +29,19 @@ BUDGETS = (0.02, 0.04, 0.06, 0.08, 0.10)
 #: Methods that read the sensitive attribute at prediction time (post-processing).
 WITH_ATTRIBUTE = ("DPP", "ThresholdOptimizer")
 
-#: COT and DOT with the paper's updates (no loss term), traced over their number of updates,
-#: and with a log-loss term, traced over its weight and the number of updates.
-PAPER_CONFIGS = {
-    "COT (paper)": ("COT", {"loss_weight": 0.0}),
-    "DOT (paper)": ("DOT", {"loss_weight": 0.0}),
-}
-LOSS_CONFIGS = {"COT": ("COT", {}), "DOT": ("DOT", {})}
+
+#: COT and DOT as the paper runs them (over their number of updates), with the tolerance
+#: ``tau`` (the fraction of each group's raw W1 to the target kept), and with the log-loss
+#: term ``loss_weight``; each over its values and the number of updates.
+def method_configs(config: dict[str, Any]) -> dict[str, tuple]:
+    """The COT/DOT runs of a study configuration: name -> (class, knob, values)."""
+    configs = {}
+    for kind in ("COT", "DOT"):
+        configs[f"{kind} (paper)"] = (kind, None, [None])
+        configs[f"{kind} (tau)"] = (kind, "tau", config["taus"])
+        configs[kind] = (kind, "loss_weight", config["loss_weights"])
+    return configs
+
 
 # Adult is subsampled (4,000 training and 4,000 test rows per seed): fairlearn's reductions
 # refit a logistic model 50 times per bound, which on the full 30,940 rows took 6 to 8 minutes
@@ -47,6 +53,8 @@ FULL: dict[str, Any] = {
     "max_test": {"adult": 4_000},
     "checkpoints": [1_000, 2_000, 5_000, 10_000, 20_000],
     "loss_weights": [0.1, 0.3, 1.0],
+    "taus": [0.1, 0.25, 0.5],
+    "dpp_taus": [0.0, 0.1, 0.25, 0.5],
     "eg_bounds": [0.01, 0.02, 0.04, 0.07, 0.1],
     "eg_max_iter": 50,
     "grid_size": 10,
@@ -60,6 +68,8 @@ QUICK: dict[str, Any] = {
     "max_test": {"german-credit": 200},
     "checkpoints": [200],
     "loss_weights": [1.0],
+    "taus": [0.5],
+    "dpp_taus": [0.0, 0.5],
     "eg_bounds": [0.05],
     "eg_max_iter": 5,
     "grid_size": 8,
@@ -161,13 +171,13 @@ def run_frontier(
                 )
                 notes_split[title] = f"{split.note}; removed from X: {', '.join(split.removed)}"
                 lr = logistic(split)
-                common = {"seed": seed, "checkpoints": config["checkpoints"]}
                 points = fairot_points(
                     split,
                     lr,
-                    loss_weights=config["loss_weights"],
-                    configs={**PAPER_CONFIGS, **LOSS_CONFIGS},
-                    **common,
+                    seed=seed,
+                    checkpoints=config["checkpoints"],
+                    configs=method_configs(config),
+                    dpp_taus=config["dpp_taus"],
                 )
                 points += fairlearn_points(
                     split,
