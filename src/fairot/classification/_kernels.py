@@ -90,15 +90,11 @@ def _descend(theta, indices, values, grad_rows, grad_coef, step_size):
 
 
 @njit(cache=True, inline="always")
-def _loss_coefficients(theta, indices, values, labels, loss_rows, loss_coef, weight):
-    r"""Fill ``loss_coef[0, i] = weight * (s_i - y_i)``: the log-loss gradient of each loss row.
-
-    :math:`\nabla_\theta \ell(y, \sigma(\theta^\top x)) = (s - y)\,(x, 1)`; read at the
-    same :math:`\theta` as the fairness gradient of the update, before either step.
-    """
-    for i in range(loss_rows.shape[0]):
-        row = loss_rows[i]
-        loss_coef[0, i] = weight * (_score(theta, indices, values, row) - labels[row])
+def _loss_step(theta, indices, values, labels, rows, coef, weight, step_size):
+    r"""Descend ``weight`` times the log-loss gradient :math:`(s - y)(x, 1)` of ``rows``."""
+    for i in range(rows.shape[0]):
+        coef[0, i] = weight * (_score(theta, indices, values, rows[i]) - labels[rows[i]])
+    _descend(theta, indices, values, rows.reshape(1, -1), coef, step_size)
 
 
 @njit(cache=True, inline="always")
@@ -166,9 +162,7 @@ def _cot_updates(
 ):
     """The COT updates; ``targets`` has one row (shared) or one per group.
 
-    ``loss_positions`` (shape ``(n_updates, N_S)``, rows of ``X``; ``None``, the default, for
-    the paper's updates) and ``labels`` (0/1 floats) add ``loss_weight`` times the log-loss
-    gradient of those rows, summed like the fairness term, to each model step.
+    ``loss_positions`` (rows of ``X`` per update; ``None``: the paper's) add a log-loss term.
 
     Returns the number of updates completed and a status; ``diagnostics[0]`` holds the offending
     exponent :math:`z` when the status is not OK.
@@ -285,14 +279,11 @@ def _cot_updates(
                     for q in range(n_dual):
                         target_duals[a, q] += f * psi_t[j, q]
         objectives[k] = total
-        if loss_positions is not None:
-            _loss_coefficients(
-                theta, indices, values, labels, loss_positions[k], loss_coef, loss_weight
-            )
-        # Model descent step: the paper's sum over groups and batch (plus the loss term).
+        if loss_positions is not None:  # at the theta of the fairness gradient above
+            rows = loss_positions[k]
+            _loss_step(theta, indices, values, labels, rows, loss_coef, loss_weight, step_size)
+        # Model descent step: the paper's sum over groups and batch.
         _descend(theta, indices, values, grad_rows, grad_coef, step_size)
-        if loss_positions is not None:
-            _descend(theta, indices, values, loss_positions[k : k + 1], loss_coef, step_size)
         if not math.isfinite(theta[d]):
             diagnostics[0] = theta[d]
             return k + 1, STATUS_NOT_FINITE
@@ -380,10 +371,7 @@ def _dot_updates(
     loss_positions=None,
     loss_weight=0.0,
 ):
-    """The DOT updates; ``targets`` has one row (shared) or one per group.
-
-    ``labels``, ``loss_positions`` and ``loss_weight`` as in :func:`cot_kernel`, the loss
-    gradient averaged over its rows like the fairness term.
+    """The DOT updates; ``targets`` has one row (shared) or one per group; loss term as COT's.
 
     The optimal 1-D coupling of two equal-size uniform samples is the sorted matching (stable
     sorts, as :func:`fairot.transport.optimal_coupling_1d`), each pair carrying mass ``1/N``.
@@ -399,6 +387,7 @@ def _dot_updates(
     buckets = np.empty(n_batch + 1, dtype=np.int64)
     tb_sorted = np.empty(n_batch)
     loss_coef = np.empty((1, n_batch))
+    loss_mean = loss_weight / n_batch
     per_group = targets.shape[0] > 1
     for k in range(n_updates):
         total = 0.0
@@ -419,13 +408,9 @@ def _dot_updates(
                 grad_coef[a, i] = signs[i] / n_batch * s[i] * (1.0 - s[i])
         objectives[k] = total
         if loss_positions is not None:
-            mean_weight = loss_weight / n_batch
-            _loss_coefficients(
-                theta, indices, values, labels, loss_positions[k], loss_coef, mean_weight
-            )
+            rows = loss_positions[k]
+            _loss_step(theta, indices, values, labels, rows, loss_coef, loss_mean, step_size)
         _descend(theta, indices, values, grad_rows, grad_coef, step_size)
-        if loss_positions is not None:
-            _descend(theta, indices, values, loss_positions[k : k + 1], loss_coef, step_size)
         if not math.isfinite(theta[d]):
             diagnostics[0] = theta[d]
             return k + 1, STATUS_NOT_FINITE

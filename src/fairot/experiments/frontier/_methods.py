@@ -1,7 +1,7 @@
 """The frontier study's methods, each traced over its knob into points (test metrics).
 
 Internal surface (for :mod:`fairot.experiments.frontier`): :func:`point_metrics`,
-:func:`fairot_points`, :func:`fairlearn_points` and :func:`mlp_points`. A point is a dict of
+:func:`fairot_points` and :func:`fairlearn_points`. A point is a dict of
 the method, its knob value, whether it reads the attribute at prediction, and the test metrics.
 """
 
@@ -179,17 +179,4 @@ def fairlearn_points(
             ]
             p = np.mean(draws, axis=0)
             points.append(_point("ThresholdOptimizer", "tol", tol, True, split, p, p))
-    return points
-
-
-def mlp_points(split, *, seed: int, lams) -> list[dict]:
-    """FairMLPClassifier (PyTorch, Wasserstein penalty) over its weight ``lam``."""
-    from fairot.torch import FairMLPClassifier
-
-    points = []
-    for lam in lams:
-        mlp = FairMLPClassifier(lam=lam, group_mode=split.group_mode, random_state=seed)
-        mlp.fit(split.X_train, split.y_train, sensitive_features=split.sensitive_train)
-        scores = mlp.predict_proba(split.X_test)[:, 1]
-        points.append(_point("FairMLPClassifier", "lam", lam, False, split, scores))
     return points

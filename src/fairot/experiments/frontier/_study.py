@@ -20,7 +20,6 @@ from fairot.experiments.frontier._methods import (
     fairlearn_points,
     fairot_points,
     logistic,
-    mlp_points,
 )
 
 #: DP-difference budgets at which the frontiers are compared.
@@ -59,7 +58,6 @@ FULL: dict[str, Any] = {
     "eg_max_iter": 50,
     "grid_size": 10,
     "to_tolerances": [0.0],
-    "mlp_lams": [],
 }
 QUICK: dict[str, Any] = {
     "datasets": ["german-credit"],
@@ -74,7 +72,6 @@ QUICK: dict[str, Any] = {
     "eg_max_iter": 5,
     "grid_size": 8,
     "to_tolerances": [0.0],
-    "mlp_lams": [],
 }
 
 
@@ -188,8 +185,6 @@ def run_frontier(
                     grid_size=config["grid_size"],
                     tolerances=config["to_tolerances"],
                 )
-                if config["mlp_lams"]:
-                    points += mlp_points(split, seed=seed, lams=config["mlp_lams"])
                 records += [{"dataset": title, "seed": seed, **p} for p in points]
                 bar.update(1)
     points = pd.DataFrame(records)
