@@ -3,7 +3,7 @@
 Run: ``python benchmarks/bench_frontier.py [--quick] [--seeds N] [--out DIR]``. Runs the study
 behind ``fairot reproduce frontier`` (:func:`fairot.experiments.frontier.run_frontier`) and
 prints, per data set, the best test accuracy of each method within each DP-difference budget
-(``acc@DP<=b``), its gap to fairlearn's ``ExponentiatedGradient`` measured in the same run, and
+(``acc@DP≤b``), its gap to fairlearn's ``ExponentiatedGradient`` measured in the same run, and
 the wall time. ``--out`` also writes the tables and one figure per data set.
 """
 
@@ -20,7 +20,7 @@ from fairot.utils import markdown_table
 
 def gaps_to_exponentiated_gradient(frontier):
     """Each method's frontier minus ExponentiatedGradient's, per data set and budget."""
-    columns = [f"acc@DP<={b:g}" for b in BUDGETS]
+    columns = [f"acc@DP≤{b:g}" for b in BUDGETS]
     rows = []
     for _, frame in frontier.groupby("dataset", sort=False):
         reference = frame.loc[frame["method"] == "ExponentiatedGradient", columns]

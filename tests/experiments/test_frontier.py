@@ -49,9 +49,9 @@ def test_frontier_takes_the_best_accuracy_within_each_budget_then_averages_seeds
     )
     table = frontier_at(points, budgets=(0.02, 0.06, 0.1))
     row = table.iloc[0]
-    assert np.isnan(row["acc@DP<=0.02"])  # seed 1 has no point within .02
-    assert row["acc@DP<=0.06"] == pytest.approx((0.80 + 0.72) / 2)
-    assert row["acc@DP<=0.1"] == pytest.approx((0.80 + 0.72) / 2)
+    assert np.isnan(row["acc@DP≤0.02"])  # seed 1 has no point within .02
+    assert row["acc@DP≤0.06"] == pytest.approx((0.80 + 0.72) / 2)
+    assert row["acc@DP≤0.1"] == pytest.approx((0.80 + 0.72) / 2)
 
 
 def test_unaware_split_removes_the_attribute_columns():
@@ -87,7 +87,7 @@ def test_quick_frontier_run_has_every_method_and_a_figure():
     with_attribute = set(points.loc[points["attribute_at_prediction"], "method"])
     assert with_attribute == {"DPP", "ThresholdOptimizer"}
     assert list(result.figures) == ["frontier-german-credit"]
-    assert [f"acc@DP<={b:g}" for b in BUDGETS] == list(result.tables["frontier"].columns[2:])
+    assert [f"acc@DP≤{b:g}" for b in BUDGETS] == list(result.tables["frontier"].columns[2:])
     assert "Quick run" in result.config["notice"]
 
 

@@ -86,10 +86,10 @@ def frontier_at(points: pd.DataFrame, budgets=BUDGETS) -> pd.DataFrame:
         row = {"dataset": dataset, "method": method, "seed": seed}
         for b in budgets:
             within = group.loc[group["dp_difference"] <= b + 1e-12, "accuracy"]
-            row[f"acc@DP<={b:g}"] = float(within.max()) if len(within) else np.nan
+            row[f"acc@DP≤{b:g}"] = float(within.max()) if len(within) else np.nan
         rows.append(row)
     per_seed = pd.DataFrame(rows)
-    columns = [f"acc@DP<={b:g}" for b in budgets]
+    columns = [f"acc@DP≤{b:g}" for b in budgets]
     return (
         per_seed.groupby(["dataset", "method"], sort=False)[columns].agg(_mean_of_all).reset_index()
     )
