@@ -156,3 +156,17 @@ def test_a_large_loss_weight_stays_near_the_logistic_optimum(cls):
     drift_heavy = np.abs(heavy.coef_ - lr.coef_).max()
     drift_light = np.abs(light.coef_ - lr.coef_).max()
     assert drift_heavy < 0.1 < drift_light
+
+
+def test_loss_batches_are_drawn_by_sample_weight():
+    from fairot.classification._batches import cumulative_weights
+
+    X, y, a = _data()
+    w = np.tile([0.0, 1.0, 3.0], 200)
+    model = DOTClassifier(n_updates=50, loss_weight=1.0, random_state=0)
+    model.fit(X, y, sensitive_features=a, sample_weight=w)
+    rows = model._draw_loss_batches(len(w), 400, cumulative_weights(w)).ravel()
+    counts = np.bincount(w[rows].astype(int), minlength=4)
+    assert counts[0] == 0  # a zero-weight row is never drawn
+    # weight 3 against weight 1: three times as often (40,000 draws; 4 sd is about .1)
+    assert counts[3] / counts[1] == pytest.approx(3.0, abs=0.15)
