@@ -18,6 +18,7 @@ from fairot.cli._io import (
     require_columns,
     split_columns,
 )
+from fairot.cli._verification import add_verification_arguments, run_verification
 
 PRINT_FORMATS = ("text", "md", "json", "html")
 MSG_THRESHOLD = "--threshold must be a number in [0, 1]; got {value}"
@@ -78,6 +79,12 @@ def register(subparsers) -> None:
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--data", type=Path, metavar="FILE", help="CSV/TSV file to audit")
     source.add_argument(
+        "--scores",
+        type=Path,
+        metavar="FILE",
+        help="with --task verification: CSV of face-verification pairs (score, is_same, group)",
+    )
+    source.add_argument(
         "--dataset",
         choices=BUILTIN_DATASETS + BUILTIN_REGRESSION_DATASETS,
         help=(
@@ -103,7 +110,10 @@ def register(subparsers) -> None:
         metavar="COL",
         help="column of non-negative sample weights (e.g. survey weights); needs --n-bootstrap 0",
     )
-    p.add_argument("--task", choices=("classification", "regression"), default="classification")
+    p.add_argument(
+        "--task", choices=("classification", "regression", "verification"), default="classification"
+    )
+    add_verification_arguments(p)
     p.add_argument(
         "--group-mode",
         choices=("intersection", "marginal"),
@@ -211,6 +221,8 @@ def run(args: argparse.Namespace) -> int:
         audit_logistic_regression,
     )
 
+    if args.task == "verification" or args.scores is not None:
+        return run_verification(args)
     check_report_arguments(args)
     plots = args.out is not None or args.format == "html"
     options = {
