@@ -305,7 +305,8 @@ def det_curves(y_true, y_pred, *, sensitive_features) -> dict[str, pd.DataFrame]
         check_both_classes(same, f"group {name!r}")
         genuine, impostor = np.sort(s[same]), np.sort(s[~same])
         thresholds = np.unique(s)
-        fmr = 1.0 - np.searchsorted(impostor, thresholds, side="left") / impostor.size
+        matched = impostor.size - np.searchsorted(impostor, thresholds, side="left")
+        fmr = matched / impostor.size
         fnmr = np.searchsorted(genuine, thresholds, side="left") / genuine.size
         curves[name] = pd.DataFrame({"threshold": thresholds, "fmr": fmr, "fnmr": fnmr})
     return curves
