@@ -47,6 +47,8 @@ def test_every_rendering_escapes_group_names_and_title(tmp_path):
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<script>" not in markdown and "&lt;script&gt;" in markdown
     assert "b\\|\\*c\\*" in markdown  # a | would split a table cell, * would emphasise
+    n_impostor = int(result.by_group()["n_impostor"].iloc[0])
+    assert f'<td class="num">{n_impostor}</td>' in page  # counts stay integers
     payload = json.loads(result.to_json())
     assert EVIL in [row["group"] for row in payload["groups"]]
     assert payload["rule"].startswith("NIST FRVT reading")

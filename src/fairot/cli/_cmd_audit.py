@@ -18,7 +18,11 @@ from fairot.cli._io import (
     require_columns,
     split_columns,
 )
-from fairot.cli._verification import add_verification_arguments, run_verification
+from fairot.cli._verification import (
+    VERIFICATION_FILES,
+    add_verification_arguments,
+    verification_audit,
+)
 
 PRINT_FORMATS = ("text", "md", "json", "html")
 MSG_THRESHOLD = "--threshold must be a number in [0, 1]; got {value}"
@@ -181,7 +185,9 @@ def read_audit_columns(
     return frame, labels, scores, frame[columns]
 
 
-def emit(result, args: argparse.Namespace) -> None:
+def emit(
+    result, args: argparse.Namespace, files: str = "report.html, report.md, metrics.json, plots"
+) -> None:
     """Write the report folder (if asked), then print: nothing is printed before a failure."""
     fmt = "json" if getattr(args, "json", False) else args.format
     rendered = {
@@ -195,7 +201,7 @@ def emit(result, args: argparse.Namespace) -> None:
     sys.stdout.write(rendered + "\n")
     if args.out is not None and fmt == "text":
         print(
-            f"\nReport written to {args.out}/ (report.html, report.md, metrics.json, plots)",
+            f"\nReport written to {args.out}/ ({files})",
             file=sys.stderr,
         )
 
@@ -222,7 +228,8 @@ def run(args: argparse.Namespace) -> int:
     )
 
     if args.task == "verification" or args.scores is not None:
-        return run_verification(args)
+        emit(verification_audit(args), args, VERIFICATION_FILES)
+        return 0
     check_report_arguments(args)
     plots = args.out is not None or args.format == "html"
     options = {

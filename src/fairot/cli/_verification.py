@@ -1,6 +1,7 @@
 """``fairot audit --task verification``: the face-verification audit of a CSV of pair scores.
 
-Kept out of ``_cmd_audit.py``, which only adds the options below and hands over. The table has
+Kept out of ``_cmd_audit.py``, which only adds the options below, asks
+:func:`verification_audit` for the result and prints and writes it as every audit. The table has
 one row per pair: a score (a similarity, higher = more alike), whether the two images are the
 same person, and the pair's group; by default the columns ``score``, ``is_same`` and ``group``
 that :func:`fairot.face.evaluation.pair_scores` writes.
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +35,9 @@ DIFFERENT = ("0", "0.0", "false", "different", "impostor", "nonmated", "non-mate
 #: impostor pairs; 1e-3 is the lowest rate that a few thousand impostor pairs (RFW's 3,000 per
 #: group) can estimate with more than a handful of false matches behind it.
 DEFAULT_TARGET_FMR = 1e-3
+
+#: What ``--out`` receives, as the command says once it has written it.
+VERIFICATION_FILES = "report.html, report.md, report.json, det_curves.png"
 
 MSG_TARGET = "--target-fmr must be a number in (0, 1); got {value}"
 MSG_NEEDS_SCORES = "--task verification reads a table of pair scores: pass it with --scores FILE"
@@ -113,13 +116,13 @@ def read_pairs(args: argparse.Namespace):
     return same, scores, frame[groups], f"fairot verification audit of {path.name}: {score}"
 
 
-def run_verification(args: argparse.Namespace) -> int:
-    """Audit the pair scores, write ``--out`` (if asked), then print."""
+def verification_audit(args: argparse.Namespace):
+    """The audit of the ``--scores`` table, every input checked first (``_cmd_audit`` emits it)."""
     from fairot.reporting import audit_verification
 
     _check_arguments(args)
     same, scores, groups, title = read_pairs(args)
-    result = audit_verification(
+    return audit_verification(
         same,
         scores,
         sensitive_features=groups,
@@ -128,20 +131,3 @@ def run_verification(args: argparse.Namespace) -> int:
         title=title,
         plots=args.out is not None or args.format == "html",
     )
-    fmt = "json" if args.json else args.format
-    rendered = {
-        "text": result.to_text,
-        "md": result.to_markdown,
-        "json": result.to_json,
-        "html": result.to_html,
-    }[fmt]()
-    if args.out is not None:
-        result.write(args.out)
-    sys.stdout.write(rendered + "\n")
-    if args.out is not None and fmt == "text":
-        print(
-            f"\nReport written to {args.out}/ (report.html, report.md, report.json, "
-            "det_curves.png)",
-            file=sys.stderr,
-        )
-    return 0

@@ -153,6 +153,17 @@ class VerificationAudit:
         group rates).
     figures : dict of str to matplotlib.figure.Figure
         ``det_curves`` (unless made with ``plots=False``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.reporting import audit_verification
+    >>> same = np.tile([True, False], 100)
+    >>> score = np.where(same, 0.8, 0.2) + np.linspace(-0.5, 0.5, 200)
+    >>> result = audit_verification(same, score, sensitive_features=np.repeat(["a", "b"], 100),
+    ...                             target_fmr=0.05, plots=False)
+    >>> result.summary()["fmr_highest_group"], result.by_group()["false_matches"].tolist()
+    ('b', [0, 5])
     """
 
     title: str
@@ -246,7 +257,8 @@ class VerificationAudit:
             f'<p class="meta">{html.escape(self.rule())}</p>',
         ]
         parts += [f'<div class="warning">{html.escape(n)}</div>' for n in self.notes]
-        parts += ["<h2>Per group</h2>", _table(self.by_group())]
+        # object dtype: counts stay integers (a mixed row would turn them into floats)
+        parts += ["<h2>Per group</h2>", _table(self.by_group().astype(object))]
         for key, figure in self.figures.items():
             caption = html.escape(CAPTION if key == "det_curves" else key)
             parts.append(f"<figure>{figure_svg(figure)}<figcaption>{caption}</figcaption></figure>")
