@@ -209,3 +209,21 @@ def test_length_mismatch_and_calling_form():
         verification_rates(SAME[:-1], SCORES, sensitive_features=GROUPS, target_fmr=0.2)
     with pytest.raises(TypeError, match="takes fairlearn's form verification_rates"):
         verification_rates(SAME, SCORES, GROUPS)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    shift=st.sampled_from([-1.0, -0.25, 0.5, 3.0]),
+)
+def test_rates_do_not_move_when_every_score_shifts(seed, shift):
+    rng = np.random.default_rng(seed)
+    n = 200
+    same = rng.random(n) < 0.5
+    same[:2] = [True, False]
+    groups = np.where(np.arange(n) % 2 == 0, "a", "b")
+    scores = rng.integers(0, 20, n) / 8  # exact in binary, so the shift keeps every tie
+    base = verification_rates(same, scores, sensitive_features=groups, target_fmr=0.1)
+    moved = verification_rates(same, scores + shift, sensitive_features=groups, target_fmr=0.1)
+    pd.testing.assert_frame_equal(base.by_group, moved.by_group)
+    assert np.nextafter(moved.threshold, -np.inf) == np.nextafter(base.threshold, -np.inf) + shift
