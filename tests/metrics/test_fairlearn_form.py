@@ -66,6 +66,11 @@ SCALAR = {
     "strong_pairwise_demographic_disparity": fm.strong_pairwise_demographic_disparity,
     "wass1": fm.wass1,
 }
+FORM_PARAMETERS = [
+    ("y_true", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+    ("y_pred", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+    ("sensitive_features", inspect.Parameter.KEYWORD_ONLY),
+]
 FORM = "takes fairlearn's form {name}(y_true, y_pred, *, sensitive_features"
 
 
@@ -106,12 +111,7 @@ def test_every_public_function_is_sorted_by_kind():
 @pytest.mark.parametrize("name", sorted(GROUP_METRICS))
 def test_signature_is_fairlearns_form(name):
     parameters = inspect.signature(getattr(fm, name)).parameters
-    kinds = [(p.name, p.kind) for p in parameters.values()][:3]
-    assert kinds == [
-        ("y_true", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-        ("y_pred", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-        ("sensitive_features", inspect.Parameter.KEYWORD_ONLY),
-    ]
+    assert [(p.name, p.kind) for p in parameters.values()][:3] == FORM_PARAMETERS
     assert parameters["sensitive_features"].default is inspect.Parameter.empty
     # Every option after the groups is a keyword, so nothing is read from a call's shape.
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in list(parameters.values())[2:])
@@ -123,12 +123,7 @@ def test_signature_is_fairlearns_form(name):
 @pytest.mark.parametrize("name", sorted(VERIFICATION_GROUP_METRICS))
 def test_verification_metrics_take_fairlearns_form_without_weights(name):
     parameters = inspect.signature(getattr(fm, name)).parameters
-    kinds = [(p.name, p.kind) for p in parameters.values()][:3]
-    assert kinds == [
-        ("y_true", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-        ("y_pred", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-        ("sensitive_features", inspect.Parameter.KEYWORD_ONLY),
-    ]
+    assert [(p.name, p.kind) for p in parameters.values()][:3] == FORM_PARAMETERS
     assert "sample_weight" not in parameters
     same = np.tile([True, False], 50)
     scores = np.where(same, 0.7, 0.3) + np.linspace(-0.3, 0.3, 100)
