@@ -21,9 +21,6 @@ from fairot.cli._io import (
 
 PRINT_FORMATS = ("text", "md", "json", "html")
 MSG_THRESHOLD = "--threshold must be a number in [0, 1]; got {value}"
-MSG_WEIGHTED_BOOTSTRAP = (
-    "--sample-weight needs --n-bootstrap 0 (the bootstrap does not resample weights)"
-)
 MSG_WEIGHTS = "column {column!r} must hold non-negative weights with a positive sum"
 MSG_NEEDS_COLUMNS = "--data needs --score COL and --sensitive COL[,COL]"
 MSG_SCORE_RANGE = (
@@ -97,7 +94,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--sample-weight",
         metavar="COL",
-        help="column of non-negative sample weights (e.g. survey weights); needs --n-bootstrap 0",
+        help="column of non-negative sample weights (e.g. survey weights); weighted intervals",
     )
     p.add_argument("--task", choices=("classification", "regression"), default="classification")
     p.add_argument(
@@ -213,8 +210,6 @@ def run(args: argparse.Namespace) -> int:
         "plots": plots,
     }
     weight_column = getattr(args, "sample_weight", None)
-    if weight_column and args.n_bootstrap:
-        raise CLIError(MSG_WEIGHTED_BOOTSTRAP)
     if args.dataset:
         if weight_column:
             raise CLIError("--sample-weight needs --data")
