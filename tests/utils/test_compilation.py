@@ -14,6 +14,7 @@ from fairot.cli import COMPILE_LOGGER, show_compile_notice
 from fairot.utils.compilation import (
     LOGGER_NAME,
     MSG_COMPILING,
+    NOTICE_AFTER_S,
     CompileNotice,
     install_compile_notice,
 )
@@ -82,7 +83,7 @@ def test_the_notice_is_installed_once_per_process():
     import fairot.transport  # noqa: F401  (a kernel module installs it at import)
 
     assert install_compile_notice() is install_compile_notice()
-    assert install_compile_notice().after_s == 3.0
+    assert install_compile_notice().after_s == NOTICE_AFTER_S == 3.0
 
 
 def test_the_cli_prints_the_library_log_line_on_stderr(capsys):
