@@ -220,7 +220,7 @@ def hostile_files(draw, marker: str) -> bytes:
                 target[key] = planted
         elif action == "huge":
             target["content"] = draw(st.sampled_from(HUGE))
-            target["__loader__"] = draw(st.sampled_from(["JsonNode", target["__loader__"]]))
+            target["__loader__"] = draw(st.sampled_from(["JsonNode", target.get("__loader__", "")]))
         else:
             target.pop(draw(st.sampled_from(sorted(target))))
     members["schema.json"] = json.dumps(copy.deepcopy(schema)).encode()

@@ -32,9 +32,11 @@ References
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from ._dykstra import Projection, WorkBudget
 from ._feasibility import shrink_to_feasible
@@ -47,7 +49,7 @@ __all__ = ["SMALL_PROBLEM", "project_small_w1"]
 SMALL_PROBLEM = 400
 MAX_STEPS = 100
 STEP_TO_BOUNDARY = 0.995
-STALL_STEPS = 10  # steps without a better iterate (once complementarity is met) before stopping
+STALL_STEPS = 3  # steps without a better iterate (once complementarity is met) before stopping
 TARGET = 1e-4  # the solve stops at once when every residual is below TARGET * tol
 DUAL_WEIGHT = 1e-2  # the dual residual is held to a hundred times less than the others
 
@@ -168,7 +170,7 @@ class _Problem:
         system[self.diagonal, self.diagonal] += diag
         system[self.left, self.right] -= mono.ravel()
         system[self.right, self.left] -= mono.ravel()
-        factor = cho_factor(system)
+        factor = cho_factor(system, check_finite=False)
 
         def solve_t(rhs):
             # each pair's (diag(both) + w_sum 1 1') x = rhs, by Sherman-Morrison
@@ -176,11 +178,21 @@ class _Problem:
 
         def solve(rhs_q, rhs_t):
             rhs_q = rhs_q - self._pair_to_groups(a * solve_t(rhs_t))
-            dq = cho_solve(factor, rhs_q.ravel()).reshape(k, m)
+            dq = cho_solve(factor, rhs_q.ravel(), check_finite=False).reshape(k, m)
             dd = dq[self.first] - dq[self.second]
             return dq, solve_t(rhs_t - a * dd)
 
         return solve
+
+
+@functools.cache
+def _blas_controller() -> ThreadpoolController:
+    """One controller for the process.
+
+    Finding the loaded BLAS libraries costs milliseconds, more than a small solve; limiting the
+    threads of libraries already found costs microseconds.
+    """
+    return ThreadpoolController()
 
 
 def _max_step(v, dv):
@@ -244,7 +256,7 @@ def project_small_w1(
     """
     budget = WorkBudget(np.inf) if budget is None else budget
     # Small dense systems: BLAS threads only add synchronisation (see ._dual_newton).
-    with threadpool_limits(limits=1, user_api="blas"):
+    with _blas_controller().limit(limits=1, user_api="blas"):
         best, n_iter, converged = _iterate(target, weights, epsilon, bounds, tol, budget)
     curves = project_monotone_box(best, bounds)
     return Projection(shrink_to_feasible(curves, weights, 1.0, epsilon), n_iter, converged)
