@@ -229,7 +229,7 @@ def hostile_files(draw, marker: str) -> bytes:
         for name, content in members.items():
             archive.writestr(name, content)
     data = buffer.getvalue()
-    shape = draw(st.sampled_from(["zip", "zip", "zip", "truncated", "noise", "empty-zip"]))
+    shape = draw(st.sampled_from(["zip"] * 6 + ["truncated", "noise", "empty-zip"]))
     if shape == "truncated":
         return data[: draw(st.integers(0, len(data) - 1))]
     if shape == "noise":
