@@ -148,11 +148,13 @@ def _check(problem):
     assert curves.min() >= bounds[0] and curves.max() <= bounds[1]
     shares = weights / weights.sum()
     value = float(shares @ np.mean((curves - latent) ** 2, axis=1))
+    # the solvers stop at projection_tol = 1e-10 on the curves (relative to their magnitude),
+    # which leaves the objective within about 1e-9 of its optimum, relative
     if np.isinf(p) or p == 1:
         gap = _frank_wolfe_gap(latent, weights, curves, p, epsilon, bounds)
         assert gap <= 1e-9 * (1.0 + value)
     else:
-        assert _slsqp_improvement(latent, weights, curves, epsilon, bounds) <= 1e-10 * (1 + value)
+        assert _slsqp_improvement(latent, weights, curves, epsilon, bounds) <= 1e-9 * (1 + value)
     return out
 
 
