@@ -32,6 +32,7 @@ from fairot.utils.sensitive import check_sensitive_features
 __all__ = [
     "BootstrapIntervals",
     "batched_wasserstein",
+    "bias_corrected_interval",
     "bootstrap_intervals",
     "rate_summary",
     "stratified_indices",
@@ -39,6 +40,30 @@ __all__ = [
 
 MSG_N_BOOTSTRAP = "n_bootstrap must be an integer >= 10; got {value!r}."
 MSG_CONFIDENCE = "confidence must be in (0, 1); got {value!r}."
+MSG_METHOD = "method must be 'percentile' or 'bc'; got {value!r}."
+# Why an interval is "not estimable": shown in place of the interval, never a bare [x, x].
+NOT_ESTIMABLE_CONSTANT = (
+    "all {n} replicates equal {value:.4g} (a group of one or two rows, or no variation): "
+    "the bootstrap cannot see the sampling error"
+)
+NOT_ESTIMABLE_FEW = (
+    "{n} replicates leave fewer than one in each {level:.1%} tail; use at least {need}"
+)
+NOT_ESTIMABLE_UNDEFINED = "undefined or infinite in {k} of {n} replicates"
+NOT_ESTIMABLE_ESTIMATE = "the estimate itself is undefined or infinite"
+NOT_ESTIMABLE_TAIL = (
+    "the estimate lies in the tail of its own bootstrap distribution ({share:.1%} of the "
+    "replicates below it): the statistic is biased at these group sizes, so no interval "
+    "around it is reported"
+)
+ONE_SIDED = (
+    "one-sided: the estimate lies below {share:.1%} of its replicates (a statistic biased "
+    "upwards at these group sizes, as distances are), so the interval runs from the "
+    "statistic's floor {floor:g} to the replicates' {level:.1%} quantile, a conservative upper "
+    "bound"
+)
+# The least value of each summary metric (0 for the distances and gaps; r2 has none).
+_FLOORS = {"skewed_error_ratio": 1.0}
 # Replicates are processed in chunks so that the (replicates x samples) matrices stay small.
 _CHUNK_CELLS = 4_000_000
 
@@ -57,6 +82,13 @@ class BootstrapIntervals(NamedTuple):
         The summary metrics of every replicate (one row each).
     confidence : float
         Coverage of the intervals.
+    method : {"percentile", "bc"}
+        How the summary intervals were read off the replicates.
+    notes : dict of str to str
+        Summary metrics whose interval needs a word: not estimable (``low``/``high`` NaN) with
+        the reason (all replicates equal, too few replicates, undefined values, or, with
+        ``"bc"``, an estimate in the tail of its bootstrap distribution), or one-sided (a
+        non-negative statistic whose estimate is below its replicates).
 
     Examples
     --------
@@ -75,6 +107,121 @@ class BootstrapIntervals(NamedTuple):
     groups: dict[str, pd.DataFrame]
     replicates: pd.DataFrame
     confidence: float
+    method: str = "percentile"
+    notes: dict[str, str] = {}  # noqa: RUF012 (a NamedTuple default, never mutated)
+
+
+def bias_corrected_interval(
+    estimate: float,
+    replicates: ArrayLike,
+    confidence: float = 0.95,
+    *,
+    method: str = "bc",
+    floor: float | None = None,
+) -> tuple[float, float, str]:
+    r"""An interval read off bootstrap replicates, or the reason it cannot be estimated.
+
+    ``method="bc"`` is Efron's bias-corrected percentile interval [1]_ (BCa with acceleration
+    :math:`a = 0`):
+
+    .. math::
+
+        z_0 = \Phi^{-1}(\hat p_0), \quad
+        \hat p_0 = \frac{\#\{\theta^*_b < \hat\theta\} + \tfrac12
+        \#\{\theta^*_b = \hat\theta\}}{B}, \qquad
+        [\theta^*_{(\Phi(2 z_0 + z_{\alpha/2}))}, \theta^*_{(\Phi(2 z_0 + z_{1-\alpha/2}))}],
+
+    where :math:`\theta^*_{(q)}` is the ``q`` quantile of the replicates and
+    :math:`\alpha = 1 - \text{confidence}`. It shifts the percentile interval by the
+    replicates' bias, so a statistic such as a maximum, a minimum or a standard deviation of
+    group rates, whose replicates sit mostly above the estimate, still gets an interval around
+    it. The lower level is below :math:`\hat p_0` and the upper above exactly when
+    :math:`|z_0| < z_{1-\alpha/2}`; otherwise (and wherever interpolation would still leave the
+    estimate outside) the interval is *not estimable* with that reason, never reported beside
+    an estimate it excludes — except for a statistic with a known ``floor`` (a distance, a
+    gap: 0) whose estimate lies in the *lower* tail, the signature of an upward bias: then the
+    interval is one-sided, from the floor to the replicates' :math:`1 - \alpha/2` quantile
+    (conservative, since the replicates overstate the statistic), and the reason says so.
+    ``method="percentile"`` is the central range of the replicates.
+
+    Parameters
+    ----------
+    estimate : float
+        The statistic on the data.
+    replicates : array-like of shape (B,)
+        The statistic on each bootstrap replicate.
+    confidence : float in (0, 1), default=0.95
+        Coverage.
+    method : {"bc", "percentile"}, default="bc"
+    floor : float, optional
+        The smallest value the statistic can take (0 for a distance), which allows the
+        one-sided interval above.
+
+    Returns
+    -------
+    low, high : float
+        The interval; NaN when it is not estimable.
+    note : str
+        Empty for a two-sided interval; else why it is not estimable (all replicates equal,
+        fewer than one replicate per tail, undefined replicates, an undefined estimate, or an
+        estimate in the tail), or that it is one-sided.
+
+    References
+    ----------
+    .. [1] B. Efron, "Better bootstrap confidence intervals", Journal of the American
+       Statistical Association 82(397), 171-185, 1987 (Section 2; the BC interval).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.metrics.resampling import bias_corrected_interval
+    >>> reps = np.linspace(0.0, 1.0, 101)
+    >>> low, high, reason = bias_corrected_interval(0.5, reps)
+    >>> round(low, 3), round(high, 3), reason
+    (0.025, 0.975, '')
+    >>> bias_corrected_interval(0.5, np.full(50, 0.5))[2].startswith("all 50 replicates equal")
+    True
+    """
+    if method not in ("bc", "percentile"):
+        raise ValueError(MSG_METHOD.format(value=method))
+    if not (isinstance(confidence, (int, float)) and 0 < confidence < 1):
+        raise ValueError(MSG_CONFIDENCE.format(value=confidence))
+    reps = np.asarray(replicates, dtype=float).ravel()
+    nan = float("nan")
+    n = reps.shape[0]
+    alpha = (1.0 - confidence) / 2
+    need = math.ceil(1.0 / (2 * alpha) - 1e-9)
+    if n < need:
+        return nan, nan, NOT_ESTIMABLE_FEW.format(n=n, level=alpha, need=need)
+    finite = np.isfinite(reps)
+    if not finite.all():
+        return nan, nan, NOT_ESTIMABLE_UNDEFINED.format(k=int((~finite).sum()), n=n)
+    if method == "bc" and not math.isfinite(estimate):
+        return nan, nan, NOT_ESTIMABLE_ESTIMATE
+    if reps.min() == reps.max():
+        return nan, nan, NOT_ESTIMABLE_CONSTANT.format(n=n, value=reps[0])
+    if method == "percentile":
+        low, high = np.quantile(reps, [alpha, 1 - alpha])
+        return float(low), float(high), ""
+    from scipy.special import ndtr, ndtri
+
+    below = (np.count_nonzero(reps < estimate) + 0.5 * np.count_nonzero(reps == estimate)) / n
+    z_crit = float(ndtri(1 - alpha))
+    z0 = float(ndtri(below)) if 0 < below < 1 else math.copysign(math.inf, below - 0.5)
+    if not abs(z0) < z_crit:
+        if floor is not None and z0 < 0 and floor <= estimate:
+            high = float(np.quantile(reps, 1 - alpha))
+            return (
+                float(floor),
+                high,
+                ONE_SIDED.format(share=1 - below, floor=floor, level=1 - alpha),
+            )
+        return nan, nan, NOT_ESTIMABLE_TAIL.format(share=below)
+    levels = ndtr([2 * z0 - z_crit, 2 * z0 + z_crit])
+    low, high = (float(v) for v in np.quantile(reps, levels))
+    if not low <= estimate <= high:
+        return nan, nan, NOT_ESTIMABLE_TAIL.format(share=below)
+    return low, high, ""
 
 
 def stratified_indices(
@@ -222,6 +369,7 @@ def bootstrap_intervals(
     n_bootstrap: int = 200,
     confidence: float = 0.95,
     random_state: int | np.random.Generator | None = None,
+    method: str = "percentile",
 ) -> BootstrapIntervals:
     r"""Stratified percentile-bootstrap intervals of every summary metric and per-group rate.
 
@@ -249,6 +397,12 @@ def bootstrap_intervals(
     confidence : float in (0, 1), default=0.95
     random_state : int, numpy.random.Generator or None
         Seed of the resampling.
+    method : {"percentile", "bc"}, default="percentile"
+        How the summary intervals are read off the replicates: their central range, or the
+        bias-corrected interval of :func:`bias_corrected_interval`, which always contains the
+        estimate or is reported as not estimable. Either way, an interval that cannot be
+        estimated (all replicates equal, too few replicates) is NaN, with its reason in
+        ``notes``. The per-group rate intervals are percentile intervals.
 
     Returns
     -------
@@ -280,6 +434,8 @@ def bootstrap_intervals(
         raise ValueError(MSG_N_BOOTSTRAP.format(value=n_bootstrap))
     if not (isinstance(confidence, (int, float)) and 0 < confidence < 1):
         raise ValueError(MSG_CONFIDENCE.format(value=confidence))
+    if method not in ("bc", "percentile"):
+        raise ValueError(MSG_METHOD.format(value=method))
     rng = np.random.default_rng(random_state)
     cells = check_sensitive_features(
         sensitive_features, pred.shape[0], groups="intersection", min_groups=1
@@ -300,16 +456,30 @@ def bootstrap_intervals(
             summary_parts.setdefault(key, []).append(value)
     alpha = (1.0 - confidence) / 2
     replicates = pd.DataFrame({k: np.concatenate(v) for k, v in summary_parts.items()})
-    summary_ci = pd.DataFrame(
-        {
-            "low": replicates.quantile(alpha),
-            "high": replicates.quantile(1 - alpha),
-        }
-    )
+    estimates = {}
+    if method == "bc":
+        whole = np.arange(pred.shape[0])[None, :]
+        _, point = _replicate_summary(
+            None if y is None else y[whole], pred[whole], member, rows, task, threshold
+        )
+        estimates = {k: float(v[0]) for k, v in point.items()}
+    bounds, notes = {}, {}
+    for key in replicates.columns:
+        low, high, note = bias_corrected_interval(
+            estimates.get(key, math.nan),
+            replicates[key],
+            confidence,
+            method=method,
+            floor=None if key == "r2" else _FLOORS.get(key, 0.0),
+        )
+        bounds[key] = (low, high)
+        if note:
+            notes[key] = note
+    summary_ci = pd.DataFrame.from_dict(bounds, orient="index", columns=["low", "high"])
     group_ci = {}
     for key, parts in rate_parts.items():
         values = pd.DataFrame(np.concatenate(parts), columns=enc.names)
         group_ci[key] = pd.DataFrame(
             {"low": values.quantile(alpha), "high": values.quantile(1 - alpha)}
         ).rename_axis("group")
-    return BootstrapIntervals(summary_ci, group_ci, replicates, float(confidence))
+    return BootstrapIntervals(summary_ci, group_ci, replicates, float(confidence), method, notes)
