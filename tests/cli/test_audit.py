@@ -355,7 +355,13 @@ def test_small_groups_warned_and_excluded(tmp_path, capsys):
     code, out, _ = _run(capsys, *base, "--format", "json", "--n-bootstrap", 0)
     payload = json.loads(out)
     assert code == 0 and "min_group_size=30" in payload["warnings"][0]
-    assert payload["summary"]["n_groups"] == 3
+    # Issue 24: small groups are out of the headline by default, in with --include-small-groups.
+    assert payload["summary"]["n_groups"] == 2
+    assert payload["settings"]["excluded_groups"] == ["c"]
+    code, out, _ = _run(
+        capsys, *base, "--format", "json", "--n-bootstrap", 0, "--include-small-groups"
+    )
+    assert json.loads(out)["summary"]["n_groups"] == 3
     code, out, _ = _run(
         capsys, *base, "--format", "json", "--n-bootstrap", 0, "--exclude-small-groups"
     )

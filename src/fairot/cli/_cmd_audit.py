@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,9 @@ from fairot.cli._io import (
 )
 
 PRINT_FORMATS = ("text", "md", "json", "html")
+# The rules of ``fairot.reporting.audit(standards=...)``, listed here so that ``--help`` needs no
+# import of the reporting package; a test checks they agree.
+AUDIT_STANDARDS = ("four-fifths", "ll144", "credit", "distributional")
 MSG_THRESHOLD = "--threshold must be a number in [0, 1]; got {value}"
 MSG_WEIGHTED_BOOTSTRAP = (
     "--sample-weight needs --n-bootstrap 0 (the bootstrap does not resample weights)"
@@ -52,11 +56,61 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="warn about groups with fewer samples (30)",
     )
-    p.add_argument(
+    small = p.add_mutually_exclusive_group()
+    small.add_argument(
+        "--include-small-groups",
+        action="store_true",
+        help="keep the groups under --min-group-size in the headline (default: left out, "
+        "unless fewer than two groups would remain)",
+    )
+    small.add_argument(
         "--exclude-small-groups",
         action="store_true",
-        help="leave the groups under --min-group-size out of the summary",
+        help="always leave them out of the headline; an error if fewer than two groups remain",
     )
+    p.add_argument(
+        "--reference",
+        metavar="GROUP",
+        help="the group impact ratios and the credit rule compare against (default: the "
+        "most-selected group)",
+    )
+    p.add_argument(
+        "--standard",
+        action="append",
+        choices=AUDIT_STANDARDS,
+        metavar="RULE",
+        help="apply a rule with a pass/fail verdict; repeat for several: "
+        + ", ".join(AUDIT_STANDARDS)
+        + " (default: four-fifths and distributional; distributional only for regression)",
+    )
+
+
+def report_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of :func:`fairot.reporting.audit` set by the shared options."""
+    small = None
+    if args.include_small_groups:
+        small = False
+    elif args.exclude_small_groups:
+        small = True
+    return {
+        "n_bootstrap": args.n_bootstrap,
+        "random_state": args.random_state,
+        "min_group_size": args.min_group_size,
+        "exclude_small_groups": small,
+        "threshold": args.threshold,
+        "reference": args.reference,
+        "standards": None if not args.standard else tuple(dict.fromkeys(args.standard)),
+    }
+
+
+def input_provenance(args: argparse.Namespace, path: Path | None) -> dict[str, Any]:
+    """The command line and, for a file, its name, size and SHA-256."""
+    from fairot.reporting import file_provenance
+
+    out: dict[str, Any] = {"command": shlex.join(getattr(args, "command_line", ["fairot"]))}
+    if path is not None:
+        out.update({f"input_{k}": v for k, v in file_provenance(path).items()})
+    return out
 
 
 def register(subparsers) -> None:
@@ -108,7 +162,9 @@ def register(subparsers) -> None:
     )
     add_report_arguments(p)
     p.add_argument(
-        "--out", type=Path, help="folder for report.html, report.md, metrics.json, plots"
+        "--out",
+        type=Path,
+        help="folder for report.html, report.md, metrics.json, report.json, plots",
     )
     p.add_argument(
         "--format",
@@ -181,7 +237,8 @@ def emit(result, args: argparse.Namespace) -> None:
     sys.stdout.write(rendered + "\n")
     if args.out is not None and fmt == "text":
         print(
-            f"\nReport written to {args.out}/ (report.html, report.md, metrics.json, plots)",
+            f"\nReport written to {args.out}/ (report.html, report.md, metrics.json, "
+            "report.json, plots)",
             file=sys.stderr,
         )
 
@@ -204,21 +261,16 @@ def run(args: argparse.Namespace) -> int:
 
     check_report_arguments(args)
     plots = args.out is not None or args.format == "html"
-    options = {
-        "n_bootstrap": args.n_bootstrap,
-        "random_state": args.random_state,
-        "min_group_size": args.min_group_size,
-        "exclude_small_groups": args.exclude_small_groups,
-        "threshold": args.threshold,
-        "plots": plots,
-    }
+    options = {**report_options(args), "plots": plots}
     weight_column = getattr(args, "sample_weight", None)
     if weight_column and args.n_bootstrap:
         raise CLIError(MSG_WEIGHTED_BOOTSTRAP)
     if args.dataset:
         if weight_column:
             raise CLIError("--sample-weight needs --data")
-        result = audit_logistic_regression(args.dataset, **options)
+        result = audit_logistic_regression(
+            args.dataset, provenance_extra=input_provenance(args, None), **options
+        )
     else:
         frame, labels, scores, sensitive = read_audit_columns(
             args.data,
@@ -236,6 +288,8 @@ def run(args: argparse.Namespace) -> int:
             task=args.task,
             groups=args.groups,
             title=f"fairot audit of {args.data.name}: {args.score}",
+            model=f"scores in column {args.score!r} of {args.data.name}",
+            provenance_extra=input_provenance(args, args.data),
             sample_weight=(
                 None if not weight_column else read_weights(frame, weight_column, args.data)
             ),

@@ -1,8 +1,10 @@
 """Reading a model's fairness: audits, plots, drift monitoring, and the writer of result folders.
 
 - :func:`audit` / :class:`Audit` — the fairness report of one set of predictions with bootstrap
-  intervals, rendered as text, markdown, self-contained HTML and ``metrics.json``;
-  :func:`audit_logistic_regression` audits the COT paper's LR baseline on a built-in data set.
+  intervals, per-group counts with exact intervals, rules with verdicts (:class:`Verdict`,
+  :data:`AUDIT_STANDARDS`) and provenance (:func:`file_provenance`), rendered as text,
+  markdown, self-contained HTML and ``metrics.json``; :func:`audit_logistic_regression` audits
+  the COT paper's LR baseline on a built-in data set.
 - :func:`plot_group_histograms`, :func:`plot_group_quantile_functions`,
   :func:`plot_group_metrics` — ``matplotlib.figure.Figure`` objects, no pyplot state.
 - :class:`FairnessMonitor` / :class:`WindowResult` — windowed metrics of a score stream with
@@ -25,15 +27,21 @@ from fairot.reporting._plots import (
     plot_group_metrics,
     plot_group_quantile_functions,
 )
+from fairot.reporting._provenance import file_provenance
+from fairot.reporting._standards import STANDARDS as AUDIT_STANDARDS
+from fairot.reporting._standards import Verdict
 
 __all__ = [
+    "AUDIT_STANDARDS",
     "BUILTIN_DATASETS",
     "MONITOR_METRICS",
     "Audit",
     "FairnessMonitor",
+    "Verdict",
     "WindowResult",
     "audit",
     "audit_logistic_regression",
+    "file_provenance",
     "load_baseline_split",
     "plot_group_histograms",
     "plot_group_metrics",

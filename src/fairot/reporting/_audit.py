@@ -176,7 +176,10 @@ class Audit:
     def write(
         self, out_dir: str | Path, *, formats: tuple[str, ...] = FORMATS, figures: bool = True
     ) -> Path:
-        """Write ``report.html``, ``report.md``, ``metrics.json`` and the PNG plots.
+        """Write ``report.html``, ``report.md``, ``metrics.json``, ``report.json`` and the plots.
+
+        ``metrics.json`` is flat (name to number, for MLflow); ``report.json`` is
+        :meth:`to_json`: settings, tables, verdicts and provenance.
 
         Every file is written atomically (complete or absent, never truncated).
 
@@ -185,7 +188,8 @@ class Audit:
         out_dir : str or path-like
             Folder, created when missing.
         formats : tuple of {"html", "md", "json"}, default=all
-            Which of ``report.html``, ``report.md`` and ``metrics.json`` to write.
+            Which of ``report.html``, ``report.md`` and ``metrics.json`` + ``report.json`` to
+            write.
         figures : bool, default=True
             Also write each figure as ``<key>.png`` (linked from ``report.md``).
 
@@ -205,6 +209,7 @@ class Audit:
             files["report.md"] = self.to_markdown()
         if "json" in formats:
             files["metrics.json"] = json.dumps(self.metrics(), indent=2, sort_keys=True) + "\n"
+            files["report.json"] = self.to_json() + "\n"
         return write_artifacts(out_dir, files, self.figures if figures else None)
 
 

@@ -105,7 +105,10 @@ def extra_sections(result: Any) -> list[Section]:
         )
         tables.append(("Thresholds", frame))
     sections.append(("Provenance", [], tables))
-    sections.append(("Glossary", [f"{k}: {v}" for k, v in GLOSSARY.items()], []))
+    glossary = pd.DataFrame(
+        {"meaning": list(GLOSSARY.values())}, index=pd.Index(list(GLOSSARY), name="term")
+    )
+    sections.append(("Glossary", [], [("", glossary)]))
     return sections
 
 
