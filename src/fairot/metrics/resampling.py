@@ -49,6 +49,10 @@ NOT_ESTIMABLE_CONSTANT = (
 NOT_ESTIMABLE_FEW = (
     "{n} replicates leave fewer than one in each {level:.1%} tail; use at least {need}"
 )
+NOT_ESTIMABLE_POINT = (
+    "{share:.0%} of the replicates equal {value:.4g}: the bootstrap distribution is too "
+    "discrete for an interval of positive width"
+)
 NOT_ESTIMABLE_UNDEFINED = "undefined or infinite in {k} of {n} replicates"
 NOT_ESTIMABLE_ESTIMATE = "the estimate itself is undefined or infinite"
 NOT_ESTIMABLE_TAIL = (
@@ -201,8 +205,8 @@ def bias_corrected_interval(
     if reps.min() == reps.max():
         return nan, nan, NOT_ESTIMABLE_CONSTANT.format(n=n, value=reps[0])
     if method == "percentile":
-        low, high = np.quantile(reps, [alpha, 1 - alpha])
-        return float(low), float(high), ""
+        low, high = (float(v) for v in np.quantile(reps, [alpha, 1 - alpha]))
+        return _positive_width(low, high, reps, "")
     from scipy.special import ndtr, ndtri
 
     below = (np.count_nonzero(reps < estimate) + 0.5 * np.count_nonzero(reps == estimate)) / n
@@ -211,17 +215,22 @@ def bias_corrected_interval(
     if not abs(z0) < z_crit:
         if floor is not None and z0 < 0 and floor <= estimate:
             high = float(np.quantile(reps, 1 - alpha))
-            return (
-                float(floor),
-                high,
-                ONE_SIDED.format(share=1 - below, floor=floor, level=1 - alpha),
-            )
+            note = ONE_SIDED.format(share=1 - below, floor=floor, level=1 - alpha)
+            return _positive_width(float(floor), high, reps, note)
         return nan, nan, NOT_ESTIMABLE_TAIL.format(share=below)
     levels = ndtr([2 * z0 - z_crit, 2 * z0 + z_crit])
     low, high = (float(v) for v in np.quantile(reps, levels))
     if not low <= estimate <= high:
         return nan, nan, NOT_ESTIMABLE_TAIL.format(share=below)
-    return low, high, ""
+    return _positive_width(low, high, reps, "")
+
+
+def _positive_width(low: float, high: float, reps: np.ndarray, note: str) -> tuple:
+    """The interval, unless it has zero width: then not estimable (never shown as [x, x])."""
+    if low < high:
+        return low, high, note
+    share = float(np.mean(reps == low))
+    return math.nan, math.nan, NOT_ESTIMABLE_POINT.format(share=share, value=low)
 
 
 def stratified_indices(
@@ -323,7 +332,8 @@ def _distribution_summary(
     ]
     by_order = {p: np.stack([v[k] for v in pair_values], axis=1) for k, p in enumerate(orders)}
     if task == "classification":
-        pooled = np.sort(pred, axis=1)
+        # Scaled like the groups: unscaled, SDD was off whenever max|score| was not in [1, 2).
+        pooled = np.sort(pred / scale, axis=1)
         out["sdd"] = sum(batched_wasserstein(g, pooled, (1.0,))[0] for g in sorted_groups)
         out["spdd"] = by_order[1.0].sum(axis=1)
     else:
