@@ -409,10 +409,10 @@ def bootstrap_intervals(
         Seed of the resampling.
     method : {"percentile", "bc"}, default="percentile"
         How the summary intervals are read off the replicates: their central range, or the
-        bias-corrected interval of :func:`bias_corrected_interval`, which always contains the
-        estimate or is reported as not estimable. Either way, an interval that cannot be
-        estimated (all replicates equal, too few replicates) is NaN, with its reason in
-        ``notes``. The per-group rate intervals are percentile intervals.
+        bias-corrected interval of :func:`bias_corrected_interval`, which contains the estimate
+        and has positive width, or is NaN with the reason in ``notes`` (all replicates equal,
+        too few replicates, an estimate in the tail), or is one-sided with a note. The
+        per-group rate intervals are percentile intervals.
 
     Returns
     -------
@@ -474,7 +474,11 @@ def bootstrap_intervals(
         )
         estimates = {k: float(v[0]) for k, v in point.items()}
     bounds, notes = {}, {}
-    for key in replicates.columns:
+    if method == "percentile":
+        # The central range as before (the drift monitor reads these bands as they were).
+        for key in replicates.columns:
+            bounds[key] = tuple(float(v) for v in replicates[key].quantile([alpha, 1 - alpha]))
+    for key in replicates.columns if method == "bc" else ():
         low, high, note = bias_corrected_interval(
             estimates.get(key, math.nan),
             replicates[key],
