@@ -110,7 +110,7 @@ def ll144(
     excluded = table.index[table["note"] != ""].tolist()
     if excluded:
         lines.append(
-            f"{len(excluded)} categor{'y' if len(excluded) == 1 else 'ies'} under "
+            f"{len(excluded)} {'category' if len(excluded) == 1 else 'categories'} under "
             f"{min_share:.0%} of the data excluded from the ratios: {', '.join(excluded)}."
         )
     return Verdict(
