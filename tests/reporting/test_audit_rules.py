@@ -200,7 +200,7 @@ def test_group_table_equals_sklearn_fairlearn_and_scipy(mode):
     y = rng.integers(0, 2, n)
     s = np.clip(rng.beta(2, 3, n) + 0.2 * (sf["race"] == "x"), 0, 1)
     d = (s > 0.5).astype(int)
-    result = audit(y, s, sf, groups=mode, plots=False, n_bootstrap=0, min_group_size=1)
+    result = audit(y, s, sf, group_mode=mode, plots=False, n_bootstrap=0, min_group_size=1)
     table = result.report
     if mode == "intersection":
         masks = {

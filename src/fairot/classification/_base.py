@@ -115,7 +115,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
             X, y, sensitive_features, sample_weight, reset=True
         )
         self.classes_ = check_binary_target(y)
-        encoding = check_sensitive_features(sf, X.shape[0], groups=self.group_mode)
+        encoding = check_sensitive_features(sf, X.shape[0], group_mode=self.group_mode)
         self._encoding = encoding
         self.groups_, self.group_names_ = group_attributes(encoding)
 

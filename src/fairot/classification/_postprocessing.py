@@ -162,7 +162,7 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         check_consistent_length(X=X, y=y, sensitive_features=sf, sample_weight=sample_weight)
         classes = check_binary_target(y)
         sample_weight = check_sample_weight(sample_weight, n_samples)
-        encoding = check_sensitive_features(sf, n_samples, groups=self.group_mode)
+        encoding = check_sensitive_features(sf, n_samples, group_mode=self.group_mode)
         if sample_weight is not None:
             check_group_weights(sample_weight, encoding.indices(), encoding.names)
         self.fit_estimator(X, y, classes=classes, sample_weight=sample_weight)
@@ -172,7 +172,7 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
             # The target comes from the overlapping marginal groups; each person is then mapped
             # from the cell (intersection) they belong to.
             target_samples = build_target(self.target, scores, encoding, sample_weight)
-            cells = check_sensitive_features(sf, n_samples, groups="intersection", min_groups=1)
+            cells = check_sensitive_features(sf, n_samples, group_mode="intersection", min_groups=1)
             warnings.warn(
                 MSG_MARGINAL_CELLS.format(n_cells=cells.n_groups, n_groups=encoding.n_groups),
                 UserWarning,

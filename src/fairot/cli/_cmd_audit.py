@@ -54,7 +54,7 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
         type=int,
         default=30,
         metavar="N",
-        help="warn about groups with fewer samples (30)",
+        help="leave groups with fewer rows out of the headline (30)",
     )
     small = p.add_mutually_exclusive_group()
     small.add_argument(
@@ -155,7 +155,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("--task", choices=("classification", "regression"), default="classification")
     p.add_argument(
-        "--groups",
+        "--group-mode",
         choices=("intersection", "marginal"),
         default="intersection",
         help="how several sensitive columns form groups (default: intersection)",
@@ -286,7 +286,7 @@ def run(args: argparse.Namespace) -> int:
             scores,
             sensitive,
             task=args.task,
-            groups=args.groups,
+            group_mode=args.group_mode,
             title=f"fairot audit of {args.data.name}: {args.score}",
             model=f"scores in column {args.score!r} of {args.data.name}",
             provenance_extra=input_provenance(args, args.data),

@@ -34,7 +34,7 @@ class BaselineSplit:
         Binary targets.
     sensitive_train, sensitive_test : pandas.DataFrame
         Sensitive columns.
-    groups : {"intersection", "marginal"}
+    group_mode : {"intersection", "marginal"}
         How the sensitive columns form groups in the paper (marginal for Communities & Crime).
     split_note : str
         How the split was made, for reports.
@@ -45,7 +45,7 @@ class BaselineSplit:
 
     >>> from fairot.datasets import load_baseline_split
     >>> split = load_baseline_split("adult")
-    >>> split.groups, split.split_note, list(split.sensitive_test.columns)
+    >>> split.group_mode, split.split_note, list(split.sensitive_test.columns)
     ('intersection', 'official train/test split', ['race', 'sex'])
     """
 
@@ -56,7 +56,7 @@ class BaselineSplit:
     y_test: pd.Series
     sensitive_train: pd.DataFrame
     sensitive_test: pd.DataFrame
-    groups: str
+    group_mode: str
     split_note: str
 
 
@@ -105,7 +105,7 @@ def load_baseline_split(
     if name not in loaders:
         raise ValueError(MSG_UNKNOWN_DATASET.format(name=name, names=", ".join(BUILTIN_DATASETS)))
     bunch = loaders[name](**loader_kwargs)
-    groups = "marginal" if name == "communities-crime" else "intersection"
+    group_mode = "marginal" if name == "communities-crime" else "intersection"
     if bunch.split is not None:
         train = (bunch.split == "train").to_numpy()
         note = "official train/test split"
@@ -124,6 +124,6 @@ def load_baseline_split(
         bunch.target[~train],
         bunch.sensitive[train],
         bunch.sensitive[~train],
-        groups,
+        group_mode,
         note,
     )

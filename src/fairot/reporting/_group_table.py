@@ -49,7 +49,7 @@ def group_counts(
     ``tn``, ``fn``; weighted sums when ``sample_weight`` is given.
     """
     pred = np.asarray(y_pred, dtype=float)
-    enc = check_sensitive_features(sensitive_features, pred.shape[0], groups=group_mode)
+    enc = check_sensitive_features(sensitive_features, pred.shape[0], group_mode=group_mode)
     weight = np.ones_like(pred) if sample_weight is None else np.asarray(sample_weight, float)
     member = enc.membership.astype(float) * weight[:, None]
     decided = pred > threshold

@@ -29,7 +29,7 @@ def apply_standards(
     y_true,
     y_pred,
     sensitive_features,
-    groups,
+    group_mode,
     threshold,
     reference,
     included,
@@ -46,7 +46,7 @@ def apply_standards(
             frame = sensitive_frame(sensitive_features, "sensitive_features")
             out.append(ll144(np.asarray(y_pred, float), frame, threshold, LL144_MIN_SHARE))
         elif key == "credit":
-            enc = check_sensitive_features(sensitive_features, len(y_pred), groups=groups)
+            enc = check_sensitive_features(sensitive_features, len(y_pred), group_mode=group_mode)
             index = dict(zip(enc.names, enc.indices(), strict=True))
             out.append(
                 credit_practice(
@@ -59,7 +59,7 @@ def apply_standards(
                     table,
                     summary,
                     # Strong equalized odds needs labels and decisions, and reads rows unweighted.
-                    _strong_eo(y_true, y_pred, sensitive_features, groups)
+                    _strong_eo(y_true, y_pred, sensitive_features, group_mode)
                     if "selection_rate" in table.columns and exact
                     else {},
                     included,
@@ -68,13 +68,13 @@ def apply_standards(
     return out
 
 
-def _strong_eo(y_true, y_pred, sensitive_features, groups) -> dict[str, dict[str, float]]:
+def _strong_eo(y_true, y_pred, sensitive_features, group_mode) -> dict[str, dict[str, float]]:
     """W1 from each group's scores to the pooled scores, within each label (strong EO)."""
     if y_true is None:
         return {}
     pred = np.asarray(y_pred, dtype=float)
     y = np.asarray(y_true) == 1
-    enc = check_sensitive_features(sensitive_features, pred.shape[0], groups=groups)
+    enc = check_sensitive_features(sensitive_features, pred.shape[0], group_mode=group_mode)
     out: dict[str, dict[str, float]] = {}
     for label, mask in (("y=1", y), ("y=0", ~y)):
         pooled = pred[mask]

@@ -251,7 +251,7 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         check_consistent_length(X=X, y=y, sensitive_features=sf, sample_weight=sample_weight)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         self.classes_ = check_binary_target(y)
-        encoding = check_sensitive_features(sf, X.shape[0], groups=self.group_mode)
+        encoding = check_sensitive_features(sf, X.shape[0], group_mode=self.group_mode)
         self._encoding = encoding
         self.groups_ = list(encoding.labels)
         self.group_names_ = list(encoding.names)

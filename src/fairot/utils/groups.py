@@ -34,7 +34,7 @@ MSG_ONE_GROUP = (
 MSG_UNSEEN_GROUP = (
     "{name} contains group {label!r} that was not seen at fit time; known groups: {known}."
 )
-MSG_GROUPS_MODE = "groups must be 'intersection' or 'marginal'; got {value!r}."
+MSG_GROUPS_MODE = "group_mode must be 'intersection' or 'marginal'; got {value!r}."
 MSG_NCOLS = "{name} has {got} columns but {expected} were seen at fit time."
 
 
