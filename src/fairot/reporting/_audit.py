@@ -23,8 +23,8 @@ from fairot.reporting._format import SUMMARY_LABELS
 from fairot.reporting._group_table import attach_counts
 from fairot.reporting._html import render_fragment, render_page
 from fairot.reporting._plots import (
+    audit_metrics_figure,
     plot_group_histograms,
-    plot_group_metrics,
     plot_group_quantile_functions,
 )
 from fairot.reporting._provenance import (
@@ -451,15 +451,8 @@ def audit(
         figures["quantile_functions"] = plot_group_quantile_functions(
             y_pred, sensitive_features, group_mode=group_mode
         )
-        chart = _chart_metrics(rates)
-        figures["group_metrics"] = plot_group_metrics(
-            rates[chart] if chart else table.loc[groups_only, ["mean_score"]],
-            None if intervals is None else intervals.groups,
-            title=(
-                f"Group metrics with {confidence:.0%} bootstrap intervals"
-                if intervals is not None
-                else "Group metrics"
-            ),
+        figures["group_metrics"] = audit_metrics_figure(
+            table, rates, groups_only, intervals, confidence
         )
     settings = {
         "task": task,
@@ -480,11 +473,6 @@ def audit(
     thresholds = thresholds_used(task, threshold, min_group_size, standards)
     prov = provenance(model=model, thresholds=thresholds, extra=provenance_extra)
     return Audit(table, summary, title, figures, intervals, warnings, settings, verdicts, prov)
-
-
-def _chart_metrics(rates: pd.DataFrame) -> list[str]:
-    preferred = ("selection_rate", "tpr", "fpr", "mae", "mean_residual")
-    return [c for c in preferred if c in rates.columns]
 
 
 def _ordered(summary: dict[str, Any]) -> dict[str, Any]:

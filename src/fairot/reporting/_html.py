@@ -42,14 +42,18 @@ DISTRIBUTION_COLUMNS = ("size", "share", "accuracy", "mse", "r2", "mean_score", 
 COUNT_COLUMNS = ("selected", "positives", "negatives", "tp", "fp", "tn", "fn", "base_rate", "fnr")
 CAPTIONS = {
     "score_histograms": (
-        "Density of each group's scores. When a few bars tower over the rest (e.g. many scores "
-        "at 0), the axis is cut above the typical bars and the box gives the tallest one."
+        "Density of each group's scores, largest group first. When a few bars tower over the "
+        "rest (e.g. many scores at 0), the axis is cut above the typical bars and the box gives "
+        "the tallest one. Beyond six groups, one panel per group against everyone (grey)."
     ),
     "quantile_functions": (
         "Quantile function of each group: the vertical gap between two curves is the score "
         "change that transports one group onto the other; the area between them is their W1."
     ),
-    "group_metrics": "Per-group rates at the threshold; bars are bootstrap intervals.",
+    "group_metrics": (
+        "Per-group rates at the threshold, largest group first; bars are exact (Clopper-Pearson) "
+        "intervals of the rates, bootstrap intervals of the regression errors."
+    ),
 }
 
 
