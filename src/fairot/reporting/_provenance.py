@@ -74,7 +74,18 @@ def provenance(
 
 
 def file_provenance(path: str | Path) -> dict[str, Any]:
-    """Name, size in bytes and SHA-256 of an input file."""
+    """Name, size in bytes and SHA-256 of an input file.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from fairot.reporting import file_provenance
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "scores.csv"
+    >>> _ = path.write_text("score")
+    >>> info = file_provenance(path)
+    >>> info["name"], info["size_bytes"], info["sha256"][:12]
+    ('scores.csv', 5, 'a575b79868a2')
+    """
     path = Path(path)
     digest = hashlib.sha256()
     with path.open("rb") as handle:

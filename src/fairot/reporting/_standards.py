@@ -44,6 +44,20 @@ class Verdict:
         The verdict in one sentence, with the numbers behind it.
     table : pandas.DataFrame
         The numbers, one row per group or category.
+    notes : list of str
+        Anything else a reader must know.
+
+    Examples
+    --------
+    :func:`fairot.reporting.audit` returns one per rule of ``standards=``.
+
+    >>> import numpy as np
+    >>> from fairot.reporting import audit
+    >>> scores = np.r_[np.full(30, 0.9), np.full(20, 0.1), np.full(16, 0.9), np.full(24, 0.1)]
+    >>> groups = np.repeat(["a", "b"], [50, 40])
+    >>> verdict = audit(None, scores, groups, plots=False, n_bootstrap=0).verdicts[0]
+    >>> verdict.key, verdict.status, round(float(verdict.table.loc["b", "impact_ratio"]), 4)
+    ('four-fifths', 'FAIL', 0.6667)
     """
 
     key: str
