@@ -166,6 +166,11 @@ def test_small_groups_do_not_own_the_headline_by_default():
         demographic_parity_difference(y[keep], d[keep], sensitive_features=g[keep]), abs=1e-12
     )
     assert result.settings["excluded_groups"] == ["c", "d"]
+    # Group c (one row, selected) has the highest rate but is not the reference.
+    rates = {k: d[g == k].mean() for k in "ab"}
+    reference = max(rates, key=rates.get)
+    assert result.settings["reference"] == reference
+    assert result.report.loc["c", "disparate_impact"] == pytest.approx(1.0 / rates[reference])
     assert list(result.report.loc[["c", "d"], "note"]) == ["n < 30", "n < 30"]
     text = result.to_text()
     assert "a group with fewer than 30 rows is left out of the headline" in text

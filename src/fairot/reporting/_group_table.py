@@ -130,8 +130,9 @@ def attach_counts(
     """The audit's table with the counts, rates and intervals joined, and its reference group.
 
     ``data`` is ``(y_true, y_pred, sensitive_features, sample_weight)``. The pooled row gets
-    counts when the groups partition the rows. A chosen ``reference`` also rescales the
-    ``disparate_impact`` column to it.
+    counts when the groups partition the rows. The ``disparate_impact`` column divides by the
+    reference's selection rate (by default the most-selected group of the headline, so a small
+    group left out of it is never the denominator).
     """
     y_true, y_pred, sensitive_features, sample_weight = data
     counts = group_counts(
@@ -148,7 +149,7 @@ def attach_counts(
     table = table.join(extra.drop(columns=extra.columns.intersection(table.columns)), how="left")
     groups = [g for g in table.index if g != "overall"]
     name, reason = choose_reference(table.loc[groups], reference, included)
-    if reference is not None:
+    if name is not None:  # the column divides by the reference the report names
         ref_rate = table.loc[name, "selection_rate"]
         ratio = table.loc[groups, "selection_rate"] / ref_rate if ref_rate > 0 else np.nan
         table.loc[groups, "disparate_impact"] = ratio
