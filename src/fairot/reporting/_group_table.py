@@ -144,9 +144,13 @@ def attach_counts(
         sample_weight=sample_weight,
     )
     if group_mode == "intersection" or getattr(sensitive_features, "ndim", 1) == 1:
-        counts.loc["overall"] = counts.sum()
+        counts = pd.concat([counts, counts.sum().to_frame("overall").T])
     extra = group_table(counts, confidence, exact=sample_weight is None).drop(columns="n")
     table = table.join(extra.drop(columns=extra.columns.intersection(table.columns)), how="left")
+    if sample_weight is None:
+        for column in counts.columns.intersection(table.columns):
+            if table[column].notna().all():  # whole counts read as counts, not 51.0000
+                table[column] = table[column].astype(np.int64)
     groups = [g for g in table.index if g != "overall"]
     name, reason = choose_reference(table.loc[groups], reference, included)
     if name is not None:  # the column divides by the reference the report names
