@@ -18,14 +18,19 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from fairot.classification._batches import cumulative_weights, drawing_weights, weighted_batches
-from fairot.classification._common import check_group_weights, fit_base_estimator, user_stacklevel
+from fairot.classification._common import (
+    TauUnitsMixin,
+    check_group_weights,
+    fit_base_estimator,
+    user_stacklevel,
+)
 from fairot.classification._kernels import STATUS_OK, logits, padded_rows, score_rows
 from fairot.classification._objective import sigmoid
 from fairot.exceptions import DivergenceError
 from fairot.metrics.reductions import sum_w1_to_reference
-from fairot.transport import build_target
+from fairot.transport import build_target, check_tau, geodesic_targets
 from fairot.utils.arrays import check_consistent_length, check_sample_weight
-from fairot.utils.groups import group_attributes
+from fairot.utils.groups import group_attributes, warn_small_groups
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 from fairot.utils.targets import check_binary_target
 
@@ -71,7 +76,7 @@ def saturated_share(scores: np.ndarray) -> float:
     return float(np.mean(np.minimum(scores, 1.0 - scores) < SATURATION_MARGIN))
 
 
-class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
+class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
     """Base of COT and DOT: a logistic model adjusted by stochastic OT updates.
 
     Subclasses implement ``_init_solver`` (draws their random state) and ``_run_chunk`` (the
@@ -88,6 +93,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         "history_every": [Interval(Integral, 1, None, closed="left"), None],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
+        "tau": [Interval(Real, 0, 1, closed="both")],
     }
 
     _display_name = "OT"
@@ -118,6 +124,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         encoding = check_sensitive_features(sf, X.shape[0], group_mode=self.group_mode)
         self._encoding = encoding
         self.groups_, self.group_names_ = group_attributes(encoding)
+        warn_small_groups(encoding.counts, self.group_names_, stacklevel=user_stacklevel())
 
         self.estimator_, theta = self._initial_model(X, y, sample_weight)
         self.initial_coef_ = theta[None, :-1].copy()
@@ -127,6 +134,20 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
             check_group_weights(sample_weight, encoding.indices(), encoding.names)
         initial_scores = sigmoid(logits(theta, X))
         self.target_samples_ = build_target(self.target, initial_scores, encoding, sample_weight)
+        self.tau_ = check_tau(self.tau)
+        self.group_targets_ = None
+        if self.tau_ > 0:
+            rows = encoding.indices()
+            self.group_targets_ = np.stack(
+                geodesic_targets(
+                    self.target_samples_,
+                    [initial_scores[r] for r in rows],
+                    self.tau_,
+                    group_weights=[
+                        None if sample_weight is None else sample_weight[r] for r in rows
+                    ],
+                )
+            )
 
         rng = check_random_state(self.random_state)
         self._init_solver(rng, encoding.n_groups)
@@ -138,6 +159,10 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         self.n_updates_ = 0
         self._history: list[dict[str, float]] = []
         self._run_updates(X, y, encoding.indices(), eval_set, n_updates, sample_weight)
+
+    def kernel_targets(self) -> np.ndarray:
+        """The target the kernels read: shared (1-D), or one row per group when ``tau > 0``."""
+        return self.target_samples_ if self.group_targets_ is None else self.group_targets_
 
     def _initial_model(self, X, y: np.ndarray, sample_weight) -> tuple[Any, np.ndarray]:
         r"""Fit (a clone of) ``estimator`` unless frozen, and read :math:`\theta^*` from it."""

@@ -18,6 +18,7 @@ from fairot.torch._device import check_device
 from fairot.torch._penalty import WassersteinParityPenalty
 from fairot.torch._trainer import FairTrainer
 from fairot.utils.arrays import check_consistent_length, check_sample_weight
+from fairot.utils.groups import warn_small_groups
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 from fairot.utils.targets import check_binary_target
 
@@ -255,6 +256,7 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         self._encoding = encoding
         self.groups_ = list(encoding.labels)
         self.group_names_ = list(encoding.names)
+        warn_small_groups(encoding.counts, self.group_names_, stacklevel=3)
         y01 = (y == self.classes_[1]).astype(np.float32)
         self.mean_, self.scale_ = standardisation(X)
         Z = standardise(X, self.mean_, self.scale_)
