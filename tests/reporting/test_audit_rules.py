@@ -230,7 +230,8 @@ def test_group_table_equals_sklearn_fairlearn_and_scipy(mode):
             ("precision", tp, tp + fp),
         ]:
             ci = scipy.stats.binomtest(int(k), int(m)).proportion_ci(0.95, method="exact")
-            assert row[f"{column}_low"] == ci.low and row[f"{column}_high"] == ci.high, column
+            assert row[f"{column}_low"] == pytest.approx(ci.low, rel=1e-9, abs=1e-15), column
+            assert row[f"{column}_high"] == pytest.approx(ci.high, rel=1e-9, abs=1e-15), column
     if mode == "intersection":
         frame = MetricFrame(
             metrics={
@@ -251,6 +252,20 @@ def test_group_table_equals_sklearn_fairlearn_and_scipy(mode):
             ((y == 1) & (d == 1)).sum(),
             ((y == 1) & (d == 0)).sum(),
         )
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 30, 5000])
+def test_clopper_pearson_equals_binomtest_at_every_count(n):
+    from fairot.reporting._group_table import clopper_pearson
+
+    k = np.arange(n + 1) if n <= 30 else np.array([0, 1, 2, n // 2, n - 2, n - 1, n])
+    low, high = clopper_pearson(k, np.full(k.shape, n), 0.9)
+    for j, i in enumerate(k):
+        i = int(i)
+        ci = scipy.stats.binomtest(i, n).proportion_ci(0.9, method="exact")
+        assert low[j] == pytest.approx(ci.low, rel=1e-9, abs=1e-15)
+        assert high[j] == pytest.approx(ci.high, rel=1e-9, abs=1e-15)
+        assert low[j] < high[j]
 
 
 def test_reference_group_is_chosen_and_stated():

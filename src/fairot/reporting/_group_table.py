@@ -2,7 +2,7 @@
 
 Internal surface (plain names used by ``_audit.py`` and ``_standards.py``): :data:`RATES`,
 :func:`group_counts`, :func:`group_table`, :func:`choose_reference`,
-:func:`attach_counts`.
+:func:`attach_counts`, :func:`clopper_pearson`.
 
 Every rate is a proportion of counts, so its interval is the Clopper-Pearson ("exact") interval
 of :meth:`scipy.stats.binomtest` — no bootstrap: cheap, never of zero width, and valid for a group
@@ -76,8 +76,6 @@ def group_table(counts: pd.DataFrame, confidence: float, *, exact: bool) -> pd.D
     A rate with an empty denominator is NaN (undefined), as is an interval of weighted counts
     (``exact=False``; a weighted proportion is not a binomial count).
     """
-    from scipy.stats import binomtest
-
     out = counts.copy()
     for rate, (num, den) in RATES.items():
         if num not in counts or den not in counts:
@@ -89,13 +87,32 @@ def group_table(counts: pd.DataFrame, confidence: float, *, exact: bool) -> pd.D
         low = np.full(k.shape, np.nan)
         high = np.full(k.shape, np.nan)
         if exact:
-            for i, (ki, ni) in enumerate(zip(k, n, strict=True)):
-                if ni > 0:
-                    ci = binomtest(int(ki), int(ni)).proportion_ci(confidence, method="exact")
-                    low[i], high[i] = ci.low, ci.high
+            low, high = clopper_pearson(k, n, confidence)
         out[f"{rate}_low"] = low
         out[f"{rate}_high"] = high
     return out
+
+
+def clopper_pearson(k: np.ndarray, n: np.ndarray, confidence: float) -> tuple:
+    r"""Clopper-Pearson interval of ``k`` successes in ``n`` trials, vectorised.
+
+    :math:`[B^{-1}(\alpha/2; k, n - k + 1), B^{-1}(1 - \alpha/2; k + 1, n - k)]` with
+    :math:`B^{-1}` the beta quantile (0 at ``k = 0``, 1 at ``k = n``; NaN where ``n = 0``): the
+    interval of ``scipy.stats.binomtest(k, n).proportion_ci(method="exact")`` without its root
+    search per group (1.2 s for 54 rates at 2·10⁵ rows).
+    """
+    from scipy.special import betaincinv
+
+    alpha = 1.0 - confidence
+    k = np.asarray(k, dtype=float)
+    n = np.asarray(n, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(k > 0, betaincinv(k, n - k + 1, alpha / 2), 0.0)
+        high = np.where(k < n, betaincinv(k + 1, n - k, 1 - alpha / 2), 1.0)
+    empty = ~(n > 0)
+    low[empty] = np.nan
+    high[empty] = np.nan
+    return low, high
 
 
 def choose_reference(

@@ -31,9 +31,9 @@ def _categories(frame: pd.DataFrame) -> list[tuple[str, pd.Series]]:
     for column in frame.columns:
         out.append((str(column), f"{column}=" + frame[column].astype(str)))
     if frame.shape[1] > 1:
-        joined = frame.astype(str).apply(
-            lambda row: ", ".join(f"{c}={v}" for c, v in row.items()), axis=1
-        )
+        joined = out[0][1]
+        for _, names in out[1:]:
+            joined = joined + ", " + names  # column-wise: no Python call per row
         out.append((" × ".join(map(str, frame.columns)), joined))
     return out
 
