@@ -19,6 +19,11 @@ from fairot.cli._io import (
     require_columns,
     split_columns,
 )
+from fairot.cli._verification import (
+    VERIFICATION_FILES,
+    add_verification_arguments,
+    verification_audit,
+)
 
 PRINT_FORMATS = ("text", "md", "json", "html")
 # The rules of ``fairot.reporting.audit(standards=...)``, listed here so that ``--help`` needs no
@@ -132,6 +137,12 @@ def register(subparsers) -> None:
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--data", type=Path, metavar="FILE", help="CSV/TSV file to audit")
     source.add_argument(
+        "--scores",
+        type=Path,
+        metavar="FILE",
+        help="with --task verification: CSV of face-verification pairs (score, is_same, group)",
+    )
+    source.add_argument(
         "--dataset",
         choices=BUILTIN_DATASETS + BUILTIN_REGRESSION_DATASETS,
         help=(
@@ -157,7 +168,10 @@ def register(subparsers) -> None:
         metavar="COL",
         help="column of non-negative sample weights (e.g. survey weights); needs --n-bootstrap 0",
     )
-    p.add_argument("--task", choices=("classification", "regression"), default="classification")
+    p.add_argument(
+        "--task", choices=("classification", "regression", "verification"), default="classification"
+    )
+    add_verification_arguments(p)
     p.add_argument(
         "--group-mode",
         choices=("intersection", "marginal"),
@@ -227,7 +241,11 @@ def read_audit_columns(
     return frame, labels, scores, frame[columns]
 
 
-def emit(result, args: argparse.Namespace) -> None:
+def emit(
+    result,
+    args: argparse.Namespace,
+    files: str = "report.html, report.md, metrics.json, report.json, plots",
+) -> None:
     """Write the report folder (if asked), then print: nothing is printed before a failure."""
     fmt = "json" if getattr(args, "json", False) else args.format
     rendered = {
@@ -241,8 +259,7 @@ def emit(result, args: argparse.Namespace) -> None:
     sys.stdout.write(rendered + "\n")
     if args.out is not None and fmt == "text":
         print(
-            f"\nReport written to {args.out}/ (report.html, report.md, metrics.json, "
-            "report.json, plots)",
+            f"\nReport written to {args.out}/ ({files})",
             file=sys.stderr,
         )
 
@@ -268,6 +285,9 @@ def run(args: argparse.Namespace) -> int:
         audit_logistic_regression,
     )
 
+    if args.task == "verification" or args.scores is not None:
+        emit(verification_audit(args), args, VERIFICATION_FILES)
+        return 0
     check_report_arguments(args)
     plots = args.out is not None or args.format == "html"
     options = {**report_options(args), "plots": plots}
