@@ -355,7 +355,13 @@ def test_small_groups_warned_and_excluded(tmp_path, capsys):
     code, out, _ = _run(capsys, *base, "--format", "json", "--n-bootstrap", 0)
     payload = json.loads(out)
     assert code == 0 and "min_group_size=30" in payload["warnings"][0]
-    assert payload["summary"]["n_groups"] == 3
+    # Issue 24: small groups are out of the headline by default, in with --include-small-groups.
+    assert payload["summary"]["n_groups"] == 2
+    assert payload["settings"]["excluded_groups"] == ["c"]
+    code, out, _ = _run(
+        capsys, *base, "--format", "json", "--n-bootstrap", 0, "--include-small-groups"
+    )
+    assert json.loads(out)["summary"]["n_groups"] == 3
     code, out, _ = _run(
         capsys, *base, "--format", "json", "--n-bootstrap", 0, "--exclude-small-groups"
     )
@@ -427,3 +433,37 @@ def test_demo_mitigates(tmp_path, capsys):
         assert rows[method]["Wass1"] < rows["LR"]["Wass1"] / 4
     assert "mitigation/histograms.png" in (out / "report.md").read_text()
     assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_standards_reference_and_provenance_from_the_command_line(tmp_path, capsys):
+    # Issue 24: several --standard at once, --reference, and the input file's provenance.
+    import hashlib
+
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame(
+        {
+            "race": np.repeat(["x", "y"], 60),
+            "sex": np.tile(["f", "m"], 60),
+            "s": rng.uniform(size=120),
+        }
+    )
+    path = tmp_path / "my data.csv"
+    frame.to_csv(path, index=False)
+    args = ["audit", "--data", path, "--score", "s", "--sensitive", "race,sex", "--n-bootstrap"]
+    args += [0, "--standard", "four-fifths", "--standard", "ll144", "--standard", "credit"]
+    args += ["--reference", "race=y, sex=m", "--format", "json", "--out", tmp_path / "out"]
+    code, out, err = _run(capsys, *args)
+    assert code == 0, err
+    payload = json.loads(out)
+    assert [v["standard"] for v in payload["verdicts"]] == ["four-fifths", "ll144", "credit"]
+    assert payload["settings"]["reference"] == "race=y, sex=m"
+    prov = payload["provenance"]
+    data = path.read_bytes()
+    assert prov["input_name"] == "my data.csv" and prov["input_size_bytes"] == len(data)
+    assert prov["input_sha256"] == hashlib.sha256(data).hexdigest()
+    assert prov["command"].startswith("fairot audit --data '") and "my data.csv'" in prov["command"]
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["provenance"] == prov
+    assert "input\\_sha256" in (tmp_path / "out" / "report.md").read_text()
+    with pytest.raises(SystemExit) as exc:
+        main(list(map(str, [*args[:-4], "--standard", "nope"])))
+    assert exc.value.code == 2 and "--standard" in capsys.readouterr().err

@@ -84,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Recorded in the provenance of the reports a command writes.
+    args.command_line = ["fairot", *(sys.argv[1:] if argv is None else map(str, argv))]
     if getattr(args, "func", None) is None:
         parser.print_help()
         return EXIT_USAGE

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,9 @@ from fairot.cli._verification import (
 )
 
 PRINT_FORMATS = ("text", "md", "json", "html")
+# The rules of ``fairot.reporting.audit(standards=...)``, listed here so that ``--help`` needs no
+# import of the reporting package; a test checks they agree.
+AUDIT_STANDARDS = ("four-fifths", "ll144", "credit", "distributional")
 MSG_THRESHOLD = "--threshold must be a number in [0, 1]; got {value}"
 MSG_WEIGHTS = "column {column!r} must hold non-negative weights with a positive sum"
 MSG_NEEDS_COLUMNS = "--data needs --score COL and --sensitive COL[,COL]"
@@ -53,13 +57,63 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
         type=int,
         default=30,
         metavar="N",
-        help="warn about groups with fewer samples (30)",
+        help="leave groups with fewer rows out of the headline (30)",
     )
-    p.add_argument(
+    small = p.add_mutually_exclusive_group()
+    small.add_argument(
+        "--include-small-groups",
+        action="store_true",
+        help="keep the groups under --min-group-size in the headline (default: left out, "
+        "unless fewer than two groups would remain)",
+    )
+    small.add_argument(
         "--exclude-small-groups",
         action="store_true",
-        help="leave the groups under --min-group-size out of the summary",
+        help="always leave them out of the headline; an error if fewer than two groups remain",
     )
+    p.add_argument(
+        "--reference",
+        metavar="GROUP",
+        help="the group impact ratios and the credit rule compare against (default: the "
+        "most-selected group)",
+    )
+    p.add_argument(
+        "--standard",
+        action="append",
+        choices=AUDIT_STANDARDS,
+        metavar="RULE",
+        help="apply a rule with a pass/fail verdict; repeat for several: "
+        + ", ".join(AUDIT_STANDARDS)
+        + " (default: four-fifths and distributional; distributional only for regression)",
+    )
+
+
+def report_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of :func:`fairot.reporting.audit` set by the shared options."""
+    small = None
+    if args.include_small_groups:
+        small = False
+    elif args.exclude_small_groups:
+        small = True
+    return {
+        "n_bootstrap": args.n_bootstrap,
+        "random_state": args.random_state,
+        "min_group_size": args.min_group_size,
+        "exclude_small_groups": small,
+        "threshold": args.threshold,
+        "reference": args.reference,
+        "standards": None if not args.standard else tuple(dict.fromkeys(args.standard)),
+    }
+
+
+def input_provenance(args: argparse.Namespace, path: Path | None) -> dict[str, Any]:
+    """The command line and, for a file, its name, size and SHA-256."""
+    from fairot.reporting import file_provenance
+
+    out: dict[str, Any] = {"command": shlex.join(getattr(args, "command_line", ["fairot"]))}
+    if path is not None:
+        out.update({f"input_{k}": v for k, v in file_provenance(path).items()})
+    return out
 
 
 def register(subparsers) -> None:
@@ -123,7 +177,9 @@ def register(subparsers) -> None:
     )
     add_report_arguments(p)
     p.add_argument(
-        "--out", type=Path, help="folder for report.html, report.md, metrics.json, plots"
+        "--out",
+        type=Path,
+        help="folder for report.html, report.md, metrics.json, report.json, plots",
     )
     p.add_argument(
         "--format",
@@ -183,7 +239,9 @@ def read_audit_columns(
 
 
 def emit(
-    result, args: argparse.Namespace, files: str = "report.html, report.md, metrics.json, plots"
+    result,
+    args: argparse.Namespace,
+    files: str = "report.html, report.md, metrics.json, report.json, plots",
 ) -> None:
     """Write the report folder (if asked), then print: nothing is printed before a failure."""
     fmt = "json" if getattr(args, "json", False) else args.format
@@ -229,14 +287,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     check_report_arguments(args)
     plots = args.out is not None or args.format == "html"
-    options = {
-        "n_bootstrap": args.n_bootstrap,
-        "random_state": args.random_state,
-        "min_group_size": args.min_group_size,
-        "exclude_small_groups": args.exclude_small_groups,
-        "threshold": args.threshold,
-        "plots": plots,
-    }
+    options = {**report_options(args), "plots": plots}
     weight_column = getattr(args, "sample_weight", None)
     if args.dataset:
         if weight_column:
@@ -245,6 +296,7 @@ def run(args: argparse.Namespace) -> int:
         if regression != (args.task == "regression"):
             task = "regression" if regression else "classification"
             raise CLIError(MSG_DATASET_TASK.format(name=args.dataset, task=task))
+        options["provenance_extra"] = input_provenance(args, None)
         if regression:
             del options["threshold"]
             result = audit_gradient_boosting(args.dataset, **options)
@@ -267,6 +319,8 @@ def run(args: argparse.Namespace) -> int:
             task=args.task,
             group_mode=args.group_mode,
             title=f"fairot audit of {args.data.name}: {args.score}",
+            model=f"scores in column {args.score!r} of {args.data.name}",
+            provenance_extra=input_provenance(args, args.data),
             sample_weight=(
                 None if not weight_column else read_weights(frame, weight_column, args.data)
             ),

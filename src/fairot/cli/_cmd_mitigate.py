@@ -24,8 +24,10 @@ import pandas as pd
 from fairot.cli._cmd_audit import (
     add_report_arguments,
     check_report_arguments,
+    input_provenance,
     read_audit_columns,
     read_weights,
+    report_options,
 )
 from fairot.cli._io import (
     add_table_arguments,
@@ -231,12 +233,9 @@ def run(args: argparse.Namespace) -> int:
 
     options = {
         "task": task,
-        "threshold": args.threshold,
-        "n_bootstrap": args.n_bootstrap,
-        "random_state": args.random_state,
-        "min_group_size": args.min_group_size,
-        "exclude_small_groups": args.exclude_small_groups,
+        **report_options(args),
         "sample_weight": weights,
+        "provenance_extra": input_provenance(args, args.data),
     }
     name = args.data.name
     before = audit(labels, scores, sensitive, title=f"Before: {args.score} on {name}", **options)

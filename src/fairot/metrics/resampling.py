@@ -23,6 +23,19 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from fairot.metrics._calling import MSG_EMPTY_WEIGHT, group_metric
+from fairot.metrics._intervals import (
+    MSG_CONFIDENCE,
+    MSG_METHOD,
+    NOT_ESTIMABLE_CONSTANT,
+    NOT_ESTIMABLE_ESTIMATE,
+    NOT_ESTIMABLE_FEW,
+    NOT_ESTIMABLE_POINT,
+    NOT_ESTIMABLE_TAIL,
+    NOT_ESTIMABLE_UNDEFINED,
+    ONE_SIDED,
+    bias_corrected_interval,
+    percentile_interval,
+)
 from fairot.metrics._rates import check_rate_inputs, rate_matrix, rate_summary
 from fairot.metrics._scaled import unit_scale
 from fairot.metrics._weighted_replicates import accuracy_summary, weighted_distribution_summary
@@ -32,15 +45,24 @@ from fairot.utils.groups import GroupsMode, sensitive_frame
 from fairot.utils.sensitive import check_sensitive_features
 
 __all__ = [
+    "NOT_ESTIMABLE_CONSTANT",
+    "NOT_ESTIMABLE_ESTIMATE",
+    "NOT_ESTIMABLE_FEW",
+    "NOT_ESTIMABLE_POINT",
+    "NOT_ESTIMABLE_TAIL",
+    "NOT_ESTIMABLE_UNDEFINED",
+    "ONE_SIDED",
     "BootstrapIntervals",
     "batched_wasserstein",
+    "bias_corrected_interval",
     "bootstrap_intervals",
     "rate_summary",
     "stratified_indices",
 ]
 
 MSG_N_BOOTSTRAP = "n_bootstrap must be an integer >= 10; got {value!r}."
-MSG_CONFIDENCE = "confidence must be in (0, 1); got {value!r}."
+# The least value of each summary metric (0 for the distances and gaps; r2 has none).
+_FLOORS = {"skewed_error_ratio": 1.0}
 # Replicates are processed in chunks so that the (replicates x samples) matrices stay small.
 _CHUNK_CELLS = 4_000_000
 
@@ -59,6 +81,13 @@ class BootstrapIntervals(NamedTuple):
         The summary metrics of every replicate (one row each).
     confidence : float
         Coverage of the intervals.
+    method : {"percentile", "bc"}
+        How the summary intervals were read off the replicates.
+    notes : dict of str to str
+        Summary metrics whose interval needs a word: not estimable (``low``/``high`` NaN) with
+        the reason (all replicates equal, too few replicates, undefined values, or, with
+        ``"bc"``, an estimate in the tail of its bootstrap distribution), or one-sided (a
+        non-negative statistic whose estimate is below its replicates).
 
     Examples
     --------
@@ -77,6 +106,8 @@ class BootstrapIntervals(NamedTuple):
     groups: dict[str, pd.DataFrame]
     replicates: pd.DataFrame
     confidence: float
+    method: str = "percentile"
+    notes: dict[str, str] = {}  # noqa: RUF012 (a NamedTuple default, never mutated)
 
 
 def stratified_indices(
@@ -178,7 +209,8 @@ def _distribution_summary(
     ]
     by_order = {p: np.stack([v[k] for v in pair_values], axis=1) for k, p in enumerate(orders)}
     if task == "classification":
-        pooled = np.sort(pred / scale, axis=1)  # in the unit of the groups, scaled back below
+        # Scaled like the groups: unscaled, SDD was off whenever max|score| was not in [1, 2).
+        pooled = np.sort(pred / scale, axis=1)
         out["sdd"] = sum(batched_wasserstein(g, pooled, (1.0,))[0] for g in sorted_groups)
         out["spdd"] = by_order[1.0].sum(axis=1)
     else:
@@ -214,29 +246,6 @@ def _skewed_error_ratio(errors: np.ndarray) -> np.ndarray:
     return out
 
 
-def _linear_quantile(values: pd.DataFrame, q: float) -> pd.Series:
-    """Linear quantile of each column as pandas computes it (NaN skipped), exact with infinities.
-
-    Interpolating between two equal infinities (an unbounded skewed error ratio, a distance
-    beyond the float range) computes ``inf - inf``: NaN and a RuntimeWarning. Between ranks
-    ``a <= b`` the quantile is ``a`` at an exact rank, else ``b`` when ``b`` is infinite.
-    """
-    with np.errstate(invalid="ignore"):  # the NaN it makes is replaced just below
-        out = values.quantile(q)
-    lower = values.quantile(q, interpolation="lower")
-    higher = values.quantile(q, interpolation="higher")
-    position = q * (values.count() - 1)
-    exact = (position == np.floor(position)) | (lower == higher)
-    undefined = out.isna() & lower.notna()
-    return out.where(~undefined, lower.where(exact, higher))
-
-
-def _percentile_interval(values: pd.DataFrame, alpha: float) -> pd.DataFrame:
-    return pd.DataFrame(
-        {"low": _linear_quantile(values, alpha), "high": _linear_quantile(values, 1 - alpha)}
-    )
-
-
 @group_metric("y_true", "y_pred", backend=False)
 def bootstrap_intervals(
     y_true: ArrayLike | None,
@@ -250,6 +259,7 @@ def bootstrap_intervals(
     confidence: float = 0.95,
     random_state: int | np.random.Generator | None = None,
     sample_weight: ArrayLike | None = None,
+    method: str = "percentile",
 ) -> BootstrapIntervals:
     r"""Stratified percentile-bootstrap intervals of every summary metric and per-group rate.
 
@@ -287,6 +297,12 @@ def bootstrap_intervals(
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative weights with a positive sum (e.g. survey weights), carried by the rows
         into every replicate; ``None``: every row counts 1.
+    method : {"percentile", "bc"}, default="percentile"
+        How the summary intervals are read off the replicates: their central range, or the
+        bias-corrected interval of :func:`bias_corrected_interval`, which contains the estimate
+        and has positive width, or is NaN with the reason in ``notes`` (all replicates equal,
+        too few replicates, an estimate in the tail), or is one-sided with a note. The
+        per-group rate intervals are percentile intervals.
 
     Returns
     -------
@@ -328,6 +344,8 @@ def bootstrap_intervals(
         raise ValueError(MSG_N_BOOTSTRAP.format(value=n_bootstrap))
     if not (isinstance(confidence, (int, float)) and 0 < confidence < 1):
         raise ValueError(MSG_CONFIDENCE.format(value=confidence))
+    if method not in ("bc", "percentile"):
+        raise ValueError(MSG_METHOD.format(value=method))
     rng = np.random.default_rng(random_state)
     cells = check_sensitive_features(
         sensitive_features, pred.shape[0], group_mode="intersection", min_groups=1
@@ -355,9 +373,39 @@ def bootstrap_intervals(
             summary_parts.setdefault(key, []).append(value)
     alpha = (1.0 - confidence) / 2
     replicates = pd.DataFrame({k: np.concatenate(v) for k, v in summary_parts.items()})
-    summary_ci = _percentile_interval(replicates, alpha)
+    estimates = {}
+    if method == "bc":
+        whole = np.arange(pred.shape[0])[None, :]
+        _, point = _replicate_summary(
+            None if y is None else y[whole],
+            pred[whole],
+            member,
+            rows,
+            task,
+            threshold,
+            None if weight is None else weight[whole],
+            enc.names,
+        )
+        estimates = {k: float(v[0]) for k, v in point.items()}
+    bounds, notes = {}, {}
+    if method == "percentile":
+        # The central range as before (the drift monitor reads these bands as they were).
+        central = percentile_interval(replicates, alpha)
+        bounds = {key: (float(low), float(high)) for key, (low, high) in central.iterrows()}
+    for key in replicates.columns if method == "bc" else ():
+        low, high, note = bias_corrected_interval(
+            estimates.get(key, math.nan),
+            replicates[key],
+            confidence,
+            method=method,
+            floor=None if key == "r2" else _FLOORS.get(key, 0.0),
+        )
+        bounds[key] = (low, high)
+        if note:
+            notes[key] = note
+    summary_ci = pd.DataFrame.from_dict(bounds, orient="index", columns=["low", "high"])
     group_ci = {}
     for key, parts in rate_parts.items():
         values = pd.DataFrame(np.concatenate(parts), columns=enc.names)
-        group_ci[key] = _percentile_interval(values, alpha).rename_axis("group")
-    return BootstrapIntervals(summary_ci, group_ci, replicates, float(confidence))
+        group_ci[key] = percentile_interval(values, alpha).rename_axis("group")
+    return BootstrapIntervals(summary_ci, group_ci, replicates, float(confidence), method, notes)

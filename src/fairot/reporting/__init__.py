@@ -1,9 +1,11 @@
 """Reading a model's fairness: audits, plots, drift monitoring, and the writer of result folders.
 
 - :func:`audit` / :class:`Audit` — the fairness report of one set of predictions with bootstrap
-  intervals, rendered as text, markdown, self-contained HTML and ``metrics.json``;
-  :func:`audit_logistic_regression` audits the COT paper's LR baseline on a built-in data set,
-  :func:`audit_gradient_boosting` a regressor on the built-in regression data (ACS excerpts).
+  intervals, per-group counts with exact intervals, rules with verdicts (:class:`Verdict`,
+  :data:`AUDIT_STANDARDS`) and provenance (:func:`file_provenance`), rendered as text,
+  markdown, self-contained HTML and ``metrics.json``; :func:`audit_logistic_regression` audits
+  the COT paper's LR baseline on a built-in data set, :func:`audit_gradient_boosting` a
+  regressor on the built-in regression data (ACS excerpts).
 - :func:`plot_group_histograms`, :func:`plot_group_quantile_functions`,
   :func:`plot_group_metrics` — ``matplotlib.figure.Figure`` objects, no pyplot state.
 - :func:`audit_verification` / :class:`VerificationAudit` — face verification from pair scores:
@@ -31,6 +33,9 @@ from fairot.reporting._plots import (
     plot_group_metrics,
     plot_group_quantile_functions,
 )
+from fairot.reporting._provenance import file_provenance
+from fairot.reporting._standards import STANDARDS as AUDIT_STANDARDS
+from fairot.reporting._standards import Verdict
 from fairot.reporting._verification import (
     VerificationAudit,
     audit_verification,
@@ -38,17 +43,20 @@ from fairot.reporting._verification import (
 )
 
 __all__ = [
+    "AUDIT_STANDARDS",
     "BUILTIN_DATASETS",
     "BUILTIN_REGRESSION_DATASETS",
     "MONITOR_METRICS",
     "Audit",
     "FairnessMonitor",
+    "Verdict",
     "VerificationAudit",
     "WindowResult",
     "audit",
     "audit_gradient_boosting",
     "audit_logistic_regression",
     "audit_verification",
+    "file_provenance",
     "load_baseline_split",
     "plot_group_histograms",
     "plot_group_metrics",

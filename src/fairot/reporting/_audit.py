@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,21 +12,36 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairot.metrics import BootstrapIntervals, bootstrap_intervals, fairness_report
+from fairot.metrics import (
+    BootstrapIntervals,
+    bootstrap_intervals,
+    fairness_report,
+)
 from fairot.metrics.checks import Task, check_threshold
 from fairot.metrics.resampling import rate_summary
-from fairot.reporting._format import SUMMARY_LABELS, format_value
+from fairot.reporting._format import SUMMARY_LABELS
+from fairot.reporting._group_table import attach_counts
 from fairot.reporting._html import render_fragment, render_page
 from fairot.reporting._plots import (
+    audit_metrics_figure,
     plot_group_histograms,
-    plot_group_metrics,
     plot_group_quantile_functions,
+)
+from fairot.reporting._provenance import (
+    MIN_GROUP_SIZE_RATIONALE,
+    provenance,
+)
+from fairot.reporting._render import render_json, render_markdown, render_text, slugs
+from fairot.reporting._rules import apply_standards, thresholds_used
+from fairot.reporting._standards import (
+    MSG_STANDARD,
+    STANDARDS,
+    Verdict,
 )
 from fairot.reporting._subsets import rates as _rates
 from fairot.reporting._subsets import summary_without as _summary_without
 from fairot.reporting._subsets import take as _take
-from fairot.reporting.artifacts import jsonable, write_artifacts
-from fairot.utils import escape_markdown, markdown_table
+from fairot.reporting.artifacts import write_artifacts
 from fairot.utils.groups import GroupsMode
 
 FORMATS = ("html", "md", "json")
@@ -35,14 +49,17 @@ MSG_MIN_GROUP_SIZE = "min_group_size must be an integer >= 1; got {value!r}."
 MSG_N_BOOTSTRAP = "n_bootstrap must be 0 (no intervals) or an integer >= 10; got {value!r}."
 MSG_FORMAT = "formats must be a subset of {choices}; got {value!r}."
 SMALL_GROUP_NOTE = "n < {size}"
+MSG_STANDARD_TASK = "standards {value!r} need task='classification' (decisions at a threshold)."
+ALL_SMALL_WARNING = (
+    "only {left} group(s) reach min_group_size={size}; a headline needs two, so it keeps every "
+    "group: read its gaps as noise."
+)
 UNDEFINED_REASONS = {
     "tpr": "no positive labels; left out of the equalized-odds difference",
     "fpr": "no negative labels; left out of the equalized-odds difference",
     "precision": "no positive decisions at the threshold",
     "auc": "only one class among the labels",
 }
-# MLflow accepts metric names of letters, digits, "_", "-", ".", " ", ":" and "/".
-_MLFLOW_UNSAFE = re.compile(r"[^0-9A-Za-z_.\-/]+")
 
 
 @dataclass
@@ -65,7 +82,12 @@ class Audit:
     warnings : list of str
         Caveats a reader must see: small groups, undefined rates.
     settings : dict
-        How the audit was run (task, threshold, bootstrap, groups excluded).
+        How the audit was run (task, threshold, bootstrap, groups excluded, reference group).
+    verdicts : list of Verdict
+        The rules of ``standards=``, each with its pass/fail line and its table.
+    provenance : dict
+        Date (UTC), versions, model, thresholds with their rationale, and what the caller adds
+        (the command line, the input file's name, size and SHA-256).
 
     Examples
     --------
@@ -85,6 +107,8 @@ class Audit:
     intervals: BootstrapIntervals | None = None
     warnings: list[str] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
+    verdicts: list[Verdict] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ tables
     def summary_table(self) -> pd.DataFrame:
@@ -120,7 +144,7 @@ class Audit:
             for key, (low, high) in self.intervals.summary.iterrows():
                 put(f"{key}_ci_low", low)
                 put(f"{key}_ci_high", high)
-        for name, slug in zip(self.report.index, _slugs(self.report.index), strict=True):
+        for name, slug in zip(self.report.index, slugs(self.report.index), strict=True):
             for column, value in self.report.loc[name].items():
                 put(f"group/{slug}/{column}", value)
         return out
@@ -128,69 +152,15 @@ class Audit:
     # ------------------------------------------------------------------ renderings
     def to_text(self) -> str:
         """A plain-text rendering for the terminal."""
-        lines = [self.title, "=" * len(self.title), ""]
-        lines += [f"warning: {w}" for w in self.warnings]
-        if self.warnings:
-            lines.append("")
-        table = self.report.copy()
-        lines += [table.to_string(float_format=format_value, na_rep="—"), "", "Summary:"]
-        width = max(len(SUMMARY_LABELS.get(k, k)) for k in self.summary)
-        bands = None if self.intervals is None else self.intervals.summary
-        for key, value in self.summary.items():
-            label = SUMMARY_LABELS.get(key, key)
-            shown = format_value(value)
-            if bands is not None and key in bands.index:
-                low, high = bands.loc[key, "low"], bands.loc[key, "high"]
-                shown += f"  [{format_value(low)}, {format_value(high)}]"
-            lines.append(f"  {label:<{width}}  {shown}")
-        if self.intervals is not None:
-            lines += ["", self._interval_note()]
-        return "\n".join(lines)
-
-    def _interval_note(self) -> str:
-        n = self.settings.get("n_bootstrap")
-        return (
-            f"[low, high]: {self.intervals.confidence:.0%} percentile-bootstrap interval over "
-            f"{n} replicates resampled within each group."
-        )
+        return render_text(self)
 
     def to_markdown(self) -> str:
         """The report as markdown, with links to the plots."""
-        summary = self.summary_table()
-        summary.index = [SUMMARY_LABELS.get(k, k) for k in summary.index]
-        summary.index.name = "metric"
-        summary = summary.map(
-            lambda v: format_value(v) if isinstance(v, (float, np.floating)) else v
-        )
-        parts = [f"# {escape_markdown(self.title)}", ""]
-        parts += [f"> **Warning:** {escape_markdown(w)}" for w in self.warnings]
-        if self.warnings:
-            parts.append("")
-        parts += [
-            "## Summary",
-            "",
-            markdown_table(summary),
-            "",
-        ]
-        if self.intervals is not None:
-            parts += [self._interval_note(), ""]
-        parts += ["## Per group", "", markdown_table(self.report.fillna(np.nan)), ""]
-        parts += [f"![{key}]({key}.png)" for key in self.figures]
-        return "\n".join(parts) + "\n"
+        return render_markdown(self)
 
     def to_json(self) -> str:
-        """Machine-readable output: settings, summary, intervals, per-group rows, warnings."""
-        per_group = self.report.reset_index().to_dict(orient="records")
-        payload = {
-            "title": self.title,
-            "settings": jsonable(self.settings),
-            "summary": jsonable(self.summary),
-            "groups": jsonable(per_group),
-            "warnings": list(self.warnings),
-        }
-        if self.intervals is not None:
-            payload["intervals"] = jsonable(self.intervals.summary.to_dict(orient="index"))
-        return json.dumps(payload, indent=2)
+        """Machine-readable output: settings, summary, intervals, per-group rows, verdicts."""
+        return render_json(self)
 
     def to_html(self) -> str:
         """One self-contained HTML page: inline CSS and inline SVG figures, nothing fetched."""
@@ -202,7 +172,10 @@ class Audit:
     def write(
         self, out_dir: str | Path, *, formats: tuple[str, ...] = FORMATS, figures: bool = True
     ) -> Path:
-        """Write ``report.html``, ``report.md``, ``metrics.json`` and the PNG plots.
+        """Write ``report.html``, ``report.md``, ``metrics.json``, ``report.json`` and the plots.
+
+        ``metrics.json`` is flat (name to number, for MLflow); ``report.json`` is
+        :meth:`to_json`: settings, tables, verdicts and provenance.
 
         Every file is written atomically (complete or absent, never truncated).
 
@@ -211,7 +184,8 @@ class Audit:
         out_dir : str or path-like
             Folder, created when missing.
         formats : tuple of {"html", "md", "json"}, default=all
-            Which of ``report.html``, ``report.md`` and ``metrics.json`` to write.
+            Which of ``report.html``, ``report.md`` and ``metrics.json`` + ``report.json`` to
+            write.
         figures : bool, default=True
             Also write each figure as ``<key>.png`` (linked from ``report.md``).
 
@@ -231,22 +205,8 @@ class Audit:
             files["report.md"] = self.to_markdown()
         if "json" in formats:
             files["metrics.json"] = json.dumps(self.metrics(), indent=2, sort_keys=True) + "\n"
+            files["report.json"] = self.to_json() + "\n"
         return write_artifacts(out_dir, files, self.figures if figures else None)
-
-
-def _slugs(names: Any) -> list[str]:
-    """MLflow-safe, unique group names: ``race=White, sex=Male`` → ``race_White_sex_Male``."""
-    seen: dict[str, int] = {}
-    out = []
-    for name in names:
-        slug = _MLFLOW_UNSAFE.sub("_", str(name)).strip("_") or "group"
-        if slug in seen:
-            seen[slug] += 1
-            slug = f"{slug}_{seen[slug]}"
-        else:
-            seen[slug] = 0
-        out.append(slug)
-    return out
 
 
 def _check_bootstrap(n_bootstrap: Any) -> int:
@@ -271,10 +231,14 @@ def audit(
     confidence: float = 0.95,
     random_state: int | None = 0,
     min_group_size: int = 30,
-    exclude_small_groups: bool = False,
+    exclude_small_groups: bool | None = None,
     sample_weight: ArrayLike | None = None,
+    reference: Any = None,
+    standards: tuple[str, ...] | None = None,
+    model: str | None = None,
+    provenance_extra: dict[str, Any] | None = None,
 ) -> Audit:
-    """Audit predictions for group unfairness: the report, its summary, intervals and plots.
+    """Audit predictions for group unfairness: the report, its summary, intervals, rules, plots.
 
     Parameters
     ----------
@@ -295,21 +259,38 @@ def audit(
     plots : bool, default=True
         Draw the per-group histograms, quantile functions and the metric chart.
     n_bootstrap : int, default=200
-        Bootstrap replicates for the intervals (stratified by group); 0 skips them.
+        Bootstrap replicates for the summary intervals (stratified by group); 0 skips them.
+        The intervals are bias-corrected (BC), so each contains its estimate or is reported as
+        not estimable with the reason
+        (:func:`fairot.metrics.resampling.bias_corrected_interval`).
     confidence : float in (0, 1), default=0.95
-        Coverage of the intervals.
+        Coverage of the intervals (bootstrap, and Clopper-Pearson for the per-group rates).
     random_state : int or None, default=0
         Seed of the bootstrap.
     min_group_size : int, default=30
-        Groups with fewer samples get a warning: their rates are too noisy to compare.
-    exclude_small_groups : bool, default=False
-        Compute the summary and intervals without the rows of those groups (the per-group table
-        still lists them, marked).
+        Groups with fewer rows are too noisy to compare: a proportion on n rows has a standard
+        error up to 0.5/sqrt(n), 0.09 at 30 rows.
+    exclude_small_groups : bool or None, default=None
+        ``True``: compute the headline (summary, intervals, impact ratios) without the rows of
+        those groups; the per-group table still lists them, marked (an error if fewer than two
+        groups remain). ``False``: include them. ``None`` (default): exclude them, unless fewer
+        than two groups would remain, in which case every group is kept, with a warning.
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative sample weights (e.g. survey weights): every share, mean, error, rate and
         distribution of the report and its summary is weighted; ``size`` still counts rows and
         the plots show the rows unweighted. The intervals are those of the weighted bootstrap
-        (:func:`fairot.metrics.bootstrap_intervals` with ``sample_weight``).
+        (:func:`fairot.metrics.bootstrap_intervals` with ``sample_weight``); the per-group exact
+        intervals and significance tests are left out (a weighted rate is not a binomial count).
+    reference : group label or name, optional
+        The group the ``disparate_impact`` column and the credit rule compare against; by
+        default the most-selected group of the headline. The report says which and why.
+    standards : tuple of {"four-fifths", "ll144", "credit", "distributional"}, optional
+        Rules to apply, each with a verdict; by default ``("four-fifths", "distributional")``
+        for classification and ``("distributional",)`` for regression.
+    model : str, optional
+        What produced the scores, for the provenance section.
+    provenance_extra : dict, optional
+        More provenance entries (the command line, the input file's name, size and SHA-256).
 
     Returns
     -------
@@ -325,6 +306,8 @@ def audit(
     >>> result = audit(None, s, g, plots=False, n_bootstrap=20)
     >>> sorted(result.intervals.summary.index)[:3]
     ['demographic_parity_difference', 'demographic_parity_ratio', 'max_pairwise_w2']
+    >>> result.verdicts[0].status
+    'FAIL'
     """
     if task == "classification":
         threshold = check_threshold(threshold)
@@ -335,6 +318,16 @@ def audit(
         or min_group_size < 1
     ):
         raise ValueError(MSG_MIN_GROUP_SIZE.format(value=min_group_size))
+    if standards is None:
+        standards = (
+            ("four-fifths", "distributional") if task == "classification" else ("distributional",)
+        )
+    standards = tuple(standards)
+    if isinstance(standards, str) or any(k not in STANDARDS for k in standards):
+        raise ValueError(MSG_STANDARD.format(choices=STANDARDS, value=standards))
+    needs_decisions = [k for k in standards if k != "distributional"]
+    if task != "classification" and needs_decisions:
+        raise ValueError(MSG_STANDARD_TASK.format(value=needs_decisions))
     report = fairness_report(
         y_true,
         y_pred,
@@ -356,15 +349,25 @@ def audit(
     summary: dict[str, Any] = dict(report.attrs["summary"])
 
     warnings = []
+    exclude = bool(small) and exclude_small_groups is not False
+    if exclude and exclude_small_groups is None and len(groups_only) - len(small) < 2:
+        exclude = False
+        warnings.append(
+            ALL_SMALL_WARNING.format(left=len(groups_only) - len(small), size=min_group_size)
+        )
     if small:
-        what = "excluded from the summary" if exclude_small_groups else "kept in the summary"
+        what = (
+            "excluded from the summary (the headline)"
+            if exclude
+            else "kept in the summary (the headline)"
+        )
         listed = ", ".join(f"{g} (n={int(table.loc[g, 'size'])})" for g in small)
         warnings.append(
             f"{len(small)} group(s) under min_group_size={min_group_size} samples ({listed}): "
             f"their metrics are noisy; {what}."
         )
     summary_rows = None
-    if small and exclude_small_groups:
+    if exclude:
         summary_rows, summary = _summary_without(
             y_true,
             y_pred,
@@ -376,6 +379,7 @@ def audit(
             group_mode,
             threshold,
         )
+    included = [str(g) for g in groups_only if not (exclude and g in small)]
     y_s, p_s, sf_s, w_s = _take(y_true, y_pred, sensitive_features, sample_weight, summary_rows)
     rates_s = (
         rates if summary_rows is None else _rates(y_s, p_s, sf_s, w_s, task, group_mode, threshold)
@@ -393,6 +397,18 @@ def audit(
         if column in rates.columns and rates[column].isna().any():
             names = ", ".join(map(str, rates.index[rates[column].isna()]))
             warnings.append(f"{column} is undefined for {names} ({reason}).")
+    ref_name, ref_reason = None, ""
+    exact = sample_weight is None
+    if task == "classification":
+        table, ref_name, ref_reason = attach_counts(
+            table,
+            (y_true, y_pred, sensitive_features, sample_weight),
+            group_mode=group_mode,
+            threshold=threshold,
+            confidence=confidence,
+            reference=reference,
+            included=included,
+        )
     intervals = None
     if n_bootstrap:
         intervals = bootstrap_intervals(
@@ -406,7 +422,22 @@ def audit(
             confidence=confidence,
             random_state=random_state,
             sample_weight=w_s,
+            method="bc",
         )
+    verdicts = apply_standards(
+        standards,
+        table,
+        summary,
+        y_true,
+        y_pred,
+        sensitive_features,
+        group_mode,
+        threshold,
+        ref_name,
+        included,
+        min_group_size,
+        exact,
+    )
     figures = {}
     if plots:
         value_range = (0.0, 1.0) if task == "classification" else None
@@ -416,15 +447,8 @@ def audit(
         figures["quantile_functions"] = plot_group_quantile_functions(
             y_pred, sensitive_features, group_mode=group_mode
         )
-        chart = _chart_metrics(rates)
-        figures["group_metrics"] = plot_group_metrics(
-            rates[chart] if chart else table.loc[groups_only, ["mean_score"]],
-            None if intervals is None else intervals.groups,
-            title=(
-                f"Group metrics with {confidence:.0%} bootstrap intervals"
-                if intervals is not None
-                else "Group metrics"
-            ),
+        figures["group_metrics"] = audit_metrics_figure(
+            table, rates, groups_only, intervals, confidence
         )
     settings = {
         "task": task,
@@ -434,15 +458,17 @@ def audit(
         "confidence": confidence,
         "random_state": random_state,
         "min_group_size": min_group_size,
-        "excluded_groups": [str(g) for g in small] if exclude_small_groups else [],
+        "min_group_size_rationale": MIN_GROUP_SIZE_RATIONALE,
+        "small_groups": [str(g) for g in small],
+        "excluded_groups": [str(g) for g in small] if exclude else [],
         "weighted": sample_weight is not None,
+        "reference": ref_name,
+        "reference_reason": ref_reason,
+        "standards": list(standards),
     }
-    return Audit(table, summary, title, figures, intervals, warnings, settings)
-
-
-def _chart_metrics(rates: pd.DataFrame) -> list[str]:
-    preferred = ("selection_rate", "tpr", "fpr", "mae", "mean_residual")
-    return [c for c in preferred if c in rates.columns]
+    thresholds = thresholds_used(task, threshold, min_group_size, standards)
+    prov = provenance(model=model, thresholds=thresholds, extra=provenance_extra)
+    return Audit(table, summary, title, figures, intervals, warnings, settings, verdicts, prov)
 
 
 def _ordered(summary: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,10 @@ def audit_logistic_regression(
     threshold: float = 0.5,
     n_bootstrap: int = 200,
     min_group_size: int = 30,
-    exclude_small_groups: bool = False,
+    exclude_small_groups: bool | None = None,
+    reference: Any = None,
+    standards: tuple[str, ...] | None = None,
+    provenance_extra: dict[str, Any] | None = None,
     **loader_kwargs: Any,
 ) -> Audit:
     """Audit scikit-learn's default ``LogisticRegression`` on a built-in data set's test split.
@@ -32,8 +35,10 @@ def audit_logistic_regression(
         Seed of the split where the data set has no official one, and of the bootstrap.
     plots : bool, default=True
         Draw the audit's figures.
-    threshold, n_bootstrap, min_group_size, exclude_small_groups
+    threshold, n_bootstrap, min_group_size, exclude_small_groups, reference, standards
         As in :func:`fairot.reporting.audit`.
+    provenance_extra : dict, optional
+        As in :func:`fairot.reporting.audit` (the model is described here).
     **loader_kwargs
         Passed to the loader.
 
@@ -66,4 +71,8 @@ def audit_logistic_regression(
         random_state=random_state,
         min_group_size=min_group_size,
         exclude_small_groups=exclude_small_groups,
+        reference=reference,
+        standards=standards,
+        model=f"LogisticRegression() fitted on the {name} training split",
+        provenance_extra=provenance_extra,
     )

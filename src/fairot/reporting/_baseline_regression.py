@@ -17,7 +17,10 @@ def audit_gradient_boosting(
     plots: bool = True,
     n_bootstrap: int = 200,
     min_group_size: int = 30,
-    exclude_small_groups: bool = False,
+    exclude_small_groups: bool | None = None,
+    reference: Any = None,
+    standards: tuple[str, ...] | None = None,
+    provenance_extra: dict[str, Any] | None = None,
     **loader_kwargs: Any,
 ) -> Audit:
     """Audit a gradient-boosting regressor on a built-in regression data set's test split.
@@ -36,8 +39,8 @@ def audit_gradient_boosting(
         Seed of the split, the model and the bootstrap.
     plots : bool, default=True
         Draw the audit's figures.
-    n_bootstrap, min_group_size, exclude_small_groups
-        As in :func:`fairot.reporting.audit`.
+    n_bootstrap, min_group_size, exclude_small_groups, reference, standards, provenance_extra
+        As in :func:`fairot.reporting.audit` (the model is described here).
     **loader_kwargs
         Passed to :func:`fairot.datasets.load_acs_excerpts` (e.g. ``n_groups=2``).
 
@@ -75,4 +78,9 @@ def audit_gradient_boosting(
         random_state=random_state,
         min_group_size=min_group_size,
         exclude_small_groups=exclude_small_groups,
+        reference=reference,
+        standards=standards,
+        model=f"GradientBoostingRegressor(random_state={random_state}) fitted on the {name} "
+        "training split",
+        provenance_extra=provenance_extra,
     )

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from fairot.reporting._format import SUMMARY_LABELS, format_value
+from fairot.reporting._sections import extra_sections, interval_notes
 
 STYLE = """
 .fairot-audit { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial,
@@ -38,16 +39,21 @@ STYLE = """
 """
 
 DISTRIBUTION_COLUMNS = ("size", "share", "accuracy", "mse", "r2", "mean_score", "w1_to_pooled")
+COUNT_COLUMNS = ("selected", "positives", "negatives", "tp", "fp", "tn", "fn", "base_rate", "fnr")
 CAPTIONS = {
     "score_histograms": (
-        "Density of each group's scores. When a few bars tower over the rest (e.g. many scores "
-        "at 0), the axis is cut above the typical bars and the box gives the tallest one."
+        "Density of each group's scores, largest group first. When a few bars tower over the "
+        "rest (e.g. many scores at 0), the axis is cut above the typical bars and the box gives "
+        "the tallest one. Beyond six groups, one panel per group against everyone (grey)."
     ),
     "quantile_functions": (
         "Quantile function of each group: the vertical gap between two curves is the score "
         "change that transports one group onto the other; the area between them is their W1."
     ),
-    "group_metrics": "Per-group rates at the threshold; bars are bootstrap intervals.",
+    "group_metrics": (
+        "Per-group rates at the threshold, largest group first; bars are exact (Clopper-Pearson) "
+        "intervals of the rates, bootstrap intervals of the regression errors."
+    ),
 }
 
 
@@ -105,27 +111,37 @@ def render_fragment(result: Any) -> str:
     summary.index = [SUMMARY_LABELS.get(k, k) for k in summary.index]
     summary.index.name = "metric"
     parts += ["<h2>Summary</h2>", _table(summary)]
-    if result.intervals is not None:
-        parts.append(
-            f'<p class="meta">ci_low, ci_high: {result.intervals.confidence:.0%} '
-            f"percentile-bootstrap interval over {settings.get('n_bootstrap')} replicates "
-            "resampled within each group.</p>"
-        )
+    parts += [f'<p class="meta">{html.escape(note)}</p>' for note in interval_notes(result)]
     small = {g: "small" for g in result.report.index if result.report.loc[g].get("note", "")}
     # Two tables rather than one too wide to read: distributions, then rates at the threshold.
     report = result.report
     first = [c for c in report.columns if c in DISTRIBUTION_COLUMNS or c == "note"]
-    rest = [c for c in report.columns if c not in first]
+    counted = [c for c in report.columns if c in COUNT_COLUMNS or c.endswith(("_low", "_high"))]
+    rest = [c for c in report.columns if c not in first and c not in counted]
     parts += ["<h2>Per group</h2>", _table(report[first], small)]
     if rest:
         # Rates are per group; the pooled row would only repeat dashes.
         rates = report.loc[[g for g in report.index if g != "overall"], rest]
         parts += ["<h3>Rates and errors</h3>", _table(rates, small)]
+    if counted:
+        parts += [
+            "<h3>Confusion counts and rate intervals</h3>",
+            _table(report[[c for c in counted if not c.endswith(("_low", "_high"))]], small),
+            _table(report[[c for c in counted if c.endswith(("_low", "_high"))]], small),
+        ]
     if result.figures:
         parts.append("<h2>Figures</h2>")
     for key, figure in result.figures.items():
         caption = html.escape(CAPTIONS.get(key, key))
         parts.append(f"<figure>{figure_svg(figure)}<figcaption>{caption}</figcaption></figure>")
+    for heading, paragraphs, tables in extra_sections(result):
+        parts.append(f"<section><h2>{html.escape(heading)}</h2>")
+        parts += [f"<p>{html.escape(text)}</p>" for text in paragraphs]
+        for caption, frame in tables:
+            if caption:
+                parts.append(f"<h3>{html.escape(caption)}</h3>")
+            parts.append(_table(frame))
+        parts.append("</section>")
     parts.append("</div>")
     return "\n".join(parts)
 

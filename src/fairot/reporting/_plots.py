@@ -1,10 +1,14 @@
-"""Figures of per-group score distributions and per-group metrics."""
+"""Figures of per-group score distributions and per-group metrics.
+
+Internal surface: :func:`audit_metrics_figure` (the audit's rate chart), :func:`new_figure`.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 
 from fairot.transport import midpoint_grid, quantile_function
@@ -16,6 +20,12 @@ from fairot.utils.sensitive import check_sensitive_features
 # axis stops above the typical bars and the spike's height is written on it, so that one clipped
 # score (e.g. many 0s) does not flatten every other group's histogram.
 SPIKE_FACTOR = 3.0
+#: Okabe & Ito's colour-blind-safe palette (2008), the yellow last (faint on white). With more
+#: groups than colours, the score plots turn into small multiples: one panel per group against
+#: everyone in grey, so no colour ever repeats and no curve hides another.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442")
+MAX_OVERLAID = 6
+POOLED_COLOR = "0.6"
 
 
 def new_figure(width: float = 7.5, height: float = 4.0):
@@ -30,12 +40,38 @@ def new_figure(width: float = 7.5, height: float = 4.0):
 
 
 def _grouped_axes(scores: ArrayLike, sensitive_features: Any, group_mode: GroupsMode, ax: Any):
-    """Validated values and groups, and the axes to draw on (a new figure when ``ax`` is None)."""
+    """Validated values, the groups sorted by size (largest first), and the axes to draw on.
+
+    A new figure when ``ax`` is None: one axes for up to :data:`MAX_OVERLAID` groups, else a
+    grid of small multiples (then ``ax`` is an array with one panel per group).
+    """
     values = check_array_1d(scores, "scores")
     enc = check_sensitive_features(sensitive_features, values.shape[0], group_mode=group_mode)
+    groups = sorted(zip(enc.names, enc.indices(), strict=True), key=lambda item: -item[1].shape[0])
     if ax is None:
-        ax = new_figure().subplots()
-    return values, enc, ax
+        if len(groups) <= MAX_OVERLAID:
+            ax = new_figure().subplots()
+        else:
+            cols = min(5, len(groups))
+            rows = -(-len(groups) // cols)
+            figure = new_figure(width=2.4 * cols + 0.6, height=1.9 * rows + 0.8)
+            ax = figure.subplots(rows, cols, sharex=True, squeeze=False).ravel()
+            for extra in ax[len(groups) :]:
+                extra.set_visible(False)
+    return values, groups, ax
+
+
+def _small_multiples(axes: Any, values: np.ndarray, groups: list, draw: Any, title: str):
+    """One panel per group (sorted by size): the group in colour, everyone in grey."""
+    for panel, (name, idx) in zip(axes, groups, strict=False):
+        draw(panel, values, POOLED_COLOR, "everyone", 1.0)
+        draw(panel, values[idx], PALETTE[0], name, 1.6)
+        panel.set_title(f"{name} (n={idx.shape[0]})", fontsize="small")
+        panel.tick_params(labelsize="x-small")
+        panel.grid(alpha=0.25)
+    figure = axes[0].figure
+    figure.suptitle(f"{title}: each group (blue) against everyone (grey)", fontsize="medium")
+    return figure
 
 
 def _own_figure(ax: Any) -> bool:
@@ -97,16 +133,24 @@ def plot_group_histograms(
     >>> fig.axes[0].get_title()
     'Score distribution per group'
     """
-    values, enc, ax = _grouped_axes(scores, sensitive_features, group_mode, ax)
+    values, groups, ax = _grouped_axes(scores, sensitive_features, group_mode, ax)
     edges = np.histogram_bin_edges(values, bins=bins, range=value_range)
+    if isinstance(ax, np.ndarray):
+
+        def draw(panel, data, color, label, width):
+            panel.hist(data, bins=edges, density=True, histtype="step", color=color,
+                       linewidth=width, label=label)  # fmt: skip
+
+        return _small_multiples(ax, values, groups, draw, title)
     heights = []
-    for name, idx in zip(enc.names, enc.indices(), strict=True):
+    for k, (name, idx) in enumerate(groups):
         density, _, _ = ax.hist(
             values[idx],
             bins=edges,
             density=True,
             histtype="step",
             linewidth=1.5,
+            color=PALETTE[k % len(PALETTE)],
             label=f"{name} (n={idx.shape[0]})",
         )
         heights.append(density)
@@ -176,10 +220,17 @@ def plot_group_quantile_functions(
     >>> [line.get_ydata().tolist() for line in fig.axes[0].lines]
     [[0.1, 0.1, 0.2, 0.2], [0.7, 0.7, 0.9, 0.9]]
     """
-    values, enc, ax = _grouped_axes(scores, sensitive_features, group_mode, ax)
+    values, groups, ax = _grouped_axes(scores, sensitive_features, group_mode, ax)
     u = midpoint_grid(n_levels)
-    for name, idx in zip(enc.names, enc.indices(), strict=True):
-        ax.plot(u, quantile_function(values[idx], u), label=name, linewidth=1.5)
+    if isinstance(ax, np.ndarray):
+
+        def draw(panel, data, color, label, width):
+            panel.plot(u, quantile_function(data, u), color=color, linewidth=width, label=label)
+
+        return _small_multiples(ax, values, groups, draw, title)
+    for k, (name, idx) in enumerate(groups):
+        color = PALETTE[k % len(PALETTE)]
+        ax.plot(u, quantile_function(values[idx], u), label=name, linewidth=1.5, color=color)
     return _label_axes(ax, "rank u", "quantile Q(u)", title)
 
 
@@ -236,3 +287,27 @@ def plot_group_metrics(
     axes[0].invert_yaxis()
     fig.suptitle(title, fontsize="medium")
     return fig
+
+
+def audit_metrics_figure(table, rates, groups_only, intervals, confidence):
+    """Per-group rates, largest group first, with their exact intervals (bootstrap otherwise)."""
+    order = table.loc[groups_only, "size"].sort_values(ascending=False, kind="stable").index
+    chart = _chart_metrics(rates)
+    exact = {
+        m: pd.DataFrame({"low": table[f"{m}_low"], "high": table[f"{m}_high"]})
+        for m in chart
+        if f"{m}_low" in table and table.loc[groups_only, f"{m}_low"].notna().any()
+    }
+    if exact:
+        bands, how = exact, f"{confidence:.0%} Clopper-Pearson intervals"
+    elif intervals is not None:
+        bands, how = intervals.groups, f"{confidence:.0%} bootstrap intervals"
+    else:
+        bands, how = None, ""
+    frame = rates.loc[order, chart] if chart else table.loc[order, ["mean_score"]]
+    return plot_group_metrics(frame, bands, title="Group metrics" + (f" with {how}" if how else ""))
+
+
+def _chart_metrics(rates: pd.DataFrame) -> list[str]:
+    preferred = ("selection_rate", "tpr", "fpr", "mae", "mean_residual")
+    return [c for c in preferred if c in rates.columns]

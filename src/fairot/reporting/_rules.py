@@ -1,0 +1,106 @@
+"""The rules of an audit's ``standards=``, applied to its per-group table (see ``_standards.py``).
+
+Internal surface: :func:`apply_standards`, :func:`thresholds_used`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fairot.metrics import wasserstein_distance
+from fairot.reporting._ll144 import LL144_MIN_SHARE, ll144
+from fairot.reporting._provenance import MIN_GROUP_SIZE_RATIONALE, THRESHOLD_RATIONALE
+from fairot.reporting._standards import (
+    FOUR_FIFTHS,
+    SMD_FLAG,
+    Verdict,
+    credit_practice,
+    distributional_view,
+    four_fifths,
+)
+from fairot.utils.groups import sensitive_frame
+from fairot.utils.sensitive import check_sensitive_features
+
+
+def apply_standards(
+    standards,
+    table,
+    summary,
+    y_true,
+    y_pred,
+    sensitive_features,
+    group_mode,
+    threshold,
+    reference,
+    included,
+    min_size,
+    exact,
+) -> list[Verdict]:
+    rows = [g for g in table.index if g != "overall"]
+    per_group = table.loc[rows].assign(n=table.loc[rows, "size"])
+    out = []
+    for key in standards:
+        if key == "four-fifths":
+            out.append(four_fifths(per_group, included, min_size, exact))
+        elif key == "ll144":
+            frame = sensitive_frame(sensitive_features, "sensitive_features")
+            out.append(ll144(np.asarray(y_pred, float), frame, threshold, LL144_MIN_SHARE))
+        elif key == "credit":
+            enc = check_sensitive_features(sensitive_features, len(y_pred), group_mode=group_mode)
+            index = dict(zip(enc.names, enc.indices(), strict=True))
+            out.append(
+                credit_practice(
+                    per_group, np.asarray(y_pred, float), index, reference, included, min_size
+                )
+            )
+        else:
+            out.append(
+                distributional_view(
+                    table,
+                    summary,
+                    # Strong equalized odds needs labels and decisions, and reads rows unweighted.
+                    _strong_eo(y_true, y_pred, sensitive_features, group_mode)
+                    if "selection_rate" in table.columns and exact
+                    else {},
+                    included,
+                )
+            )
+    return out
+
+
+def _strong_eo(y_true, y_pred, sensitive_features, group_mode) -> dict[str, dict[str, float]]:
+    """W1 from each group's scores to the pooled scores, within each label (strong EO)."""
+    if y_true is None:
+        return {}
+    pred = np.asarray(y_pred, dtype=float)
+    y = np.asarray(y_true) == 1
+    enc = check_sensitive_features(sensitive_features, pred.shape[0], group_mode=group_mode)
+    out: dict[str, dict[str, float]] = {}
+    for label, mask in (("y=1", y), ("y=0", ~y)):
+        pooled = pred[mask]
+        out[label] = {
+            name: (
+                wasserstein_distance(pred[rows][mask[rows]], pooled)
+                if mask[rows].any()
+                else float("nan")
+            )
+            for name, rows in zip(enc.names, enc.indices(), strict=True)
+        }
+    return out
+
+
+def thresholds_used(task: str, threshold: float, min_group_size: int, standards) -> dict:
+    """Every threshold the audit applied, with the reason for its value."""
+    thresholds = {"min_group_size": (min_group_size, MIN_GROUP_SIZE_RATIONALE)}
+    if task == "classification":
+        thresholds["decision threshold"] = (threshold, THRESHOLD_RATIONALE)
+    if "four-fifths" in standards or "credit" in standards:
+        thresholds["impact ratio"] = (FOUR_FIFTHS, "the four-fifths rule, 29 CFR 1607.4(D)")
+    if "credit" in standards:
+        thresholds["|SMD|"] = (SMD_FLAG, "Cohen's small effect size")
+    if "ll144" in standards:
+        thresholds["LL144 category share"] = (
+            LL144_MIN_SHARE,
+            "6 RCNY 5-301: categories under 2% may be excluded from the impact ratios",
+        )
+    return thresholds
