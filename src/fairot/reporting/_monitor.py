@@ -3,11 +3,10 @@ r"""Fairness drift monitoring over a stream of scores, with closed-loop re-adjus
 The COT paper's Section "Changing Level of Unfairness": the data a deployed model sees may carry a
 different level of unfairness than the data it was made fair on, and COT/DOT re-adjust by
 continuing their updates (``partial_fit``) on the new data. :class:`FairnessMonitor` closes that
-loop: it cuts the stream into windows (of a number of rows, or calendar periods such as weeks or
-months; the last, unfinished window is reported as *partial*), measures the fairness metric of
-each with a stratified bootstrap band, raises an alert when the whole band is above the threshold *and* the value is
-significant against a null of no disparity (a permutation test, see ``fairot/reporting/_null.py``),
-and on an alert calls ``partial_fit`` of the estimator on the alerting window.
+loop: it cuts the stream into windows (rows, or calendar periods; the unfinished last one is
+reported as *partial*), measures the metric of each with a stratified bootstrap band, alerts when
+the band is above the threshold *and* the value is significant against a null of no disparity (a
+permutation test, ``_null.py``), and on an alert calls ``partial_fit`` on the alerting window.
 """
 
 from __future__ import annotations
@@ -172,7 +171,7 @@ class FairnessMonitor:
         *,
         metric: Metric = "sdd",
         window: int | None = None,
-        every: str | pd.DateOffset | None = None,
+        every: str | pd.offsets.BaseOffset | None = None,
         threshold: float = 0.05,
         estimator: Any = None,
         n_updates: int = 1000,

@@ -21,7 +21,7 @@ _OLD_ALIASES = {"M": "ME", "Q": "QE", "Y": "YE", "A": "YE"}
 _OLD_ALIAS = re.compile(r"^\s*([+]?\d*)\s*(M|Q|Y|A)(-[A-Za-z]{3})?\s*$")
 
 
-def calendar_offset(every: Any, *, name: str = "every") -> pd.DateOffset:
+def calendar_offset(every: Any, *, name: str = "every") -> pd.offsets.BaseOffset:
     """``every`` as a positive :class:`pandas.DateOffset`.
 
     Parameters
@@ -53,7 +53,7 @@ def calendar_offset(every: Any, *, name: str = "every") -> pd.DateOffset:
     if isinstance(every, str):
         old = _OLD_ALIAS.match(every)
         text = f"{old[1]}{_OLD_ALIASES[old[2]]}{old[3] or ''}" if old else every
-    elif isinstance(every, pd.DateOffset):
+    elif isinstance(every, pd.offsets.BaseOffset):
         text = every
     else:
         raise ValueError(message)
