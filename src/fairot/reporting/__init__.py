@@ -6,9 +6,9 @@
   :func:`audit_gradient_boosting` a regressor on the built-in regression data (ACS excerpts).
 - :func:`plot_group_histograms`, :func:`plot_group_quantile_functions`,
   :func:`plot_group_metrics` — ``matplotlib.figure.Figure`` objects, no pyplot state.
-- :class:`FairnessMonitor` / :class:`WindowResult` — windowed metrics of a score stream with
-  stratified bootstrap bands, alerts against a permutation null, and closed-loop re-adjustment of
-  a COT/DOT estimator (``fairot monitor``); :data:`MONITOR_METRICS` lists what it can watch.
+- :class:`FairnessMonitor` / :class:`WindowResult` — windowed metrics of a score stream (windows
+  of rows or calendar periods, the last one reported as partial) with stratified bootstrap
+  bands, alerts against a permutation null, and closed-loop re-adjustment of a COT/DOT estimator (``fairot monitor``); :data:`MONITOR_METRICS` lists what it can watch.
   ``fairot.monitoring`` re-exports them.
 - :mod:`fairot.reporting.artifacts` — the one atomic writer of result folders, shared by the
   audits and :class:`fairot.experiments.StudyResult`.
