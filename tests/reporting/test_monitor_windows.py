@@ -245,3 +245,17 @@ def test_reference_window_in_every_format(small, tmp_path):
     csv = pd.read_csv(out / "monitor.csv")
     assert csv["partial"].tolist() == [w["partial"] for w in windows]
     assert (out / "monitor.png").stat().st_size > 0
+
+
+def test_write_before_any_window(tmp_path):
+    monitor = _monitor(every="1D")
+    out = monitor.write(tmp_path / "empty")
+    assert sorted(p.name for p in out.iterdir()) == [
+        "monitor.csv",
+        "monitor.html",
+        "monitor.json",
+        "monitor.md",
+    ]
+    record = json.loads((out / "monitor.json").read_text())
+    assert record["windows"] == [] and record["reference"]["rows"] == 60
+    assert "No window evaluated yet" in (out / "monitor.html").read_text()

@@ -123,9 +123,8 @@ def monitor_markdown(
             f"{record['n_alerts']} alert(s) in {len(record['windows'])} window(s), "
             f"{record['n_partial']} partial.",
             "",
-            "![the metric per window](monitor.png)",
-            "",
         ]
+        + ([] if not record["windows"] else ["![the metric per window](monitor.png)", ""])
     )
 
 
@@ -215,7 +214,7 @@ def plot_monitor(monitor: Any, ax: Any = None, *, title: str | None = None) -> A
 
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     size = monitor.every.freqstr if monitor.every is not None else f"{monitor.window} samples"
-    ax.set_xlabel(f"{label} ({size} each)")
+    ax.set_xlabel(f"{label} (windows of {size})")
     ax.set_ylabel(monitor.metric)
     ax.set_title(title or f"{monitor.metric} per window")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
@@ -236,4 +235,6 @@ def write_monitor(
         "monitor.md": monitor_markdown(monitor, **names),
         "monitor.html": monitor_html(monitor, **names),
     }
-    return write_artifacts(out_dir, files, {"monitor": plot_monitor(monitor, title=title)})
+    # No window, no picture (the plot would only warn): the other files say "no window yet".
+    figures = {} if monitor.history_.empty else {"monitor": plot_monitor(monitor, title=title)}
+    return write_artifacts(out_dir, files, figures)
