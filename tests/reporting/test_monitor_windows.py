@@ -7,6 +7,8 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from matplotlib import dates as mdates
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -259,3 +261,31 @@ def test_write_before_any_window(tmp_path):
     record = json.loads((out / "monitor.json").read_text())
     assert record["windows"] == [] and record["reference"]["rows"] == 60
     assert "No window evaluated yet" in (out / "monitor.html").read_text()
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    gaps=st.lists(st.integers(0, 3 * 86_400), min_size=1, max_size=60),
+    every=st.sampled_from(["6h", "1D", "3D", "W", "1M"]),
+    cuts=st.lists(st.integers(1, 59), max_size=4),
+    seed=st.integers(0, 2**16),
+)
+def test_calendar_windows_property(gaps, every, cuts, seed):
+    """Any times, any chunking: the windows are the non-empty bins of a pandas Grouper."""
+    rng = np.random.default_rng(seed)
+    t = pd.Timestamp("2026-01-01 03:00") + pd.to_timedelta(np.cumsum(gaps), "s")
+    frame = pd.DataFrame(
+        {"t": t, "g": rng.choice(["a", "b"], len(t)), "s": rng.uniform(size=len(t))}
+    )
+    monitor = FairnessMonitor(
+        *_reference(), every=every, threshold=0.5, n_bootstrap=10, n_permutations=19
+    )
+    results = []
+    for rows in np.split(np.arange(len(frame)), sorted(c for c in set(cuts) if c < len(frame))):
+        part = frame.iloc[rows]
+        results += monitor.update(part.s, part.g, times=part.t)
+    results += monitor.flush()
+    freq = {"1M": "ME"}.get(every, every)
+    expected = [rows.index.tolist() for _, rows in frame.groupby(pd.Grouper(key="t", freq=freq))]
+    assert [list(range(r.start, r.stop)) for r in results] == [e for e in expected if e]
+    assert [r.partial for r in results] == [False] * (len(results) - 1) + [True]
