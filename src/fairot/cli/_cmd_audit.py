@@ -18,12 +18,14 @@ from fairot.cli._io import (
     require_columns,
     split_columns,
 )
+from fairot.cli._verification import (
+    VERIFICATION_FILES,
+    add_verification_arguments,
+    verification_audit,
+)
 
 PRINT_FORMATS = ("text", "md", "json", "html")
 MSG_THRESHOLD = "--threshold must be a number in [0, 1]; got {value}"
-MSG_WEIGHTED_BOOTSTRAP = (
-    "--sample-weight needs --n-bootstrap 0 (the bootstrap does not resample weights)"
-)
 MSG_WEIGHTS = "column {column!r} must hold non-negative weights with a positive sum"
 MSG_NEEDS_COLUMNS = "--data needs --score COL and --sensitive COL[,COL]"
 MSG_DATASET_TASK = "--dataset {name} is {task} data; pass --task {task}"
@@ -78,6 +80,12 @@ def register(subparsers) -> None:
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--data", type=Path, metavar="FILE", help="CSV/TSV file to audit")
     source.add_argument(
+        "--scores",
+        type=Path,
+        metavar="FILE",
+        help="with --task verification: CSV of face-verification pairs (score, is_same, group)",
+    )
+    source.add_argument(
         "--dataset",
         choices=BUILTIN_DATASETS + BUILTIN_REGRESSION_DATASETS,
         help=(
@@ -101,9 +109,12 @@ def register(subparsers) -> None:
     p.add_argument(
         "--sample-weight",
         metavar="COL",
-        help="column of non-negative sample weights (e.g. survey weights); needs --n-bootstrap 0",
+        help="column of non-negative sample weights (e.g. survey weights); weighted intervals",
     )
-    p.add_argument("--task", choices=("classification", "regression"), default="classification")
+    p.add_argument(
+        "--task", choices=("classification", "regression", "verification"), default="classification"
+    )
+    add_verification_arguments(p)
     p.add_argument(
         "--group-mode",
         choices=("intersection", "marginal"),
@@ -171,7 +182,9 @@ def read_audit_columns(
     return frame, labels, scores, frame[columns]
 
 
-def emit(result, args: argparse.Namespace) -> None:
+def emit(
+    result, args: argparse.Namespace, files: str = "report.html, report.md, metrics.json, plots"
+) -> None:
     """Write the report folder (if asked), then print: nothing is printed before a failure."""
     fmt = "json" if getattr(args, "json", False) else args.format
     rendered = {
@@ -185,7 +198,7 @@ def emit(result, args: argparse.Namespace) -> None:
     sys.stdout.write(rendered + "\n")
     if args.out is not None and fmt == "text":
         print(
-            f"\nReport written to {args.out}/ (report.html, report.md, metrics.json, plots)",
+            f"\nReport written to {args.out}/ ({files})",
             file=sys.stderr,
         )
 
@@ -211,6 +224,9 @@ def run(args: argparse.Namespace) -> int:
         audit_logistic_regression,
     )
 
+    if args.task == "verification" or args.scores is not None:
+        emit(verification_audit(args), args, VERIFICATION_FILES)
+        return 0
     check_report_arguments(args)
     plots = args.out is not None or args.format == "html"
     options = {
@@ -222,8 +238,6 @@ def run(args: argparse.Namespace) -> int:
         "plots": plots,
     }
     weight_column = getattr(args, "sample_weight", None)
-    if weight_column and args.n_bootstrap:
-        raise CLIError(MSG_WEIGHTED_BOOTSTRAP)
     if args.dataset:
         if weight_column:
             raise CLIError("--sample-weight needs --data")
