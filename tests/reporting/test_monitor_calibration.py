@@ -102,7 +102,7 @@ def test_null_w1_matches_scipy():
 @pytest.mark.parametrize("metric", ["sdd", "demographic_parity_difference", "reference_w1"])
 @pytest.mark.parametrize("mean_rows", [6, 40])
 def test_false_alarm_rate_on_calendar_windows_is_at_most_alpha(metric, mean_rows):
-    """Daily windows of random sizes (Poisson rows per day; 2 to 65 rows evaluated): still <= alpha."""
+    """Daily windows of random sizes (Poisson rows a day; 2 to 65 rows evaluated): <= alpha."""
     rng = np.random.default_rng(1000 + mean_rows)
     per_day = rng.poisson(mean_rows, N_WINDOWS)
     days = pd.Timestamp("2026-01-01") + pd.to_timedelta(
