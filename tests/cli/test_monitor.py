@@ -1,6 +1,7 @@
 """``fairot monitor``: windows in time order, alerts after the change, outputs and errors."""
 
 import datetime as dt
+import json
 import re
 
 import numpy as np
@@ -142,3 +143,126 @@ def test_monitor_offsets_from_several_zones_are_ordered_in_utc(tmp_path, capsys)
     assert code == 0
     table = pd.read_csv(out_dir / "monitor.csv")
     assert pd.to_datetime(table["time_from"]).tolist() == [utc[20], utc[40]]
+
+
+def _monitor_args(path, *extra):
+    return [
+        "monitor", "--data", path, "--time", "when", "--score", "score", "--sensitive", "g",
+        "--n-bootstrap", 20, *extra,
+    ]  # fmt: skip
+
+
+def test_monitor_every_equals_a_pandas_grouping(stream_csv, tmp_path, capsys):
+    path, frame = stream_csv
+    out = tmp_path / "weeks"
+    code, printed, err = _run(capsys, *_monitor_args(path, "--every", "7D", "--out", out))
+    assert code == 0, err
+    table = pd.read_csv(out / "monitor.csv")
+    weeks = [
+        (label, rows)
+        for label, rows in frame.assign(t=pd.to_datetime(frame.when)).groupby(
+            pd.Grouper(key="t", freq="7D")
+        )
+    ]
+    # The first week is the reference window; every later week is one window.
+    (_, reference), monitored = weeks[0], weeks[1:]
+    assert len(reference) == 168 and len(table) == len(monitored) == 17
+    assert pd.to_datetime(table["period"]).tolist() == [label for label, _ in monitored]
+    assert table["rows"].tolist() == [len(rows) for _, rows in monitored]
+    for (_, rows), (_, row) in zip(monitored, table.iterrows(), strict=True):
+        assert pd.Timestamp(row["time_from"]) == pd.Timestamp(rows.when.iloc[0])
+        assert pd.Timestamp(row["time_to"]) == pd.Timestamp(rows.when.iloc[-1])
+        assert row["value"] == pytest.approx(
+            strong_demographic_disparity(None, rows.score, sensitive_features=rows.g)
+        )
+    # 3000 hours end on 6 May 23:00, inside the week of 30 April: the last window is partial.
+    assert table["partial"].tolist() == [False] * 16 + [True]
+    assert table["rows"].iloc[-1] == 3000 - 168 * 17
+    assert "reference window: first window of stream.csv, 168 rows, 2026-01-01 00:00:00 to " in (
+        printed
+    )
+    record = json.loads((out / "monitor.json").read_text())
+    assert record["settings"]["every"] == "7D" and record["settings"]["window"] is None
+    assert record["reference"]["rows"] == 168
+    assert record["reference"]["time_to"] == "2026-01-07 23:00:00"
+
+
+def test_monitor_reports_the_partial_last_window(stream_csv, tmp_path, capsys):
+    path, frame = stream_csv
+    out = tmp_path / "rows"
+    code, printed, err = _run(capsys, *_monitor_args(path, "--window", 700, "--out", out))
+    assert code == 0, err
+    table = pd.read_csv(out / "monitor.csv")
+    # 700 reference rows, three full windows, and the 200 newest rows as a partial window.
+    assert table["rows"].tolist() == [700, 700, 700, 200]
+    assert table["partial"].tolist() == [False, False, False, True]
+    rows = frame.iloc[2800:]
+    assert table["value"].iloc[-1] == pytest.approx(
+        strong_demographic_disparity(None, rows.score, sensitive_features=rows.g)
+    )
+    assert table["time_from"].iloc[-1] == "2026-04-27 16:00:00"  # hour 2800
+    assert printed.count("partial") == 2  # the column header and the flag
+    assert "1 partial" in err
+    record = json.loads((out / "monitor.json").read_text())
+    assert record["windows"][-1]["partial"] is True and record["windows"][-1]["rows"] == 200
+    assert (
+        record["reference"]
+        == {
+            "source": "first window of stream.csv",
+            "rows": 700,
+            "time_from": "2026-01-01 00:00:00",
+            "time_to": "2026-01-30 03:00:00",  # hour 699
+            "value": pytest.approx(
+                strong_demographic_disparity(
+                    None, frame.score[:700], sensitive_features=frame.g[:700]
+                )
+            ),
+        }
+    )
+    markdown = (out / "monitor.md").read_text()
+    assert "| 700 | 2026-01-01 00:00:00 | 2026-01-30 03:00:00 |" in markdown
+    page = (out / "monitor.html").read_text()
+    assert "<h2>Reference window</h2>" in page and "2026-01-30 03:00:00" in page
+
+
+def test_monitor_reference_file_is_listed(stream_csv, tmp_path, capsys):
+    path, frame = stream_csv
+    reference = tmp_path / "ref.csv"
+    frame.iloc[:400].to_csv(reference, index=False)
+    out = tmp_path / "ref"
+    args = _monitor_args(path, "--every", "1M", "--reference", reference, "--out", out)
+    code, printed, err = _run(capsys, *args)
+    assert code == 0, err
+    record = json.loads((out / "monitor.json").read_text())
+    assert record["reference"]["source"] == "reference file ref.csv"
+    assert record["reference"]["rows"] == 400
+    assert record["reference"]["time_to"] == "2026-01-17 15:00:00"  # hour 399
+    # With a reference file the whole stream is monitored: Jan..Apr full, May partial.
+    months = frame.groupby(pd.to_datetime(frame.when).dt.month).size().tolist()
+    assert [w["rows"] for w in record["windows"]] == months
+    assert [w["partial"] for w in record["windows"]] == [False] * 4 + [True]
+
+
+def test_monitor_every_errors(stream_csv, tmp_path, capsys):
+    from fairot.cli._cmd_monitor import MSG_EVERY_DATES
+    from fairot.utils.calendar import MSG_EVERY
+
+    path, frame = stream_csv
+    for bad in ("7X", "weekly", "-1D", "0W"):
+        code, out, err = _run(capsys, *_monitor_args(path, f"--every={bad}"))
+        _assert_error(code, out, err, re.escape(MSG_EVERY.format(name="--every", value=bad)))
+    with pytest.raises(SystemExit) as exit_:
+        main(list(map(str, _monitor_args(path, "--every", "7D", "--window", 100))))
+    captured = capsys.readouterr()
+    _assert_error(
+        exit_.value.code,
+        captured.out,
+        captured.err,
+        "argument --window: not allowed with argument --every",
+    )
+    numeric = tmp_path / "numeric.csv"
+    frame.assign(when=np.arange(len(frame))).to_csv(numeric, index=False)
+    code, out, err = _run(capsys, *_monitor_args(numeric, "--every", "7D"))
+    _assert_error(code, out, err, re.escape(MSG_EVERY_DATES.format(column="when")))
+    code, out, err = _run(capsys, *_monitor_args(path, "--every", "1Y"))
+    _assert_error(code, out, err, "no rows after its reference window")

@@ -84,7 +84,9 @@ def test_alerts_only_where_the_band_is_above():
     fig = monitor.plot()
     assert fig.axes[0].get_ylabel() == "sdd"
     shown = monitor._repr_html_()
-    assert "<svg" in shown and shown.count("</tr>") == 1 + len(fair) + len(unfair)
+    # The reference window's table (header + one row), then the windows' (header + one each).
+    assert "<svg" in shown and "Reference window" in shown
+    assert shown.count("</tr>") == 2 + 1 + len(fair) + len(unfair)
 
 
 def _draw(rng, n, rate_a, rate_b=0.5):

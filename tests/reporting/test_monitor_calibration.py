@@ -8,6 +8,7 @@ does not hinge on luck; a stream with a real shift still alerts in most windows 
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import binom
 
@@ -96,3 +97,46 @@ def test_null_w1_matches_scipy():
     b = np.sort(rng.beta(2, 5, size=(4, 12)), axis=1)
     expected = [wasserstein_distance(x, y) for x, y in zip(a, b, strict=True)]
     np.testing.assert_allclose(_w1_rows(a, b), expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("metric", ["sdd", "demographic_parity_difference", "reference_w1"])
+@pytest.mark.parametrize("mean_rows", [6, 40])
+def test_false_alarm_rate_on_calendar_windows_is_at_most_alpha(metric, mean_rows):
+    """Daily windows of random sizes (Poisson rows a day; 2 to 65 rows evaluated): <= alpha."""
+    rng = np.random.default_rng(1000 + mean_rows)
+    per_day = rng.poisson(mean_rows, N_WINDOWS)
+    days = pd.Timestamp("2026-01-01") + pd.to_timedelta(
+        np.repeat(np.arange(N_WINDOWS), per_day), "D"
+    )
+    times = days + pd.to_timedelta(rng.uniform(0, 86_399, days.shape[0]).round(), "s")
+    times = times.sort_values()
+    s, g = rng.uniform(size=times.shape[0]), rng.choice(["a", "b"], times.shape[0])
+    ref_s, ref_g = _fair(2, seed=200 + mean_rows)
+    monitor = FairnessMonitor(
+        ref_s, ref_g, metric=metric, every="1D", threshold=0.02, n_bootstrap=20
+    )
+    results = monitor.update(s, g, times=times) + monitor.flush()
+    evaluated = [r for r in results if not r.note]
+    assert len(results) == np.count_nonzero(per_day) and len(evaluated) >= 150
+    assert len({r.stop - r.start for r in evaluated}) > 5  # many window sizes
+    alerts = sum(r.alert for r in evaluated)
+    assert alerts <= _largest_count_at(0.05, len(evaluated))
+
+
+def test_false_alarm_rate_on_partial_windows_is_at_most_alpha():
+    """The last, partial window of a fair stream (2 to 19 rows after windows of 20)."""
+    rng = np.random.default_rng(11)
+    ref_s, ref_g = _fair(2, seed=12)
+    alerts = evaluated = 0
+    for _ in range(N_WINDOWS):
+        n = 20 + int(rng.integers(2, 20))
+        s, g = rng.uniform(size=n), rng.choice(["a", "b"], n)
+        monitor = FairnessMonitor(ref_s, ref_g, window=20, threshold=0.02, n_bootstrap=10)
+        monitor.update(s, g)
+        (last,) = monitor.flush()
+        assert last.partial and last.stop - last.start == n - 20
+        if not last.note:
+            evaluated += 1
+            alerts += last.alert
+    assert evaluated >= 150
+    assert alerts <= _largest_count_at(0.05, evaluated)

@@ -97,13 +97,14 @@ def _time_cells(kind, n, rng):
     n=st.integers(0, 90),
     kind=st.sampled_from(["numbers", "naive", "aware", "mixed", "garbage"]),
     window=st.sampled_from(["20", "25", "5", "0"]),
+    every=st.sampled_from([None, None, "10min", "1h", "1D", "7X", "0h"]),
     metric=st.sampled_from(["sdd", "demographic_parity_difference", "reference_w1"]),
     one_group=st.booleans(),
     nan_at=st.one_of(st.none(), st.integers(0, 89)),
     seed=st.integers(0, 2**16),
 )
 def test_cli_monitor_never_tracebacks(
-    tmp_path_factory, n, kind, window, metric, one_group, nan_at, seed
+    tmp_path_factory, n, kind, window, every, metric, one_group, nan_at, seed
 ):
     rng = np.random.default_rng(seed)
     times = _time_cells(kind, n, rng)
@@ -119,7 +120,8 @@ def test_cli_monitor_never_tracebacks(
     path.write_text(buffer.getvalue(), encoding="utf-8")
     out, err = io.StringIO(), io.StringIO()
     args = ["monitor", "--data", str(path), "--time", "t", "--score", "s", "--sensitive", "g"]
-    args += ["--window", window, "--metric", metric, "--n-bootstrap", "10"]
+    args += ["--window", window] if every is None else [f"--every={every}"]
+    args += ["--metric", metric, "--n-bootstrap", "10"]
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(args)
     message = err.getvalue()
@@ -127,5 +129,5 @@ def test_cli_monitor_never_tracebacks(
     assert code in (0, 2), message
     if code == 2:
         assert message.count("\n") == 1 and message.startswith("fairot "), message
-    if kind == "mixed" and code == 2 and n >= 2 * int(window) > 0:
+    if kind == "mixed" and code == 2 and every is None and n >= 2 * int(window) > 0:
         assert "--time" in message or "NaN" in message or "group" in message, message

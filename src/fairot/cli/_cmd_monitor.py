@@ -1,16 +1,16 @@
 """``fairot monitor``: a fairness metric over time windows of a score stream, with alerts.
 
-Sorts the table by ``--time``, cuts it into consecutive windows of ``--window`` rows, and runs
-:class:`fairot.reporting.FairnessMonitor` over them: one line per window (time range, metric,
-bootstrap band, permutation p-value, ALERT when the band is above ``--threshold`` and the p-value
-is at most ``--alpha``). With ``--out``: ``monitor.csv``
-and ``monitor.png``.
+Sorts the table by ``--time``, cuts it into consecutive windows of ``--window`` rows or calendar
+periods ``--every`` (``7D``, ``1W``, ``1M``), and runs :class:`fairot.reporting.FairnessMonitor`
+over them: the reference window, then one line per window (time range, rows, metric, bootstrap
+band, permutation p-value, ALERT when the band is above ``--threshold`` and the p-value is at most
+``--alpha``); the last, unfinished window is reported and flagged ``partial``. With ``--out``:
+``monitor.csv``, ``monitor.json``, ``monitor.md``, ``monitor.html`` and ``monitor.png``.
 """
 
 from __future__ import annotations
 
 import argparse
-import io
 import math
 import sys
 from pathlib import Path
@@ -35,8 +35,16 @@ MSG_TIME_ZONES = (
     "compared in UTC) or all without"
 )
 MSG_SHORT = (
-    "{path} has {n} rows after the {reference} reference rows: fewer than one window of "
-    "{window}; lower --window"
+    "{path} has no rows after its {reference} reference rows (the first window): fewer than one "
+    "window of {window} to monitor; lower --window or give --reference FILE"
+)
+MSG_SHORT_EVERY = (
+    "{path} has no rows after its reference window (the first {every} period, {reference} "
+    "rows): nothing to monitor; use a shorter --every or give --reference FILE"
+)
+MSG_EVERY_DATES = (
+    "--every needs dates in the --time column {column!r}; got numbers (use --window N to cut "
+    "the stream by rows)"
 )
 MSG_THRESHOLD = "--threshold must be a finite number > 0 (the alert level); got {value}"
 
@@ -49,12 +57,15 @@ def register(subparsers) -> None:
         "monitor",
         help="fairness metric over time windows of a score stream, with drift alerts",
         description=(
-            "Sort --data by --time, cut it into windows of --window rows and print the fairness "
-            "metric of each with a bootstrap band; ALERT marks a band above --threshold whose "
-            "value is also significant (p-value <= --alpha) against a null without disparity "
-            "(groups permuted within the window). Times with UTC offsets are compared in UTC. The "
-            "reference (for --metric reference_w1 and the baseline) is --reference FILE or the "
-            "first window. With --out: monitor.csv and monitor.png (replaced if present)."
+            "Sort --data by --time, cut it into windows of --window rows or calendar periods "
+            "--every (7D, 1W, 1M: the bins of pandas resample) and print the fairness metric of "
+            "each with a bootstrap band; ALERT marks a band above --threshold whose value is "
+            "also significant (p-value <= --alpha) against a null without disparity (groups "
+            "permuted within the window). The last, unfinished window is reported, flagged "
+            "partial. Times with UTC offsets are compared in UTC. The reference (for --metric "
+            "reference_w1 and the baseline) is --reference FILE or the first window. With --out: "
+            "monitor.csv, monitor.json, monitor.md, monitor.html and monitor.png (replaced if "
+            "present)."
         ),
     )
     p.add_argument("--data", type=Path, required=True, metavar="FILE", help="the stream")
@@ -65,7 +76,16 @@ def register(subparsers) -> None:
     p.add_argument(
         "--metric", choices=MONITOR_METRICS, default="sdd", help="metric per window (sdd)"
     )
-    p.add_argument("--window", type=int, default=1000, metavar="N", help="rows per window (1000)")
+    windows = p.add_mutually_exclusive_group()
+    windows.add_argument(
+        "--window", type=int, metavar="N", help="rows per window (1000 unless --every is given)"
+    )
+    windows.add_argument(
+        "--every",
+        metavar="PERIOD",
+        help="calendar windows instead: a pandas offset alias such as 7D, 1W, 1M, 12h (needs "
+        "dates in --time)",
+    )
     p.add_argument("--threshold", type=float, default=0.05, help="alert level of the metric (0.05)")
     p.add_argument(
         "--decision-threshold",
@@ -82,7 +102,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("--n-bootstrap", type=int, default=200, metavar="B", help="replicates (200)")
     p.add_argument("--random-state", type=int, default=0, help="seed of the bootstrap (0)")
-    p.add_argument("--out", type=Path, help="folder for monitor.csv and monitor.png")
+    p.add_argument("--out", type=Path, help="folder for monitor.csv/.json/.md/.html/.png")
     p.set_defaults(func=run)
 
 
@@ -141,73 +161,99 @@ def _scores_and_groups(frame: pd.DataFrame, args: argparse.Namespace, path: Path
     return scores, frame[columns].reset_index(drop=True)
 
 
+def _reference(args, frame, times, scores, groups):
+    """Reference scores, groups, times, the rows it takes from the stream, and its description."""
+    if args.reference is not None:
+        reference = read_table(args.reference, args.sep)
+        ref_scores, ref_groups = _scores_and_groups(reference, args, args.reference)
+        ref_times = None
+        if args.time in reference.columns:
+            ref_times = _times(reference, args.time, args.reference)
+        return ref_scores, ref_groups, ref_times, 0, f"reference file {args.reference.name}"
+    if args.every is None:
+        skip = min(args.window, len(frame))
+    else:
+        bins = pd.Series(np.arange(len(times)), index=pd.DatetimeIndex(times)).resample(args.every)
+        skip = len(bins.indices[min(bins.indices)])
+    source = f"first window of {args.data.name}"
+    return scores[:skip], groups.iloc[:skip], times.iloc[:skip], skip, source
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the monitor over the stream and print one line per window."""
     from fairot.cli import CLIError
     from fairot.reporting import FairnessMonitor
+    from fairot.utils.calendar import calendar_offset
 
     if not (math.isfinite(args.threshold) and args.threshold > 0):
         raise CLIError(MSG_THRESHOLD.format(value=args.threshold))
+    if args.every is not None:
+        args.every = calendar_offset(args.every, name="--every")
+    elif args.window is None:
+        args.window = 1000
     if args.out is not None:
         check_out_dir(args.out)
     frame = read_table(args.data, args.sep)
     require_columns(frame, [args.time], args.data)
     times = _times(frame, args.time, args.data)
+    if args.every is not None and pd.api.types.is_numeric_dtype(times):
+        raise CLIError(MSG_EVERY_DATES.format(column=args.time))
     order = np.argsort(times.to_numpy(), kind="stable")
     frame = frame.iloc[order].reset_index(drop=True)
     times = times.iloc[order].reset_index(drop=True)
     scores, groups = _scores_and_groups(frame, args, args.data)
-    if args.reference is not None:
-        reference = read_table(args.reference, args.sep)
-        ref_scores, ref_groups = _scores_and_groups(reference, args, args.reference)
-        skip = 0
-    else:
-        skip = min(args.window, len(frame))
-        ref_scores, ref_groups = scores[:skip], groups.iloc[:skip]
-    if len(frame) - skip < args.window:
+    ref_scores, ref_groups, ref_times, skip, source = _reference(args, frame, times, scores, groups)
+    if len(frame) == skip:
+        every = None if args.every is None else args.every.freqstr
+        message = MSG_SHORT if args.every is None else MSG_SHORT_EVERY
         raise CLIError(
-            MSG_SHORT.format(
-                path=args.data, n=len(frame) - skip, reference=skip, window=args.window
-            )
+            message.format(path=args.data, reference=skip, window=args.window, every=every)
         )
     monitor = FairnessMonitor(
         ref_scores,
         ref_groups,
         metric=args.metric,
         window=args.window,
+        every=args.every,
         threshold=args.threshold,
         n_bootstrap=args.n_bootstrap,
         alpha=args.alpha,
         decision_threshold=args.decision_threshold,
         random_state=args.random_state,
+        reference_times=ref_times,
     )
-    monitor.update(scores[skip:], groups.iloc[skip:])
-    table = monitor.history_.drop(columns="readjusted")
-    table.insert(1, "time_from", times.iloc[skip + table["start"]].to_numpy())
-    table.insert(2, "time_to", times.iloc[skip + table["stop"] - 1].to_numpy())
-    table = table.drop(columns=["start", "stop"])
-
+    monitor.update(scores[skip:], groups.iloc[skip:], times=times.iloc[skip:])
+    monitor.flush()
     if args.out is not None:
-        from fairot.utils import write_atomic
-
-        buffer = io.StringIO()
-        table.to_csv(buffer, index=False)
-        png = io.BytesIO()
-        monitor.plot(title=f"{args.metric} of {args.score} per window of {args.data.name}").savefig(
-            png, format="png", dpi=110, bbox_inches="tight"
+        monitor.write(
+            args.out,
+            title=f"{args.metric} of {args.score} per window of {args.data.name}",
+            reference_source=source,
         )
-        write_atomic(args.out / "monitor.csv", buffer.getvalue())
-        write_atomic(args.out / "monitor.png", png.getvalue())
 
-    reference = "reference file" if args.reference else f"first {skip} rows"
+    size = f"{args.window} rows" if args.every is None else f"{args.every.freqstr} period"
     print(
-        f"fairot monitor: {args.metric} of {args.score} per {args.window} rows of "
-        f"{args.data.name} (reference: {reference}, {args.metric} {monitor.reference_value_:.4f}; "
-        f"alert when the {monitor.confidence:.0%} band is above {args.threshold:g} and the "
-        f"permutation p-value is <= {monitor.alpha:g})\n"
+        f"fairot monitor: {args.metric} of {args.score} per {size} of {args.data.name} "
+        f"(alert when the {monitor.confidence:.0%} band is above {args.threshold:g} and the "
+        f"permutation p-value is <= {monitor.alpha:g})"
     )
-    shown = table.assign(alert=np.where(table["alert"], "ALERT", ""))
+    span = ""
+    if monitor.reference_span_ is not None:
+        span = f", {monitor.reference_span_[0]} to {monitor.reference_span_[1]}"
+    print(
+        f"reference window: {source}, {monitor.n_reference_} rows{span}; {args.metric} "
+        f"{monitor.reference_value_:.4f}\n"
+    )
+    table = monitor.table().drop(columns="readjusted")
+    shown = table.assign(
+        alert=np.where(table["alert"], "ALERT", ""),
+        partial=np.where(table["partial"], "partial", ""),
+    )
     print(shown.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     n_alerts = int(table["alert"].sum())
-    print(f"\n{n_alerts} alert(s) in {len(table)} window(s)", file=sys.stderr)
+    n_partial = int(table["partial"].sum())
+    print(
+        f"\n{n_alerts} alert(s) in {len(table)} window(s), {n_partial} partial",
+        file=sys.stderr,
+    )
     return 0

@@ -12,10 +12,11 @@
   per-group FMR and FNMR at one threshold set for a target overall FMR (NIST FRVT's reading),
   their max/min ratios, per-group DET curves (:func:`plot_det_curves`) and MBN's 10-fold
   accuracy, STD and SER (``fairot audit --task verification``).
-- :class:`FairnessMonitor` / :class:`WindowResult` — windowed metrics of a score stream with
-  stratified bootstrap bands, alerts against a permutation null, and closed-loop re-adjustment of
-  a COT/DOT estimator (``fairot monitor``); :data:`MONITOR_METRICS` lists what it can watch.
-  ``fairot.monitoring`` re-exports them.
+- :class:`FairnessMonitor` / :class:`WindowResult` — windowed metrics of a score stream (windows
+  of rows or calendar periods, the last one reported as partial) with stratified bootstrap
+  bands, alerts against a permutation null, and closed-loop re-adjustment of a COT/DOT estimator
+  (``fairot monitor``); :data:`MONITOR_METRICS` lists what it can watch. ``fairot.monitoring``
+  re-exports them.
 - :mod:`fairot.reporting.artifacts` — the one atomic writer of result folders, shared by the
   audits and :class:`fairot.experiments.StudyResult`.
 

@@ -3,19 +3,18 @@ r"""Fairness drift monitoring over a stream of scores, with closed-loop re-adjus
 The COT paper's Section "Changing Level of Unfairness": the data a deployed model sees may carry a
 different level of unfairness than the data it was made fair on, and COT/DOT re-adjust by
 continuing their updates (``partial_fit``) on the new data. :class:`FairnessMonitor` closes that
-loop: it cuts the stream into windows, measures the fairness metric of each with a stratified
-bootstrap band, raises an alert when the whole band is above the threshold *and* the value is
-significant against a null of no disparity (a permutation test, see ``fairot/reporting/_null.py``),
-and on an alert calls ``partial_fit`` of the estimator on the alerting window.
+loop: it cuts the stream into windows (rows, or calendar periods; the unfinished last one is
+reported as *partial*), measures the metric of each with a stratified bootstrap band, alerts when
+the band is above the threshold *and* the value is significant against a null of no disparity (a
+permutation test, ``_null.py``), and on an alert calls ``partial_fit`` on the alerting window.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from collections.abc import Callable
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -25,7 +24,15 @@ from fairot.metrics import bootstrap_intervals, demographic_parity_difference, w
 from fairot.metrics.checks import UNIT_INTERVAL
 from fairot.metrics.resampling import batched_wasserstein, stratified_indices
 from fairot.reporting._null import p_value, permutation_null, positive_rate_gap, reference_null
+from fairot.reporting._windows import (
+    StreamBuffer,
+    WindowResult,
+    as_times,
+    calendar_labels,
+    rows_of,
+)
 from fairot.utils.arrays import check_array_1d
+from fairot.utils.calendar import calendar_offset
 from fairot.utils.sensitive import check_sensitive_features
 
 Metric = Literal["sdd", "wass1", "demographic_parity_difference", "reference_w1"]
@@ -48,55 +55,16 @@ MSG_NEEDS_XY = (
 )
 MSG_LENGTH = "{name} has {got} rows but scores has {n}."
 MSG_N_UPDATES = "n_updates must be a positive integer; got {value!r}."
+MSG_WINDOW_AND_EVERY = (
+    "give window= (rows per window) or every= (a calendar period), not both; got window={window!r} "
+    "and every={every!r}."
+)
+MSG_NEEDS_TIMES = "update() needs times= (dates) when the windows are calendar periods (every=)."
+MSG_FLUSHED = "the stream was ended by flush(); start a new FairnessMonitor to monitor more data."
 MSG_WINDOW_GROUPS = (
     "window {index} holds a single group ({group}); a fairness metric needs two. Use a larger "
     "window or check the stream's order."
 )
-
-
-class WindowResult(NamedTuple):
-    """One window of the stream.
-
-    Attributes
-    ----------
-    index : int
-        Window number (0, 1, ...).
-    start, stop : int
-        Positions of the window's first and one-past-last samples in the stream.
-    value : float
-        The metric on the window.
-    low, high : float
-        The bootstrap band.
-    alert : bool
-        Whether the band lies entirely above the threshold and ``p_value <= alpha``.
-    readjusted : bool
-        Whether the estimator's ``partial_fit`` ran on this window.
-    p_value : float
-        Share of null windows (groups exchangeable; for ``"reference_w1"``, window and reference
-        rows exchangeable) whose metric reaches ``value``, counting the window itself.
-
-    Examples
-    --------
-    :meth:`FairnessMonitor.update` returns one per full window:
-
-    >>> import numpy as np
-    >>> from fairot.reporting import FairnessMonitor
-    >>> g = np.tile(["a", "b"], 100)
-    >>> scores = np.linspace(0, 1, 200)
-    >>> monitor = FairnessMonitor(scores, g, window=100, threshold=0.1, n_bootstrap=20)
-    >>> [(r.index, r.start, r.stop, r.readjusted) for r in monitor.update(scores, g)]
-    [(0, 0, 100, False), (1, 100, 200, False)]
-    """
-
-    index: int
-    start: int
-    stop: int
-    value: float
-    low: float
-    high: float
-    alert: bool
-    readjusted: bool
-    p_value: float
 
 
 def _positive_int(value: Any, minimum: int, message: str) -> int:
@@ -108,7 +76,10 @@ def _positive_int(value: Any, minimum: int, message: str) -> int:
 class FairnessMonitor:
     r"""Windowed fairness metric of a score stream, with bootstrap bands, alerts and re-adjustment.
 
-    The stream is cut into consecutive windows of ``window`` samples. On each window the monitor
+    The stream is cut into consecutive windows of ``window`` samples, or into the calendar
+    periods ``every`` (``"7D"``, ``"1W"``, ``"1M"``: the bins of ``pandas.Series.resample``; the
+    samples then need ``times``). :meth:`flush` ends the stream and evaluates its last,
+    unfinished window, flagged ``partial``. On each window the monitor
     computes ``metric`` and a percentile-bootstrap band (rows resampled within each group); an
     *alert* is a band entirely above ``threshold`` **and** a value significant at level ``alpha``
     against a null without disparity. The null is needed because the metrics are biased upwards
@@ -118,7 +89,8 @@ class FairnessMonitor:
     (``n_permutations`` times, group sizes kept); for ``"reference_w1"`` it exchanges each
     group's window rows with its reference rows (pooled, split at random, sizes kept). The
     p-value counts the window as one null draw, so on a fair stream the false-alarm rate is at
-    most ``alpha`` at every window size. With an
+    most ``alpha`` at every window size, so also on partial and calendar windows of any size. With
+    an
     ``estimator`` (a fitted :class:`~fairot.classification.COTClassifier` or
     :class:`~fairot.classification.DOTClassifier`), an alert runs ``estimator.partial_fit`` on the
     window's ``X, y, groups`` for ``n_updates`` updates: the COT paper's continual re-adjustment to
@@ -138,8 +110,11 @@ class FairnessMonitor:
     reference_groups : array-like or DataFrame
         Their groups; the stream's groups must be among them.
     metric : {"sdd", "wass1", "demographic_parity_difference", "reference_w1"}, default="sdd"
-    window : int >= 20, default=1000
-        Samples per window.
+    window : int >= 20, optional
+        Samples per window; 1000 when neither ``window`` nor ``every`` is given.
+    every : str or pandas.DateOffset, optional
+        Calendar windows instead: a pandas offset alias of a positive period (``"7D"``, ``"1W"``,
+        ``"1M"`` or ``"ME"`` for months, ``"12h"``). Exactly one of ``window`` and ``every``.
     threshold : float > 0, default=0.05
         Alert level of the metric.
     estimator : COT/DOT estimator, optional
@@ -158,6 +133,8 @@ class FairnessMonitor:
         Threshold of ``"demographic_parity_difference"``.
     random_state : int or None, default=0
         Seed of the bootstrap and of the null draws.
+    reference_times : array-like of shape (n_reference,), optional
+        Times of the reference rows; only reported (``reference_span_``).
 
     Attributes
     ----------
@@ -167,6 +144,10 @@ class FairnessMonitor:
         One row per completed window (the fields of :class:`WindowResult`).
     n_seen_ : int
         Samples received.
+    n_reference_ : int
+        Reference rows.
+    reference_span_ : tuple or None
+        First and last of ``reference_times``.
 
     Examples
     --------
@@ -189,7 +170,8 @@ class FairnessMonitor:
         reference_groups: Any,
         *,
         metric: Metric = "sdd",
-        window: int = 1000,
+        window: int | None = None,
+        every: str | pd.offsets.BaseOffset | None = None,
         threshold: float = 0.05,
         estimator: Any = None,
         n_updates: int = 1000,
@@ -200,11 +182,17 @@ class FairnessMonitor:
         n_permutations: int = 200,
         decision_threshold: float = 0.5,
         random_state: int | None = 0,
+        reference_times: ArrayLike | None = None,
     ):
         if metric not in MONITOR_METRICS:
             raise ValueError(MSG_METRIC.format(choices=MONITOR_METRICS, value=metric))
         self.metric = metric
-        self.window = _positive_int(window, 20, MSG_WINDOW)
+        if window is not None and every is not None:
+            raise ValueError(MSG_WINDOW_AND_EVERY.format(window=window, every=every))
+        self.every = None if every is None else calendar_offset(every)
+        self.window = None
+        if every is None:
+            self.window = _positive_int(1000 if window is None else window, 20, MSG_WINDOW)
         if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
             raise ValueError(MSG_THRESHOLD.format(value=threshold))
         if not (math.isfinite(threshold) and threshold > 0):
@@ -244,8 +232,18 @@ class FairnessMonitor:
         self.reference_value_ = (
             0.0 if metric == "reference_w1" else float(self._point(scores, codes))
         )
-        self._buffer: list[tuple[np.ndarray, np.ndarray, Any, Any]] = []
-        self._buffered = 0
+        self.n_reference_ = int(scores.shape[0])
+        self.reference_span_ = None
+        if reference_times is not None:
+            ref_times = as_times(
+                reference_times, scores.shape[0], dates=self.every is not None, ordered=False
+            )
+            self.reference_span_ = (ref_times.min(), ref_times.max())
+        self._buffer = StreamBuffer()
+        self._last_time = self._open_period = None
+        # Calendar bins are resample's over reference + stream: they start at the reference.
+        self._first_time = None if reference_times is None else self.reference_span_[0]
+        self._flushed = False
         self.n_seen_ = 0
         self._results: list[WindowResult] = []
 
@@ -332,7 +330,9 @@ class FairnessMonitor:
         return p_value(value, null)
 
     # ------------------------------------------------------------------ the stream
-    def update(self, scores: ArrayLike, groups: Any, *, X: Any = None, y: Any = None) -> list:
+    def update(
+        self, scores: ArrayLike, groups: Any, *, times: Any = None, X: Any = None, y: Any = None
+    ) -> list:
         """Add samples to the stream; evaluate every window they complete.
 
         Parameters
@@ -341,6 +341,9 @@ class FairnessMonitor:
             Scores in [0, 1] of the deployed model.
         groups : array-like or DataFrame
             Groups of the samples, in the form of ``reference_groups``.
+        times : array-like of shape (n_samples,), optional
+            Times of the samples, in order (never before the last time received). Required with
+            ``every`` (dates); otherwise only reported (``time_from``, ``time_to``).
         X : array-like of shape (n_samples, n_features), optional
             Inputs, needed (with ``y``) when the monitor re-adjusts an estimator.
         y : array-like of shape (n_samples,), optional
@@ -351,6 +354,8 @@ class FairnessMonitor:
         list of WindowResult
             The windows completed by these samples (possibly none).
         """
+        if self._flushed:
+            raise ValueError(MSG_FLUSHED)
         values = check_array_1d(scores, "scores", bounds=UNIT_INTERVAL)
         n = values.shape[0]
         codes = self._encoding.encode(groups, name="groups")
@@ -364,52 +369,79 @@ class FairnessMonitor:
             for name, array in (("X", X), ("y", y)):
                 if array.shape[0] != n:
                     raise ValueError(MSG_LENGTH.format(name=name, got=array.shape[0], n=n))
-        self._buffer.append((values, codes, X, y))
-        self._buffered += n
-        self.n_seen_ += n
+        if times is None and self.every is not None:
+            raise ValueError(MSG_NEEDS_TIMES)
+        stamps = None if times is None else self._check_times(times, n)
+        if self.every is None:
+            self._buffer.append(values, codes, X, y, stamps)
+            self.n_seen_ += n
+            return [
+                self._close_window(self.window) for _ in range(self._buffer.size // self.window)
+            ]
         completed = []
-        while self._buffered >= self.window:
-            completed.append(self._close_window())
+        if n == 0:
+            return completed
+        labels = calendar_labels(stamps, self._first_time, self.every)
+        # Rows of one period are contiguous (times in order): one run per period.
+        cuts = np.flatnonzero(labels[1:] != labels[:-1]) + 1
+        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, n], strict=True):
+            if self._open_period is not None and labels[lo] != self._open_period:
+                completed.append(self._close_window(self._buffer.size))
+            self._open_period = labels[lo]
+            self._buffer.append(
+                values[lo:hi], codes[lo:hi], rows_of(X, lo, hi), rows_of(y, lo, hi), stamps[lo:hi]
+            )
+            self.n_seen_ += hi - lo
         return completed
 
-    def _take_window(self):
-        parts, need = [], self.window
-        while need:
-            values, codes, X, y = self._buffer[0]
-            if values.shape[0] <= need:
-                parts.append(self._buffer.pop(0))
-                need -= values.shape[0]
-            else:
-                parts.append(
-                    (
-                        values[:need],
-                        codes[:need],
-                        None if X is None else X[:need],
-                        None if y is None else y[:need],
-                    )
-                )
-                self._buffer[0] = (
-                    values[need:],
-                    codes[need:],
-                    None if X is None else X[need:],
-                    None if y is None else y[need:],
-                )
-                need = 0
-        self._buffered -= self.window
-        values = np.concatenate([p[0] for p in parts])
-        codes = np.concatenate([p[1] for p in parts])
-        X = None if parts[0][2] is None else np.concatenate([p[2] for p in parts])
-        y = None if parts[0][3] is None else np.concatenate([p[3] for p in parts])
-        return values, codes, X, y
+    def _check_times(self, times: Any, n: int) -> pd.Index:
+        stamps = as_times(times, n, dates=self.every is not None, last=self._last_time)
+        if n:
+            self._first_time = stamps[0] if self._first_time is None else self._first_time
+            self._last_time = stamps[-1]
+        return stamps
 
-    def _close_window(self) -> WindowResult:
-        values, codes, X, y = self._take_window()
+    def flush(self) -> list:
+        """End the stream: evaluate its last, unfinished window, flagged ``partial``.
+
+        Its alert keeps the same null test as every window (exact at any window size). Later
+        calls to :meth:`update` raise.
+
+        Returns
+        -------
+        list of WindowResult
+            The partial window, or nothing when no sample waits (the stream ended on a window's
+            last row).
+        """
+        if self._flushed:
+            return []
+        self._flushed = True
+        if self._buffer.size == 0:
+            return []
+        return [self._close_window(self._buffer.size, partial=True)]
+
+    def _close_window(self, size: int, *, partial: bool = False) -> WindowResult:
+        start = self.n_seen_ - self._buffer.size
+        values, codes, X, y, times = self._buffer.take(size)
         index = len(self._results)
+        extra = {
+            "partial": partial,
+            "period": self._open_period if self.every is not None else None,
+            "time_from": None if times is None else times[0],
+            "time_to": None if times is None else times[-1],
+        }
         present = np.unique(codes)
         if present.shape[0] < 2:
-            raise ValueError(
-                MSG_WINDOW_GROUPS.format(index=index, group=self.group_names[int(present[0])])
+            group = self.group_names[int(present[0])]
+            if self.every is None and not partial:
+                raise ValueError(MSG_WINDOW_GROUPS.format(index=index, group=group))
+            nan = float("nan")
+            note = f"one group ({group}): not evaluated"
+            result = WindowResult(
+                index, start, start + size, nan, nan, nan, False, False, nan, note=note, **extra
             )
+            self._results.append(result)
+            return result
         value, low, high = self._window_band(values, codes)
         p = self._p_value(value, values, codes)
         alert = low > self.threshold and p <= self.alpha
@@ -418,9 +450,8 @@ class FairnessMonitor:
             labels = np.asarray(self._encoding.labels, dtype=object)[codes]
             self.estimator.partial_fit(X, y, sensitive_features=labels, n_updates=self.n_updates)
             readjusted = True
-        start = self.n_seen_ - self._buffered - self.window
         result = WindowResult(
-            index, start, start + self.window, value, low, high, bool(alert), readjusted, p
+            index, start, start + size, value, low, high, bool(alert), readjusted, p, **extra
         )
         self._results.append(result)
         if alert and self.on_alert is not None:
@@ -428,54 +459,42 @@ class FairnessMonitor:
         return result
 
     def _repr_html_(self) -> str:
-        """Notebook rendering: the settings, the window table and the plot (inline SVG)."""
-        import html
-        import io
+        """Notebook rendering: the settings, the reference, the window table and the plot."""
+        from fairot.reporting._monitor_report import monitor_html
 
-        head = (
-            f"<p><b>FairnessMonitor</b> · {html.escape(self.metric)} per {self.window} samples · "
-            f"threshold {self.threshold:g} · reference {self.reference_value_:.4f} · "
-            f"{self.n_seen_} samples seen</p>"
-        )
-        history = self.history_
-        if history.empty:
-            return head + "<p>No window completed yet.</p>"
-        buffer = io.StringIO()
-        self.plot().savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
-        svg = buffer.getvalue()
-        return head + svg[svg.index("<svg") :] + history.to_html(index=False, float_format="%.4f")
+        return monitor_html(self, page=False)
+
+    def table(self) -> pd.DataFrame:
+        """The windows as a reader's table (a DataFrame), one row each.
+
+        Columns: ``index``, ``period`` (calendar windows), ``time_from``, ``time_to`` (when times
+        were given), ``rows``, ``value``, ``low``, ``high``, ``p_value``, ``alert``, ``partial``,
+        ``readjusted``, ``note``.
+        """
+        from fairot.reporting._monitor_report import window_table
+
+        return window_table(self)
+
+    def write(
+        self, out_dir: Any, *, title: str | None = None, reference_source: str | None = None
+    ) -> Any:
+        """Write ``monitor.csv``, ``monitor.json``, ``monitor.md``, ``monitor.html`` and the plot.
+
+        Each file is written atomically to the folder ``out_dir`` (created when missing), which
+        is returned; the reference window (rows, time span, ``reference_source`` such as
+        ``"first 500 rows of stream.csv"``) is in every one of them.
+        """
+        from fairot.reporting._monitor_report import write_monitor
+
+        return write_monitor(self, out_dir, title=title, reference_source=reference_source)
 
     def plot(self, ax: Any = None, *, title: str | None = None):
-        """The windowed metric with its band and the threshold.
+        """The metric per window with its band and the threshold, on ``ax`` or a new Figure.
 
-        Parameters
-        ----------
-        ax : matplotlib.axes.Axes, optional
-        title : str, optional
-
-        Returns
-        -------
-        matplotlib.figure.Figure
+        The x-axis is a matplotlib date axis (each window at its first time) when the windows
+        have dates, the first time when times are numbers, the window index otherwise. Partial
+        windows are drawn hollow. Returns the ``matplotlib.figure.Figure``.
         """
-        if ax is None:
-            from matplotlib.figure import Figure
+        from fairot.reporting._monitor_report import plot_monitor
 
-            ax = Figure(figsize=(8, 3.5), layout="constrained").subplots()
-        history = self.history_
-        if history.empty:
-            warnings.warn("no window completed yet: nothing to plot.", UserWarning, stacklevel=2)
-        x = history["index"].to_numpy()
-        ax.fill_between(x, history["low"], history["high"], alpha=0.25, label="bootstrap band")
-        ax.plot(x, history["value"], "o-", label=self.metric, markersize=3)
-        ax.axhline(self.threshold, color="C3", linestyle="--", label="threshold")
-        alerts = history[history["alert"]]
-        ax.plot(alerts["index"], alerts["value"], "v", color="C3", label="alert")
-        from matplotlib.ticker import MaxNLocator
-
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel(f"window ({self.window} samples each)")
-        ax.set_ylabel(self.metric)
-        ax.set_title(title or f"{self.metric} per window")
-        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
-        ax.grid(alpha=0.25)
-        return ax.figure
+        return plot_monitor(self, ax, title=title)

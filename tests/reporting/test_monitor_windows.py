@@ -1,0 +1,291 @@
+"""FairnessMonitor in time (issue 24): calendar windows against a hand grouping with pandas, the
+partial last window, the reference window in every output, and dates on the x-axis."""
+
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from matplotlib import dates as mdates
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+from fairot.metrics import strong_demographic_disparity
+from fairot.reporting import FairnessMonitor
+from fairot.reporting._monitor import (
+    MSG_FLUSHED,
+    MSG_NEEDS_TIMES,
+    MSG_WINDOW,
+    MSG_WINDOW_AND_EVERY,
+)
+from fairot.reporting._windows import MSG_TIME_ORDER, MSG_TIMES_DATES
+from fairot.utils.calendar import MSG_EVERY, calendar_offset
+
+# A small stream written out: irregular times over seven weeks (a gap from 26 Jan to 1 Feb).
+TIMES = [
+    "2026-01-05 08:00", "2026-01-05 09:30", "2026-01-06 11:00", "2026-01-07 12:00",
+    "2026-01-08 13:00", "2026-01-09 14:00", "2026-01-11 23:59", "2026-01-12 00:00",
+    "2026-01-13 07:00", "2026-01-14 08:00", "2026-01-15 09:00", "2026-01-16 10:00",
+    "2026-01-17 11:00", "2026-01-18 12:00", "2026-01-19 13:00", "2026-01-20 14:00",
+    "2026-01-21 15:00", "2026-01-22 16:00", "2026-01-23 17:00", "2026-01-24 18:00",
+    "2026-01-25 19:00", "2026-02-02 06:00", "2026-02-03 07:00", "2026-02-04 08:00",
+    "2026-02-05 09:00", "2026-02-06 10:00", "2026-02-07 11:00", "2026-02-08 12:00",
+    "2026-02-09 13:00", "2026-02-10 14:00", "2026-02-11 15:00", "2026-02-12 16:00",
+    "2026-02-13 17:00", "2026-02-14 18:00", "2026-02-15 19:00", "2026-02-16 20:00",
+    "2026-02-17 21:00", "2026-02-18 22:00", "2026-02-19 23:00", "2026-02-20 00:30",
+]  # fmt: skip
+GROUPS = list("abababbaabbaababbabaabbaabababbabaabbaab")
+
+
+@pytest.fixture
+def small():
+    rng = np.random.default_rng(3)
+    return pd.DataFrame(
+        {"t": pd.to_datetime(TIMES), "g": GROUPS, "s": rng.uniform(size=len(TIMES))}
+    )
+
+
+def _reference():
+    rng = np.random.default_rng(0)
+    return rng.uniform(size=60), np.tile(["a", "b"], 30)
+
+
+def _monitor(**kwargs):
+    ref_s, ref_g = _reference()
+    return FairnessMonitor(ref_s, ref_g, threshold=0.5, n_bootstrap=20, **kwargs)
+
+
+@pytest.mark.parametrize("every", ["7D", "1W", "1M", "ME", "3D"])
+def test_calendar_windows_equal_a_pandas_grouping(small, every):
+    monitor = _monitor(every=every)
+    results = monitor.update(small.s, small.g, times=small.t) + monitor.flush()
+    freq = {"1M": "ME"}.get(every, every)
+    expected = [(k, rows) for k, rows in small.groupby(pd.Grouper(key="t", freq=freq)) if len(rows)]
+    assert [r.period for r in results] == [k for k, _ in expected]
+    for r, (_, rows) in zip(results, expected, strict=True):
+        assert r.stop - r.start == len(rows)
+        assert list(range(r.start, r.stop)) == rows.index.tolist()
+        assert (r.time_from, r.time_to) == (rows.t.iloc[0], rows.t.iloc[-1])
+        if rows.g.nunique() > 1:
+            oracle = strong_demographic_disparity(None, rows.s, sensitive_features=rows.g)
+            assert r.value == pytest.approx(oracle, abs=1e-12)
+    assert [r.partial for r in results] == [False] * (len(results) - 1) + [True]
+
+
+def test_month_windows_by_hand(small):
+    # January holds the first 21 rows, February the other 19: written out, not computed.
+    monitor = _monitor(every="1M")
+    results = monitor.update(small.s, small.g, times=small.t) + monitor.flush()
+    assert [(str(r.period.date()), r.start, r.stop, r.partial) for r in results] == [
+        ("2026-01-31", 0, 21, False),
+        ("2026-02-28", 21, 40, True),
+    ]
+
+
+def test_weeks_by_hand(small):
+    # Weeks ending on Sunday ("W"): 5-11 Jan holds 7 rows (11 Jan 23:59 included), 12-18 Jan 7,
+    # 19-25 Jan 7, the week of 26 Jan is empty (skipped), 2-8 Feb 7, 9-15 Feb 7, 16-22 Feb 5.
+    monitor = _monitor(every="W")
+    results = monitor.update(small.s, small.g, times=small.t) + monitor.flush()
+    assert [r.stop - r.start for r in results] == [7, 7, 7, 7, 7, 5]
+    assert str(results[0].period.date()) == "2026-01-11"
+
+
+@pytest.mark.parametrize("cuts", [[1], [6, 7, 8], [20, 21], list(range(1, 40))])
+def test_calendar_windows_do_not_depend_on_the_chunks(small, cuts):
+    whole = _monitor(every="7D")
+    whole.update(small.s, small.g, times=small.t)
+    whole.flush()
+    pieces = _monitor(every="7D")
+    for rows in np.split(np.arange(len(small)), cuts):
+        pieces.update(small.s.iloc[rows], small.g.iloc[rows], times=small.t.iloc[rows])
+    pieces.flush()
+    pd.testing.assert_frame_equal(whole.history_, pieces.history_)
+
+
+def test_reference_times_start_the_calendar(small):
+    # The bins are resample's over the reference rows followed by the stream.
+    ref, stream = small.iloc[:9], small.iloc[9:]
+    monitor = FairnessMonitor(
+        ref.s, ref.g, every="7D", threshold=0.5, n_bootstrap=20, reference_times=ref.t
+    )
+    results = monitor.update(stream.s, stream.g, times=stream.t) + monitor.flush()
+    grouped = small.groupby(pd.Grouper(key="t", freq="7D"))
+    expected = {k: rows.index[rows.index >= 9] for k, rows in grouped}
+    expected = {k: v for k, v in expected.items() if len(v)}
+    assert [r.period for r in results] == list(expected)
+    assert [r.stop - r.start for r in results] == [len(v) for v in expected.values()]
+    assert monitor.n_reference_ == 9
+    assert monitor.reference_span_ == (small.t.iloc[0], small.t.iloc[8])
+
+
+def test_partial_last_window_is_reported_and_flagged():
+    rng = np.random.default_rng(1)
+    s, g = rng.uniform(size=278), rng.choice(["a", "b"], 278)
+    monitor = _monitor(window=100)
+    full = monitor.update(s, g)
+    assert [(r.start, r.stop, r.partial) for r in full] == [(0, 100, False), (100, 200, False)]
+    (last,) = monitor.flush()
+    assert (last.index, last.start, last.stop, last.partial) == (2, 200, 278, True)
+    oracle = strong_demographic_disparity(None, s[200:], sensitive_features=g[200:])
+    assert last.value == pytest.approx(oracle, abs=1e-12)
+    assert monitor.table()["rows"].tolist() == [100, 100, 78]
+    assert monitor.table()["partial"].tolist() == [False, False, True]
+    assert monitor.flush() == []
+    with pytest.raises(ValueError, match=re.escape(MSG_FLUSHED)):
+        monitor.update(s, g)
+
+
+def test_no_partial_window_when_the_stream_ends_on_a_boundary():
+    rng = np.random.default_rng(2)
+    s, g = rng.uniform(size=200), rng.choice(["a", "b"], 200)
+    monitor = _monitor(window=100)
+    assert len(monitor.update(s, g)) == 2
+    assert monitor.flush() == []
+
+
+def test_a_window_of_one_group_is_noted_not_evaluated(small):
+    rows = small.iloc[:3].assign(g="a")  # one week, group a only
+    monitor = _monitor(every="7D")
+    monitor.update(rows.s, rows.g, times=rows.t)
+    (r,) = monitor.flush()
+    assert r.note == "one group (a): not evaluated" and not r.alert
+    assert np.isnan([r.value, r.low, r.high, r.p_value]).all()
+
+
+def test_validation(small):
+    with pytest.raises(ValueError, match=re.escape(MSG_WINDOW_AND_EVERY.split("{")[0])):
+        _monitor(window=100, every="7D")
+    for bad in ("7X", "fortnight", "-1D", "0D", 7, ""):
+        with pytest.raises(ValueError, match=re.escape(MSG_EVERY.format(name="every", value=bad))):
+            _monitor(every=bad)
+    with pytest.raises(ValueError, match=re.escape(MSG_WINDOW.split("{")[0])):
+        _monitor(window=0)
+    monitor = _monitor(every="7D")
+    with pytest.raises(ValueError, match=re.escape(MSG_NEEDS_TIMES)):
+        monitor.update(small.s, small.g)
+    with pytest.raises(TypeError, match=re.escape(MSG_TIMES_DATES.format(dtype="int64"))):
+        monitor.update(small.s, small.g, times=np.arange(len(small)))
+    backwards = small.t.iloc[::-1]
+    message = MSG_TIME_ORDER.format(got=backwards.iloc[1], last=backwards.iloc[0])
+    with pytest.raises(ValueError, match=re.escape(message)):
+        monitor.update(small.s, small.g, times=backwards)
+    monitor.update(small.s.iloc[10:], small.g.iloc[10:], times=small.t.iloc[10:])
+    message = MSG_TIME_ORDER.format(got=small.t.iloc[0], last=small.t.iloc[-1])
+    with pytest.raises(ValueError, match=re.escape(message)):
+        monitor.update(small.s.iloc[:5], small.g.iloc[:5], times=small.t.iloc[:5])
+
+
+def test_calendar_offset_reads_the_old_month_alias():
+    from pandas.tseries.offsets import MonthEnd, QuarterEnd, YearEnd
+
+    assert calendar_offset("1M") == MonthEnd(1)
+    assert calendar_offset("3M") == MonthEnd(3)
+    assert calendar_offset("Q") == QuarterEnd(startingMonth=12)
+    assert calendar_offset("Y") == YearEnd()
+    assert calendar_offset(pd.offsets.Day(7)) == pd.offsets.Day(7)
+
+
+def test_plot_has_a_date_axis_when_times_are_given(small):
+    monitor = _monitor(every="7D")
+    monitor.update(small.s, small.g, times=small.t)
+    monitor.flush()
+    figure = monitor.plot()
+    ax = figure.axes[0]
+    assert isinstance(ax.xaxis.get_major_formatter(), mdates.ConciseDateFormatter)
+    # The metric line sits at each window's first time, as dates.
+    x = mdates.num2date(ax.lines[0].get_xdata(orig=False))
+    first_times = monitor.history_["time_from"].tolist()
+    assert [t.replace(tzinfo=None) for t in x] == [t.to_pydatetime() for t in first_times]
+    FigureCanvasAgg(figure).draw()
+    labels = " ".join(t.get_text() for t in ax.get_xticklabels())
+    assert "Jan" in labels or "Feb" in labels or "2026" in labels, labels
+
+
+def test_plot_uses_the_window_index_without_times():
+    rng = np.random.default_rng(4)
+    monitor = _monitor(window=50)
+    monitor.update(rng.uniform(size=150), np.tile(["a", "b"], 75))
+    ax = monitor.plot().axes[0]
+    assert not isinstance(ax.xaxis.get_major_formatter(), mdates.ConciseDateFormatter)
+    assert list(ax.lines[0].get_xdata()) == [0, 1, 2]
+
+
+def test_reference_window_in_every_format(small, tmp_path):
+    ref, stream = small.iloc[:9], small.iloc[9:]
+    monitor = FairnessMonitor(
+        ref.s, ref.g, every="7D", threshold=0.5, n_bootstrap=20, reference_times=ref.t
+    )
+    monitor.update(stream.s, stream.g, times=stream.t)
+    monitor.flush()
+    source = "<script>alert(1)</script> week|1"
+    out = monitor.write(tmp_path / "m", reference_source=source)
+    record = json.loads((out / "monitor.json").read_text())
+    assert record["reference"] == {
+        "source": source,
+        "rows": 9,
+        "time_from": "2026-01-05 08:00:00",
+        "time_to": "2026-01-13 07:00:00",
+        "value": pytest.approx(
+            strong_demographic_disparity(None, ref.s, sensitive_features=ref.g), abs=1e-12
+        ),
+    }
+    windows = record["windows"]
+    assert [w["partial"] for w in windows] == [False] * (len(windows) - 1) + [True]
+    assert sum(w["rows"] for w in windows) == len(stream)
+    markdown = (out / "monitor.md").read_text()
+    assert "## Reference window" in markdown
+    assert "| 9 | 2026-01-05 08:00:00 | 2026-01-13 07:00:00 |" in markdown
+    assert "&lt;script&gt;" in markdown and "<script>" not in markdown and "week\\|1" in markdown
+    assert "| partial |" in markdown
+    page = (out / "monitor.html").read_text()
+    assert "<h2>Reference window</h2>" in page and "2026-01-13 07:00:00" in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>" not in page
+    assert ">partial<" in page
+    csv = pd.read_csv(out / "monitor.csv")
+    assert csv["partial"].tolist() == [w["partial"] for w in windows]
+    assert (out / "monitor.png").stat().st_size > 0
+
+
+def test_write_before_any_window(tmp_path):
+    monitor = _monitor(every="1D")
+    out = monitor.write(tmp_path / "empty")
+    assert sorted(p.name for p in out.iterdir()) == [
+        "monitor.csv",
+        "monitor.html",
+        "monitor.json",
+        "monitor.md",
+    ]
+    record = json.loads((out / "monitor.json").read_text())
+    assert record["windows"] == [] and record["reference"]["rows"] == 60
+    assert "No window evaluated yet" in (out / "monitor.html").read_text()
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    gaps=st.lists(st.integers(0, 3 * 86_400), min_size=1, max_size=60),
+    every=st.sampled_from(["6h", "1D", "3D", "W", "1M"]),
+    cuts=st.lists(st.integers(1, 59), max_size=4),
+    seed=st.integers(0, 2**16),
+)
+def test_calendar_windows_property(gaps, every, cuts, seed):
+    """Any times, any chunking: the windows are the non-empty bins of a pandas Grouper."""
+    rng = np.random.default_rng(seed)
+    t = pd.Timestamp("2026-01-01 03:00") + pd.to_timedelta(np.cumsum(gaps), "s")
+    frame = pd.DataFrame(
+        {"t": t, "g": rng.choice(["a", "b"], len(t)), "s": rng.uniform(size=len(t))}
+    )
+    monitor = FairnessMonitor(
+        *_reference(), every=every, threshold=0.5, n_bootstrap=10, n_permutations=19
+    )
+    results = []
+    for rows in np.split(np.arange(len(frame)), sorted(c for c in set(cuts) if c < len(frame))):
+        part = frame.iloc[rows]
+        results += monitor.update(part.s, part.g, times=part.t)
+    results += monitor.flush()
+    freq = {"1M": "ME"}.get(every, every)
+    expected = [rows.index.tolist() for _, rows in frame.groupby(pd.Grouper(key="t", freq=freq))]
+    assert [list(range(r.start, r.stop)) for r in results] == [e for e in expected if e]
+    assert [r.partial for r in results] == [False] * (len(results) - 1) + [True]
