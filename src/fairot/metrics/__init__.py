@@ -4,6 +4,9 @@ Classification (COT paper): :func:`error_rate` (Err-.5), :func:`wass1`,
 :func:`strong_demographic_disparity` (SDD), :func:`strong_pairwise_demographic_disparity` (SPDD).
 Regression (approximate demographic parity paper): :func:`max_pairwise_wasserstein`.
 Face recognition (MBN paper): :func:`group_accuracy_std` (STD), :func:`skewed_error_ratio` (SER).
+Beyond demographic parity: :func:`strong_equalized_odds_disparity`,
+:func:`strong_equal_opportunity_disparity` and their pairwise forms (the score distributions
+compared given the label, i.e. the TPR and FPR gaps integrated over every threshold).
 Any task: :func:`wasserstein_distance`, :func:`fairness_report`, :func:`fairness_summary`.
 Rates at a threshold: :func:`group_rates`, :func:`demographic_parity_difference`,
 :func:`equalized_odds_difference`, :func:`bootstrap_intervals` (stratified bootstrap; its building
@@ -11,7 +14,9 @@ blocks are public in :mod:`fairot.metrics.resampling`).
 
 Every group metric checks how it is called: a positional third argument or a call without
 ``sensitive_features`` raises a ``TypeError`` naming the form below (``y_true=None`` is accepted
-where no labels are needed).
+where no labels are needed). Every group metric also takes ``control_features=``: it is then
+computed within each stratum of the control features and recombined with the strata's shares of
+the rows (conditional parity, fairlearn's ``control_features``).
 
 The group metrics take one calling form (the score-only form is gone), fairlearn's
 ``metric(y_true, y_pred, *, sensitive_features, sample_weight=None)``. Model selection:
@@ -31,6 +36,12 @@ from fairot.metrics._classification import (
 )
 from fairot.metrics._distances import PairwiseGap, max_pairwise_wasserstein, wasserstein_distance
 from fairot.metrics._groups import group_accuracy_std, skewed_error_ratio
+from fairot.metrics._odds import (
+    strong_equal_opportunity_disparity,
+    strong_equalized_odds_disparity,
+    strong_pairwise_equal_opportunity_disparity,
+    strong_pairwise_equalized_odds_disparity,
+)
 from fairot.metrics._rates import (
     demographic_parity_difference,
     equalized_odds_difference,
@@ -76,7 +87,11 @@ __all__ = [
     "neg_wasserstein_gap_scorer",
     "skewed_error_ratio",
     "strong_demographic_disparity",
+    "strong_equal_opportunity_disparity",
+    "strong_equalized_odds_disparity",
     "strong_pairwise_demographic_disparity",
+    "strong_pairwise_equal_opportunity_disparity",
+    "strong_pairwise_equalized_odds_disparity",
     "wass1",
     "wasserstein_distance",
     "within_fairness_budget",

@@ -210,7 +210,7 @@ def _replicate_summary(y, pred, member, rows, task, threshold):
     return rates, summary
 
 
-@group_metric("y_true", "y_pred", backend=False)
+@group_metric("y_true", "y_pred", backend=False, controls=False)
 def bootstrap_intervals(
     y_true: ArrayLike | None,
     y_pred: ArrayLike,
