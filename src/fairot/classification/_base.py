@@ -19,11 +19,11 @@ from tqdm.auto import tqdm
 
 from fairot.classification._batches import cumulative_weights, drawing_weights, weighted_batches
 from fairot.classification._common import check_group_weights, fit_base_estimator, user_stacklevel
+from fairot.classification._constraints import CONSTRAINTS, cell_rows, cell_targets
 from fairot.classification._kernels import STATUS_OK, logits, padded_rows, score_rows
 from fairot.classification._objective import sigmoid
 from fairot.exceptions import DivergenceError
 from fairot.metrics.reductions import sum_w1_to_reference
-from fairot.transport import build_target
 from fairot.utils.arrays import check_consistent_length, check_sample_weight
 from fairot.utils.groups import group_attributes
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
@@ -82,6 +82,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         "estimator": [HasMethods(["fit"]), None],
         "target": [StrOptions({"barycenter"}), str, Integral, tuple, "array-like"],
         "group_mode": [StrOptions({"intersection", "marginal"})],
+        "constraint": [StrOptions(set(CONSTRAINTS))],
         "step_size": [Interval(Real, 0, None, closed="neither")],
         "n_updates": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
@@ -126,10 +127,14 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         if sample_weight is not None:
             check_group_weights(sample_weight, encoding.indices(), encoding.names)
         initial_scores = sigmoid(logits(theta, X))
-        self.target_samples_ = build_target(self.target, initial_scores, encoding, sample_weight)
+        y01 = (y == self.classes_[1]).astype(int)
+        targets = cell_targets(
+            self.target, initial_scores, encoding, y01, self.constraint, sample_weight
+        )
+        self._set_targets(targets)
 
         rng = check_random_state(self.random_state)
-        self._init_solver(rng, encoding.n_groups)
+        self._init_solver(rng, encoding.n_groups * (len(targets) if self._by_label else 1))
         # Two streams (group batches, target batches), kept so that partial_fit continues them;
         # separate streams make the iterates independent of how the run is cut into blocks.
         seed = np.random.default_rng(rng.randint(np.iinfo(np.int32).max))
@@ -157,9 +162,26 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         theta = np.concatenate([np.ravel(coef), np.ravel(intercept)[:1]]).astype(np.float64)
         return fitted, theta
 
+    @property
+    def _by_label(self) -> bool:
+        return self.constraint != "demographic_parity"
+
+    def _set_targets(self, targets: list[np.ndarray]) -> None:
+        """Store the targets: one array (DP) or one per moved label (``{class: samples}``)."""
+        if self._by_label:
+            moved = self.classes_[[0, 1] if len(targets) == 2 else [1]]
+            self.target_samples_ = dict(zip(moved.tolist(), targets, strict=True))
+        else:
+            self.target_samples_ = targets[0]
+        self._targets = targets
+        self._target_offsets = np.cumsum([0] + [t.shape[0] for t in targets]).astype(np.int64)
+
     def _run_updates(self, X, y, rows: list[np.ndarray], eval_set, n_updates: int, sample_weight):
         """Run ``n_updates`` updates on the groups' ``rows`` of ``X``, recording the history."""
-        names = self.group_names_
+        y01 = (y == self.classes_[1]).astype(int)
+        rows, names, self._cell_targets = cell_rows(
+            rows, self.group_names_, y01, self.constraint, self.classes_, "fit"
+        )
         counts = np.array([r.shape[0] for r in rows], dtype=np.int64)
         cumulative = None
         drawable = counts
@@ -177,10 +199,9 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         members = np.concatenate(rows).astype(np.int64)
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         indices, values = padded_rows(X)
-        y01 = (y == self.classes_[1]).astype(int)
         evaluation = self._check_eval_set(eval_set)
         every = self.history_every or max(1, n_updates // 100)
-        target = self.target_samples_
+        target = np.concatenate(self._targets)
         target_spread = float(np.std(target))
         target_saturated = saturated_share(target)
         # The per-record evaluations are small vector operations: BLAS threads only contend
@@ -197,9 +218,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
                     batches = self._batch_sampler.integers(0, counts[None, :, None], size=shape)
                 else:
                     batches = weighted_batches(self._batch_sampler, cumulative, shape)
-                target_batches = self._target_sampler.integers(
-                    0, target.shape[0], size=(m, self.batch_size)
-                )
+                target_batches = self._draw_target_batches(m)
                 objectives = np.empty(m)
                 diagnostics = np.zeros(1)
                 completed, status = self._run_chunk(
@@ -250,6 +269,9 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
                 }
                 if evaluation is not None:
                     ex, ey, erows = evaluation
+                    erows = cell_rows(
+                        erows, self.group_names_, ey, self.constraint, self.classes_, "eval_set"
+                    )[0]
                     es = sigmoid(logits(self._theta, ex))
                     record["eval_wass1"] = self._wass1(es, erows)
                     record["eval_error"] = float(np.mean((es > 0.5) != ey))
@@ -266,9 +288,23 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         # frame is built when asked for.
         return pd.DataFrame(self._history)
 
+    def _draw_target_batches(self, m: int) -> np.ndarray:
+        """Positions in each target of shape (m, n_targets, batch_size)."""
+        sizes = np.diff(self._target_offsets)
+        if sizes.shape[0] == 1:
+            # The one-target draw of strong demographic parity, as it always was.
+            draw = self._target_sampler.integers(0, sizes[0], size=(m, self.batch_size))
+            return draw.reshape(m, 1, self.batch_size)
+        return self._target_sampler.integers(
+            0, sizes[None, :, None], size=(m, sizes.shape[0], self.batch_size)
+        )
+
     def _wass1(self, s: np.ndarray, rows: list[np.ndarray]) -> float:
-        r""":math:`\sum_a W_1(p_{S_a}, p_{\bar S})` to the fitted (fixed) target."""
-        return float(sum_w1_to_reference([np.sort(s[r]) for r in rows], self.target_samples_))
+        r""":math:`\sum_a W_1(p_{S_a}, p_{\bar S})` to the fitted (fixed) target (per cell)."""
+        return sum(
+            float(sum_w1_to_reference([np.sort(s[r])], self._targets[t]))
+            for r, t in zip(rows, self._cell_targets, strict=True)
+        )
 
     def _check_eval_set(self, eval_set):
         if eval_set is None:

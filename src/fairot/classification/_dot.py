@@ -9,7 +9,7 @@ from sklearn.base import _fit_context
 
 from fairot.classification._base import OTInProcessingClassifier
 from fairot.classification._common import atomic
-from fairot.classification._kernels import dot_kernel
+from fairot.classification._kernels import dot_cells_kernel
 
 
 class DOTClassifier(OTInProcessingClassifier):
@@ -34,6 +34,10 @@ class DOTClassifier(OTInProcessingClassifier):
         As in :class:`COTClassifier`.
     group_mode : {"intersection", "marginal"}, default="intersection"
         As in :class:`COTClassifier`.
+    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
+            default="demographic_parity"
+        As in :class:`COTClassifier`: with ``"equalized_odds"`` each (group, label) cell is
+        coupled with its label's target :math:`\bar p_y`.
     step_size : float, default=1e-3
         :math:`\epsilon_\theta` (the coupling carries mass :math:`1/N`, so the step is a mean
         over the batch; 1e-3 to 1e-2 worked on Adult with ``batch_size=100``).
@@ -87,6 +91,9 @@ class DOTClassifier(OTInProcessingClassifier):
         estimator=None,
         target="barycenter",
         group_mode: Literal["intersection", "marginal"] = "intersection",
+        constraint: Literal[
+            "demographic_parity", "equalized_odds", "equal_opportunity"
+        ] = "demographic_parity",
         step_size: float = 1e-3,
         n_updates: int = 100_000,
         batch_size: int = 100,
@@ -97,6 +104,7 @@ class DOTClassifier(OTInProcessingClassifier):
         self.estimator = estimator
         self.target = target
         self.group_mode = group_mode
+        self.constraint = constraint
         self.step_size = step_size
         self.n_updates = n_updates
         self.batch_size = batch_size
@@ -166,13 +174,15 @@ class DOTClassifier(OTInProcessingClassifier):
     def _run_chunk(
         self, indices, values, members, offsets, batches, target_batches, objectives, diagnostics
     ):
-        return dot_kernel(
+        return dot_cells_kernel(
             self._theta,
             indices,
             values,
             members,
             offsets,
-            self.target_samples_,
+            np.concatenate(self._targets),
+            self._target_offsets,
+            self._cell_targets,
             batches,
             target_batches,
             float(self.step_size),

@@ -98,7 +98,7 @@ def _sign(x):
     return 0.0
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(cache=True)
 def cot_kernel(
     theta,
     duals,
@@ -123,18 +123,79 @@ def cot_kernel(
 ):
     """Run COT updates in place; see :func:`_reference.cot_updates_numpy` for the mathematics.
 
-    Returns the number of updates completed and a status; ``diagnostics[0]`` holds the offending
-    exponent :math:`z` when the status is not OK.
+    One target for every group (strong demographic parity): :func:`cot_cells_kernel` with one
+    target. Returns the number of updates completed and a status; ``diagnostics[0]`` holds the
+    offending exponent :math:`z` when the status is not OK.
     """
     n_updates, n_groups, n_batch = batch_positions.shape
+    return cot_cells_kernel(
+        theta,
+        duals,
+        target_duals,
+        indices,
+        values,
+        members,
+        offsets,
+        target_samples,
+        np.array([0, target_samples.shape[0]], dtype=np.int64),
+        np.zeros(n_groups, dtype=np.int64),
+        batch_positions,
+        target_positions.reshape((n_updates, 1, n_batch)),
+        table_values,
+        table_derivatives,
+        reg,
+        reg_strength,
+        dual_step_size,
+        step_size,
+        constrain_duals,
+        all_pairs,
+        objectives,
+        diagnostics,
+    )
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def cot_cells_kernel(
+    theta,
+    duals,
+    target_duals,
+    indices,
+    values,
+    members,
+    offsets,
+    target_samples,
+    target_offsets,
+    cell_targets,
+    batch_positions,
+    target_positions,
+    table_values,
+    table_derivatives,
+    reg,
+    reg_strength,
+    dual_step_size,
+    step_size,
+    constrain_duals,
+    all_pairs,
+    objectives,
+    diagnostics,
+):
+    """COT updates for cells that each have their own target (equalized odds: one per label).
+
+    ``target_samples[target_offsets[t]:target_offsets[t + 1]]`` are the sorted samples of
+    target ``t``; cell ``a`` (rows ``members[offsets[a]:offsets[a + 1]]``) is moved to target
+    ``cell_targets[a]``; ``target_positions`` has shape (n_updates, n_targets, n_batch), each
+    target's batch shared by its cells, as the one target's batch is shared by every group.
+    """
+    n_updates, n_groups, n_batch = batch_positions.shape
+    n_targets = target_positions.shape[1]
     n_dual = duals.shape[1]
     grid_size = table_values.shape[0] - 1
     lam = reg_strength
     d = theta.shape[0] - 1
     max_exponent = MAX_ENTROPIC_EXPONENT if reg == 0 else MAX_L2_EXPONENT
 
-    tb = np.empty(n_batch)
-    psi_t = np.empty((n_batch, n_dual))
+    tbs = np.empty((n_targets, n_batch))
+    psi_ts = np.empty((n_targets, n_batch, n_dual))
     s = np.empty(n_batch)
     cell = np.empty(n_batch, dtype=np.int64)
     weight = np.empty(n_batch)
@@ -148,14 +209,17 @@ def cot_kernel(
     mu = np.empty(n_dual)
 
     for k in range(n_updates):
-        for j in range(n_batch):
-            sb = target_samples[target_positions[k, j]]
-            tb[j] = sb
-            c, w = _cell(sb, grid_size)
-            for q in range(n_dual):
-                psi_t[j, q] = (1.0 - w) * table_values[c, q] + w * table_values[c + 1, q]
+        for r in range(n_targets):
+            for j in range(n_batch):
+                sb = target_samples[target_offsets[r] + target_positions[k, r, j]]
+                tbs[r, j] = sb
+                c, w = _cell(sb, grid_size)
+                for q in range(n_dual):
+                    psi_ts[r, j, q] = (1.0 - w) * table_values[c, q] + w * table_values[c + 1, q]
         total = 0.0
         for a in range(n_groups):
+            tb = tbs[cell_targets[a]]
+            psi_t = psi_ts[cell_targets[a]]
             lam_a = duals[a]
             if constrain_duals:
                 for q in range(n_dual):
@@ -316,8 +380,45 @@ def dot_kernel(
 
     The optimal 1-D coupling of two equal-size uniform samples is the sorted matching (stable
     sorts, as :func:`fairot.transport.optimal_coupling_1d`), each pair carrying mass ``1/N``.
+    One target for every group: :func:`dot_cells_kernel` with one target.
     """
     n_updates, n_groups, n_batch = batch_positions.shape
+    return dot_cells_kernel(
+        theta,
+        indices,
+        values,
+        members,
+        offsets,
+        target_samples,
+        np.array([0, target_samples.shape[0]], dtype=np.int64),
+        np.zeros(n_groups, dtype=np.int64),
+        batch_positions,
+        target_positions.reshape((n_updates, 1, n_batch)),
+        step_size,
+        objectives,
+        diagnostics,
+    )
+
+
+@njit(cache=True)
+def dot_cells_kernel(
+    theta,
+    indices,
+    values,
+    members,
+    offsets,
+    target_samples,
+    target_offsets,
+    cell_targets,
+    batch_positions,
+    target_positions,
+    step_size,
+    objectives,
+    diagnostics,
+):
+    """DOT updates for cells that each have their own target (see :func:`cot_cells_kernel`)."""
+    n_updates, n_groups, n_batch = batch_positions.shape
+    n_targets = target_positions.shape[1]
     d = theta.shape[0] - 1
     tb = np.empty(n_batch)
     s = np.empty(n_batch)
@@ -326,20 +427,21 @@ def dot_kernel(
     signs = np.empty(n_batch)
     order = np.empty(n_batch, dtype=np.int64)
     buckets = np.empty(n_batch + 1, dtype=np.int64)
-    tb_sorted = np.empty(n_batch)
+    tb_sorted = np.empty((n_targets, n_batch))
     for k in range(n_updates):
-        for j in range(n_batch):
-            tb[j] = target_samples[target_positions[k, j]]
-        bucket_argsort(tb, order, buckets)
-        for j in range(n_batch):
-            tb_sorted[j] = tb[order[j]]
+        for r in range(n_targets):
+            for j in range(n_batch):
+                tb[j] = target_samples[target_offsets[r] + target_positions[k, r, j]]
+            bucket_argsort(tb, order, buckets)
+            for j in range(n_batch):
+                tb_sorted[r, j] = tb[order[j]]
         total = 0.0
         for a in range(n_groups):
             for i in range(n_batch):
                 row = members[offsets[a] + batch_positions[k, a, i]]
                 grad_rows[a, i] = row
                 s[i] = _score(theta, indices, values, row)
-            total += matched_signs(s, tb_sorted, signs, order, buckets)
+            total += matched_signs(s, tb_sorted[cell_targets[a]], signs, order, buckets)
             for i in range(n_batch):
                 grad_coef[a, i] = signs[i] / n_batch * s[i] * (1.0 - s[i])
         objectives[k] = total

@@ -1,0 +1,106 @@
+r"""The fairness criterion of COT and DOT: which rows are moved, and to which target.
+
+Strong demographic parity (the COT paper) moves every group's score distribution to one target
+:math:`p_{\bar S}`. Strong equalized odds moves, for each label :math:`y \in \{0, 1\}`, the
+scores of group :math:`a` among its rows with :math:`Y = y` to a target :math:`\bar p_y`, the
+barycenter of the groups' start scores given :math:`Y = y`; strong equal opportunity does so for
+:math:`y = 1` only (the negatives are left to the loss of the start). The updates are unchanged:
+the (group, label) *cells* take the place of the groups, each cell coupled with its label's
+target, so the model still reads neither the attribute nor the label at prediction time.
+
+Internal surface (for :mod:`fairot.classification._base`): ``CONSTRAINTS``, ``constraint_labels``,
+``cell_rows``, ``cell_targets`` and ``MSG_EMPTY_CELL``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fairot.transport import build_target
+from fairot.utils.groups import GroupEncoding
+
+CONSTRAINTS = ("demographic_parity", "equalized_odds", "equal_opportunity")
+MSG_EMPTY_CELL = (
+    "group {group!r} has no rows with y={label!r} in the data passed to {method}; "
+    "constraint={constraint!r} moves each group's scores given each label, so every group needs "
+    "rows of {labels}."
+)
+MSG_ARRAY_TARGET = (
+    "constraint={constraint!r} builds one target per label from the training scores: target must "
+    "be 'barycenter' or a group label; got an array."
+)
+
+
+def constraint_labels(constraint: str) -> tuple[int, ...] | None:
+    """Labels (as 0/1) whose cells are moved; ``None`` for demographic parity (no cells)."""
+    return {"equalized_odds": (0, 1), "equal_opportunity": (1,)}.get(constraint)
+
+
+def cell_rows(
+    group_rows: list[np.ndarray],
+    group_names: list[str],
+    y01: np.ndarray,
+    constraint: str,
+    classes: np.ndarray,
+    method: str,
+) -> tuple[list[np.ndarray], list[str], np.ndarray]:
+    """Rows, names and target index of every cell (label-major); the groups themselves for DP."""
+    labels = constraint_labels(constraint)
+    if labels is None:
+        return group_rows, group_names, np.zeros(len(group_rows), dtype=np.int64)
+    rows, names, targets = [], [], []
+    for t, label in enumerate(labels):
+        for idx, name in zip(group_rows, group_names, strict=True):
+            cell = idx[y01[idx] == label]
+            if cell.shape[0] == 0:
+                raise ValueError(
+                    MSG_EMPTY_CELL.format(
+                        group=name,
+                        label=classes[label].item(),
+                        method=method,
+                        constraint=constraint,
+                        labels=[classes[v].item() for v in labels],
+                    )
+                )
+            rows.append(cell)
+            names.append(f"{name}, y={classes[label].item()}")
+            targets.append(t)
+    return rows, names, np.asarray(targets, dtype=np.int64)
+
+
+class _GivenLabel:
+    """The groups restricted to the rows of one label, as :func:`build_target` reads them."""
+
+    def __init__(self, encoding: GroupEncoding, rows: list[np.ndarray]):
+        self._encoding = encoding
+        self._rows = rows
+        self.names = encoding.names
+
+    def indices(self) -> list[np.ndarray]:
+        return self._rows
+
+    def index_of(self, label: Any) -> int:
+        return self._encoding.index_of(label)
+
+
+def cell_targets(
+    target: Any,
+    scores: np.ndarray,
+    encoding: GroupEncoding,
+    y01: np.ndarray,
+    constraint: str,
+    sample_weight: np.ndarray | None,
+) -> list[np.ndarray]:
+    r"""Sorted samples of each target: one for DP, :math:`\bar p_y` for each moved label."""
+    labels = constraint_labels(constraint)
+    if labels is None:
+        return [build_target(target, scores, encoding, sample_weight)]
+    if not isinstance(target, (str, int, tuple, np.integer)) or isinstance(target, bool):
+        raise ValueError(MSG_ARRAY_TARGET.format(constraint=constraint))
+    out = []
+    for label in labels:
+        rows = [idx[y01[idx] == label] for idx in encoding.indices()]
+        out.append(build_target(target, scores, _GivenLabel(encoding, rows), sample_weight))
+    return out
