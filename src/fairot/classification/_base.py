@@ -129,7 +129,13 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         initial_scores = sigmoid(logits(theta, X))
         y01 = (y == self.classes_[1]).astype(int)
         targets = cell_targets(
-            self.target, initial_scores, encoding, y01, self.constraint, sample_weight
+            self.target,
+            initial_scores,
+            encoding,
+            y01,
+            self.constraint,
+            sample_weight,
+            self.classes_,
         )
         self._set_targets(targets)
 

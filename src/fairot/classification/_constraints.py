@@ -92,6 +92,7 @@ def cell_targets(
     y01: np.ndarray,
     constraint: str,
     sample_weight: np.ndarray | None,
+    classes: np.ndarray,
 ) -> list[np.ndarray]:
     r"""Sorted samples of each target: one for DP, :math:`\bar p_y` for each moved label."""
     labels = constraint_labels(constraint)
@@ -99,8 +100,11 @@ def cell_targets(
         return [build_target(target, scores, encoding, sample_weight)]
     if not isinstance(target, (str, int, tuple, np.integer)) or isinstance(target, bool):
         raise ValueError(MSG_ARRAY_TARGET.format(constraint=constraint))
-    out = []
-    for label in labels:
-        rows = [idx[y01[idx] == label] for idx in encoding.indices()]
-        out.append(build_target(target, scores, _GivenLabel(encoding, rows), sample_weight))
-    return out
+    rows, _, _ = cell_rows(encoding.indices(), encoding.names, y01, constraint, classes, "fit")
+    k = encoding.n_groups
+    return [
+        build_target(
+            target, scores, _GivenLabel(encoding, rows[t * k : (t + 1) * k]), sample_weight
+        )
+        for t in range(len(labels))
+    ]
