@@ -106,6 +106,19 @@ def register(subparsers) -> None:
         default="intersection",
         help="how several sensitive columns form groups (default: intersection)",
     )
+    p.add_argument(
+        "--control",
+        metavar="COL[,COL]",
+        help="legitimate strata (conditional parity): a section per stratum, and the "
+        "distributional metrics recombined over the strata (needs --data)",
+    )
+    p.add_argument(
+        "--constraint",
+        choices=("demographic_parity", "equalized_odds", "equal_opportunity"),
+        default="demographic_parity",
+        help="criterion audited besides the rates: equalized_odds / equal_opportunity add the "
+        "strong disparities given the label (need --label)",
+    )
     add_report_arguments(p)
     p.add_argument(
         "--out", type=Path, help="folder for report.html, report.md, metrics.json, plots"
@@ -197,6 +210,16 @@ def read_weights(frame: Any, column: str, path: Path) -> Any:
     return weights
 
 
+def read_control(frame: Any, control: str | None, path: Path) -> Any:
+    """The ``--control`` columns of the table (``None`` without the option)."""
+    if not control:
+        return None
+    columns = split_columns(control)
+    require_columns(frame, columns, path)
+    check_no_missing(frame, columns, path)
+    return frame[columns]
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the audit and print it."""
     from fairot.cli import CLIError
@@ -215,9 +238,14 @@ def run(args: argparse.Namespace) -> int:
     weight_column = getattr(args, "sample_weight", None)
     if weight_column and args.n_bootstrap:
         raise CLIError(MSG_WEIGHTED_BOOTSTRAP)
+    control = getattr(args, "control", None)
     if args.dataset:
         if weight_column:
             raise CLIError("--sample-weight needs --data")
+        if control:
+            raise CLIError("--control needs --data")
+        if args.constraint != "demographic_parity":
+            raise CLIError("--constraint needs --data (with --label)")
         result = audit_logistic_regression(args.dataset, **options)
     else:
         frame, labels, scores, sensitive = read_audit_columns(
@@ -239,6 +267,8 @@ def run(args: argparse.Namespace) -> int:
             sample_weight=(
                 None if not weight_column else read_weights(frame, weight_column, args.data)
             ),
+            control_features=read_control(frame, control, args.data),
+            constraint=args.constraint,
             **options,
         )
     emit(result, args)

@@ -16,6 +16,13 @@ from numpy.typing import ArrayLike
 from fairot.metrics import BootstrapIntervals, bootstrap_intervals, fairness_report
 from fairot.metrics.checks import Task, check_threshold
 from fairot.metrics.resampling import rate_summary
+from fairot.reporting._conditional import (
+    add_strata,
+    check_constraint,
+    constraint_summary,
+    strata_markdown,
+    strata_text,
+)
 from fairot.reporting._format import SUMMARY_LABELS, format_value
 from fairot.reporting._html import render_fragment, render_page
 from fairot.reporting._plots import (
@@ -70,6 +77,9 @@ class Audit:
         Caveats a reader must see: small groups, undefined rates.
     settings : dict
         How the audit was run (task, threshold, bootstrap, groups excluded).
+    strata : dict of str to Audit
+        With ``control_features``: the audit of every stratum (a section each in every
+        rendering), its share of the rows in its ``settings["stratum_share"]``.
 
     Examples
     --------
@@ -89,6 +99,7 @@ class Audit:
     intervals: BootstrapIntervals | None = None
     warnings: list[str] = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
+    strata: dict[str, Audit] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ tables
     def summary_table(self) -> pd.DataFrame:
@@ -149,7 +160,7 @@ class Audit:
             lines.append(f"  {label:<{width}}  {shown}")
         if self.intervals is not None:
             lines += ["", self._interval_note()]
-        return "\n".join(lines)
+        return "\n".join(lines + strata_text(self.strata))
 
     def _interval_note(self) -> str:
         n = self.settings.get("n_bootstrap")
@@ -180,7 +191,7 @@ class Audit:
             parts += [self._interval_note(), ""]
         parts += ["## Per group", "", markdown_table(self.report.fillna(np.nan)), ""]
         parts += [f"![{key}]({key}.png)" for key in self.figures]
-        return "\n".join(parts) + "\n"
+        return "\n".join(parts + strata_markdown(self.strata)) + "\n"
 
     def to_json(self) -> str:
         """Machine-readable output: settings, summary, intervals, per-group rows, warnings."""
@@ -194,14 +205,20 @@ class Audit:
         }
         if self.intervals is not None:
             payload["intervals"] = jsonable(self.intervals.summary.to_dict(orient="index"))
+        if self.strata:
+            payload["strata"] = {k: json.loads(a.to_json()) for k, a in self.strata.items()}
         return json.dumps(payload, indent=2)
 
     def to_html(self) -> str:
         """One self-contained HTML page: inline CSS and inline SVG figures, nothing fetched."""
-        return render_page(self)
+        return render_page(self).replace("\n</body>", f"{self._strata_html()}\n</body>", 1)
 
     def _repr_html_(self) -> str:
-        return render_fragment(self)
+        return render_fragment(self) + self._strata_html()
+
+    def _strata_html(self) -> str:
+        """A section per stratum (each escaped by its own rendering)."""
+        return "".join(f"\n{render_fragment(a)}" for a in self.strata.values())
 
     def write(
         self, out_dir: str | Path, *, formats: tuple[str, ...] = FORMATS, figures: bool = True
@@ -277,6 +294,8 @@ def audit(
     min_group_size: int = 30,
     exclude_small_groups: bool = False,
     sample_weight: ArrayLike | None = None,
+    control_features: Any = None,
+    constraint: str = "demographic_parity",
 ) -> Audit:
     """Audit predictions for group unfairness: the report, its summary, intervals and plots.
 
@@ -313,6 +332,15 @@ def audit(
         Non-negative sample weights (e.g. survey weights): every share, mean, error, rate and
         distribution of the report and its summary is weighted; ``size`` still counts rows and
         the plots show the rows unweighted. Needs ``n_bootstrap=0``.
+    control_features : array-like or DataFrame, optional
+        Legitimate strata (fairlearn's name): every stratum is audited on its own (a section
+        each, :attr:`Audit.strata`) and the summary adds the distributional metrics recombined
+        over the strata with their shares of the rows (``sdd_given_control``, ...).
+    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
+            default="demographic_parity"
+        The criterion audited besides the rates: ``"equalized_odds"`` adds the strong
+        equalized odds disparities (``seod``, ``speod``), ``"equal_opportunity"`` the equal
+        opportunity ones (``seopd``, ``speopd``); both need labels.
 
     Returns
     -------
@@ -329,9 +357,11 @@ def audit(
     >>> sorted(result.intervals.summary.index)[:3]
     ['demographic_parity_difference', 'demographic_parity_ratio', 'max_pairwise_w2']
     """
+    arguments = dict(locals())  # the call as given: each stratum is audited with it
     if task == "classification":
         threshold = check_threshold(threshold)
     n_bootstrap = _check_bootstrap(n_bootstrap)
+    constraint = check_constraint(constraint, y_true, task)
     if sample_weight is not None and n_bootstrap:
         raise ValueError(MSG_WEIGHTED_BOOTSTRAP)
     if (
@@ -393,6 +423,7 @@ def audit(
             ).items()
         }
     )
+    summary.update(constraint_summary(constraint, y_s, p_s, sf_s, w_s, groups))
     summary = _ordered(summary)
     for column, reason in UNDEFINED_REASONS.items():
         if column in rates.columns and rates[column].isna().any():
@@ -440,8 +471,12 @@ def audit(
         "min_group_size": min_group_size,
         "excluded_groups": [str(g) for g in small] if exclude_small_groups else [],
         "weighted": sample_weight is not None,
+        "constraint": constraint,
     }
-    return Audit(table, summary, title, figures, intervals, warnings, settings)
+    result = Audit(table, summary, title, figures, intervals, warnings, settings)
+    if control_features is not None:
+        add_strata(result, audit, arguments)
+    return result
 
 
 def _chart_metrics(rates: pd.DataFrame) -> list[str]:
