@@ -136,3 +136,72 @@ def _features(model, s):
     from fairot.transport import fourier_features
 
     return fourier_features(s, model.fourier_features_)
+
+
+def _adult(n_train=None, n_test=None, include_sensitive=True):
+    from fairot.datasets import load_baseline_split
+
+    split = load_baseline_split("adult", include_sensitive=include_sensitive)
+    rng = np.random.default_rng(0)
+    tr = rng.permutation(len(split.y_train))[:n_train]
+    te = rng.permutation(len(split.y_test))[:n_test]
+    return (
+        split.X_train.to_numpy(float)[tr],
+        split.y_train.to_numpy()[tr],
+        split.sensitive_train.iloc[tr],
+        split.X_test.to_numpy(float)[te],
+        split.y_test.to_numpy()[te],
+        split.sensitive_test.iloc[te],
+    )
+
+
+def _removed(model, Xt, yt, sft):
+    start = strong_equalized_odds_disparity(
+        yt, model.estimator_.predict_proba(Xt)[:, 1], sensitive_features=sft
+    )
+    fair = strong_equalized_odds_disparity(
+        yt, model.predict_proba(Xt)[:, 1], sensitive_features=sft
+    )
+    return 1.0 - fair / start
+
+
+@pytest.mark.parametrize(
+    ("cls", "params", "at_least"),
+    [
+        (COTClassifier, {"step_size": 3e-3, "n_updates": 3000}, 0.08),
+        (DOTClassifier, {"step_size": 0.1, "n_updates": 8000, "batch_size": 100}, 0.2),
+    ],
+)
+def test_adult_subsample_equalized_odds_on_held_out_rows(cls, params, at_least):
+    # 4,000 training rows, 4,000 test rows, attributes not in X: the cells of Black women are
+    # a few dozen rows, so the held-out disparity keeps a large sampling floor (measured:
+    # COT removes 11 %, DOT 25 %; the full run below removes about 70 %).
+    X, y, sf, Xt, yt, sft = _adult(4000, 4000, include_sensitive=False)
+    model = cls(constraint="equalized_odds", random_state=0, **params)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X, y, sensitive_features=sf)
+    # The two small cells of positives are said to be drawn with replacement; nothing else.
+    assert sorted(str(w.message).split(" has")[0] for w in caught) == [
+        "group 'race=Black, sex=Female, y=1'",
+        "group 'race=Black, sex=Male, y=1'",
+    ]
+    assert _removed(model, Xt, yt, sft) >= at_least
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("cls", "params", "at_least"),
+    [
+        # Measured 0.682 (0.676 with 40,000 updates): the 70 % is not reached by COT.
+        (COTClassifier, {"step_size": 3e-3, "n_updates": 20_000}, 0.65),
+        # Measured 0.707.
+        (DOTClassifier, {"step_size": 0.1, "n_updates": 10_000, "batch_size": 500}, 0.70),
+    ],
+)
+def test_adult_equalized_odds_removes_most_of_the_strong_eo_disparity(cls, params, at_least):
+    # The paper's setup (attributes in X), the whole official split.
+    X, y, sf, Xt, yt, sft = _adult()
+    model = cls(constraint="equalized_odds", random_state=0, **params)
+    model.fit(X, y, sensitive_features=sf)
+    assert _removed(model, Xt, yt, sft) >= at_least
