@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from fairot.metrics._control import stratified_call
 from fairot.utils.arrays import check_consistent_length
 from fairot.utils.backends import any_dask, dispatch
 
@@ -103,9 +104,6 @@ def group_metric(
             if control is not None:
                 if any_dask(*args, *kwargs.values(), control):
                     raise TypeError(MSG_CONTROL_DASK.format(name=name))
-                # Imported here: _control needs the reductions, whose checks import this module.
-                from fairot.metrics._control import stratified_call
-
                 bound.apply_defaults()
                 return stratified_call(metric, name, dict(bound.arguments), data, control)
             if backend and any_dask(*args, *kwargs.values()):

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairot.metrics.reductions import PairwiseGap, largest_pair
+from fairot.metrics._pairwise import PairwiseGap, largest_pair
 from fairot.utils.arrays import check_sample_weight, number_of_samples
 from fairot.utils.groups import sensitive_frame
 from fairot.utils.sensitive import check_sensitive_features
