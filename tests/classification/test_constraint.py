@@ -205,3 +205,14 @@ def test_adult_equalized_odds_removes_most_of_the_strong_eo_disparity(cls, param
     model = cls(constraint="equalized_odds", random_state=0, **params)
     model.fit(X, y, sensitive_features=sf)
     assert _removed(model, Xt, yt, sft) >= at_least
+
+
+def test_tau_is_for_demographic_parity_only():
+    from fairot.classification._constraints import MSG_TAU
+
+    X, y, a = _data(7, n=300)
+    message = MSG_TAU.format(tau=0.5, constraint="equalized_odds")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        COTClassifier(constraint="equalized_odds", tau=0.5, n_updates=5).fit(
+            X, y, sensitive_features=a
+        )

@@ -18,14 +18,25 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from fairot.classification._batches import cumulative_weights, drawing_weights, weighted_batches
-from fairot.classification._common import check_group_weights, fit_base_estimator, user_stacklevel
-from fairot.classification._constraints import CONSTRAINTS, cell_rows, cell_targets
+from fairot.classification._common import (
+    TauUnitsMixin,
+    check_group_weights,
+    fit_base_estimator,
+    user_stacklevel,
+)
+from fairot.classification._constraints import (
+    CONSTRAINTS,
+    cell_rows,
+    cell_target_rows,
+    cell_targets,
+)
 from fairot.classification._kernels import STATUS_OK, logits, padded_rows, score_rows
 from fairot.classification._objective import sigmoid
 from fairot.exceptions import DivergenceError
 from fairot.metrics.reductions import sum_w1_to_reference
+from fairot.transport import check_tau, geodesic_targets
 from fairot.utils.arrays import check_consistent_length, check_sample_weight
-from fairot.utils.groups import group_attributes
+from fairot.utils.groups import group_attributes, warn_small_groups
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 from fairot.utils.targets import check_binary_target
 
@@ -71,7 +82,7 @@ def saturated_share(scores: np.ndarray) -> float:
     return float(np.mean(np.minimum(scores, 1.0 - scores) < SATURATION_MARGIN))
 
 
-class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
+class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
     """Base of COT and DOT: a logistic model adjusted by stochastic OT updates.
 
     Subclasses implement ``_init_solver`` (draws their random state) and ``_run_chunk`` (the
@@ -89,6 +100,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         "history_every": [Interval(Integral, 1, None, closed="left"), None],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
+        "tau": [Interval(Real, 0, 1, closed="both")],
     }
 
     _display_name = "OT"
@@ -116,9 +128,10 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
             X, y, sensitive_features, sample_weight, reset=True
         )
         self.classes_ = check_binary_target(y)
-        encoding = check_sensitive_features(sf, X.shape[0], groups=self.group_mode)
+        encoding = check_sensitive_features(sf, X.shape[0], group_mode=self.group_mode)
         self._encoding = encoding
         self.groups_, self.group_names_ = group_attributes(encoding)
+        warn_small_groups(encoding.counts, self.group_names_, stacklevel=user_stacklevel())
 
         self.estimator_, theta = self._initial_model(X, y, sample_weight)
         self.initial_coef_ = theta[None, :-1].copy()
@@ -136,8 +149,23 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
             self.constraint,
             sample_weight,
             self.classes_,
+            self.tau,
         )
         self._set_targets(targets)
+        self.tau_ = check_tau(self.tau)
+        self.group_targets_ = None
+        if self.tau_ > 0:
+            rows = encoding.indices()
+            self.group_targets_ = np.stack(
+                geodesic_targets(
+                    self.target_samples_,
+                    [initial_scores[r] for r in rows],
+                    self.tau_,
+                    group_weights=[
+                        None if sample_weight is None else sample_weight[r] for r in rows
+                    ],
+                )
+            )
 
         rng = check_random_state(self.random_state)
         self._init_solver(rng, encoding.n_groups * (len(targets) if self._by_label else 1))
@@ -149,6 +177,16 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         self.n_updates_ = 0
         self._history: list[dict[str, float]] = []
         self._run_updates(X, y, encoding.indices(), eval_set, n_updates, sample_weight)
+
+    def kernel_targets(self) -> np.ndarray:
+        """The target the kernels read: shared (1-D), or one row per group when ``tau > 0``.
+
+        Under equalized odds / equal opportunity: one row per (group, label) cell, its label's
+        target (every label's target on one common grid of levels).
+        """
+        if self._by_label:
+            return self._cell_target_rows
+        return self.target_samples_ if self.group_targets_ is None else self.group_targets_
 
     def _initial_model(self, X, y: np.ndarray, sample_weight) -> tuple[Any, np.ndarray]:
         r"""Fit (a clone of) ``estimator`` unless frozen, and read :math:`\theta^*` from it."""
@@ -180,7 +218,8 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         else:
             self.target_samples_ = targets[0]
         self._targets = targets
-        self._target_offsets = np.cumsum([0] + [t.shape[0] for t in targets]).astype(np.int64)
+        if self._by_label:
+            self._cell_target_rows = cell_target_rows(targets, self._encoding.n_groups)
 
     def _run_updates(self, X, y, rows: list[np.ndarray], eval_set, n_updates: int, sample_weight):
         """Run ``n_updates`` updates on the groups' ``rows`` of ``X``, recording the history."""
@@ -224,7 +263,9 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
                     batches = self._batch_sampler.integers(0, counts[None, :, None], size=shape)
                 else:
                     batches = weighted_batches(self._batch_sampler, cumulative, shape)
-                target_batches = self._draw_target_batches(m)
+                target_batches = self._target_sampler.integers(
+                    0, self.kernel_targets().shape[-1], size=(m, self.batch_size)
+                )
                 objectives = np.empty(m)
                 diagnostics = np.zeros(1)
                 completed, status = self._run_chunk(
@@ -293,17 +334,6 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         # Records are kept as plain floats (skops loads them without trusting pandas); the
         # frame is built when asked for.
         return pd.DataFrame(self._history)
-
-    def _draw_target_batches(self, m: int) -> np.ndarray:
-        """Positions in each target of shape (m, n_targets, batch_size)."""
-        sizes = np.diff(self._target_offsets)
-        if sizes.shape[0] == 1:
-            # The one-target draw of strong demographic parity, as it always was.
-            draw = self._target_sampler.integers(0, sizes[0], size=(m, self.batch_size))
-            return draw.reshape(m, 1, self.batch_size)
-        return self._target_sampler.integers(
-            0, sizes[None, :, None], size=(m, sizes.shape[0], self.batch_size)
-        )
 
     def _wass1(self, s: np.ndarray, rows: list[np.ndarray]) -> float:
         r""":math:`\sum_a W_1(p_{S_a}, p_{\bar S})` to the fitted (fixed) target (per cell)."""

@@ -9,7 +9,7 @@ the (group, label) *cells* take the place of the groups, each cell coupled with 
 target, so the model still reads neither the attribute nor the label at prediction time.
 
 Internal surface (for :mod:`fairot.classification._base`): ``CONSTRAINTS``, ``constraint_labels``,
-``cell_rows``, ``cell_targets`` and ``MSG_EMPTY_CELL``.
+``cell_rows``, ``cell_targets``, ``cell_target_rows`` and the ``MSG_*``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from fairot.transport import build_target
+from fairot.transport import build_target, midpoint_grid, quantile_function
 from fairot.utils.groups import GroupEncoding
 
 CONSTRAINTS = ("demographic_parity", "equalized_odds", "equal_opportunity")
@@ -26,6 +26,10 @@ MSG_EMPTY_CELL = (
     "group {group!r} has no rows with y={label!r} in the data passed to {method}; "
     "constraint={constraint!r} moves each group's scores given each label, so every group needs "
     "rows of {labels}."
+)
+MSG_TAU = (
+    "tau > 0 (a tolerance towards the target) is for constraint='demographic_parity'; "
+    "got tau={tau!r} with constraint={constraint!r}."
 )
 MSG_ARRAY_TARGET = (
     "constraint={constraint!r} builds one target per label from the training scores: target must "
@@ -93,6 +97,7 @@ def cell_targets(
     constraint: str,
     sample_weight: np.ndarray | None,
     classes: np.ndarray,
+    tau: float = 0.0,
 ) -> list[np.ndarray]:
     r"""Sorted samples of each target: one for DP, :math:`\bar p_y` for each moved label."""
     labels = constraint_labels(constraint)
@@ -100,6 +105,8 @@ def cell_targets(
         return [build_target(target, scores, encoding, sample_weight)]
     if not isinstance(target, (str, int, tuple, np.integer)) or isinstance(target, bool):
         raise ValueError(MSG_ARRAY_TARGET.format(constraint=constraint))
+    if tau:
+        raise ValueError(MSG_TAU.format(tau=tau, constraint=constraint))
     rows, _, _ = cell_rows(encoding.indices(), encoding.names, y01, constraint, classes, "fit")
     k = encoding.n_groups
     return [
@@ -108,3 +115,16 @@ def cell_targets(
         )
         for t in range(len(labels))
     ]
+
+
+def cell_target_rows(targets: list[np.ndarray], n_groups: int) -> np.ndarray:
+    """One target row per (group, label) cell, label-major, every target on one common grid.
+
+    The kernels read targets of one length (one row per cell, positions shared); each label's
+    target is read at the midpoint levels of the longest one, which leaves that one unchanged
+    (level (k - 1/2)/n falls on its k-th sample).
+    """
+    n_levels = max(t.shape[0] for t in targets)
+    levels = midpoint_grid(n_levels)
+    common = [quantile_function(t, levels, assume_sorted=True) for t in targets]
+    return np.repeat(np.stack(common), n_groups, axis=0)

@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from fairot.classification._base import OTInProcessingClassifier
 from fairot.classification._common import atomic
-from fairot.classification._kernels import STATUS_DUAL_OVERFLOW, cot_cells_kernel
+from fairot.classification._kernels import STATUS_DUAL_OVERFLOW, cot_kernel
 from fairot.classification._objective import REG_ENTROPIC, REG_L2
 from fairot.exceptions import DivergenceError
 from fairot.transport import (
@@ -152,6 +152,14 @@ class COTClassifier(OTInProcessingClassifier):
         Record :attr:`history_` every this many updates (default: 100 records per run).
     verbose : bool, default=False
         Show a progress bar over updates.
+    tau : float in [0, 1], default=0.0
+        Fraction of the raw disparity kept, as DPP's and the regressor's ``tau``: each
+        group's target is its own point on the :math:`W_1` geodesic between its scores at
+        :math:`\theta^*` and :math:`p_{\bar S}`, with quantiles
+        :math:`\tau Q_a(u) + (1 - \tau) Q_{\bar S}(u)`
+        (:func:`fairot.transport.geodesic_targets`), so the fit aims at
+        :math:`W_1(\text{group}, p_{\bar S}) = \tau \times` its value at the start. ``0``:
+        :math:`p_{\bar S}` for every group (strong demographic parity).
     random_state : int, RandomState instance or None, default=None
         Seeds the Fourier features and the mini-batches.
 
@@ -171,6 +179,8 @@ class COTClassifier(OTInProcessingClassifier):
         Group labels and readable names, in the order of ``duals_``.
     target_samples_ : ndarray
         Sorted samples of :math:`p_{\bar S}`.
+    group_targets_ : ndarray of shape (n_groups, n_target) or None
+        Each group's own target when ``tau > 0`` (sorted samples); ``None`` at ``tau=0``.
     duals_ : ndarray of shape (n_groups, D)
         :math:`\lambda_{S_a}` coefficients.
     target_duals_ : ndarray of shape (n_groups, D)
@@ -253,6 +263,7 @@ class COTClassifier(OTInProcessingClassifier):
         history_every: int | None = None,
         verbose: bool = False,
         random_state=None,
+        tau: float = 0.0,
     ):
         self.estimator = estimator
         self.target = target
@@ -271,6 +282,7 @@ class COTClassifier(OTInProcessingClassifier):
         self.history_every = history_every
         self.verbose = verbose
         self.random_state = random_state
+        self.tau = tau
 
     @_fit_context(prefer_skip_nested_validation=False)
     @atomic
@@ -348,7 +360,7 @@ class COTClassifier(OTInProcessingClassifier):
     def _run_chunk(
         self, indices, values, members, offsets, batches, target_batches, objectives, diagnostics
     ):
-        completed, status = cot_cells_kernel(
+        completed, status = cot_kernel(
             self._theta,
             self.duals_,
             self.target_duals_,
@@ -356,9 +368,7 @@ class COTClassifier(OTInProcessingClassifier):
             values,
             members,
             offsets,
-            np.concatenate(self._targets),
-            self._target_offsets,
-            self._cell_targets,
+            self.kernel_targets(),
             batches,
             target_batches,
             self._table.values,

@@ -19,10 +19,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from numba import njit
-
-# The row layout lives in its own module; its names stay importable from here.
-from fairot.classification._rows import logit_rows, logits, padded_rows  # noqa: F401
 
 STATUS_OK = 0
 STATUS_DUAL_OVERFLOW = 1
@@ -100,64 +98,36 @@ def _sign(x):
     return 0.0
 
 
-@njit(cache=True)
 def cot_kernel(
-    theta,
-    duals,
-    target_duals,
-    indices,
-    values,
-    members,
-    offsets,
-    target_samples,
-    batch_positions,
-    target_positions,
-    table_values,
-    table_derivatives,
-    reg,
-    reg_strength,
-    dual_step_size,
-    step_size,
-    constrain_duals,
-    all_pairs,
-    objectives,
-    diagnostics,
+    theta, duals, target_duals, indices, values, members, offsets, target_samples, *args
 ):
     """Run COT updates in place; see :func:`_reference.cot_updates_numpy` for the mathematics.
 
-    One target for every group (strong demographic parity): :func:`cot_cells_kernel` with one
-    target. Returns the number of updates completed and a status; ``diagnostics[0]`` holds the
-    offending exponent :math:`z` when the status is not OK.
+    ``target_samples`` is the shared target, shape (n_target,), or one target per group, shape
+    (n_groups, n_target) (a tolerance tau: each group's point on the geodesic to the shared
+    target); the other arguments are those of :func:`_cot_updates`.
     """
-    n_updates, n_groups, n_batch = batch_positions.shape
-    return cot_cells_kernel(
-        theta,
-        duals,
-        target_duals,
-        indices,
-        values,
-        members,
-        offsets,
-        target_samples,
-        np.array([0, target_samples.shape[0]], dtype=np.int64),
-        np.zeros(n_groups, dtype=np.int64),
-        batch_positions,
-        target_positions.reshape((n_updates, 1, n_batch)),
-        table_values,
-        table_derivatives,
-        reg,
-        reg_strength,
-        dual_step_size,
-        step_size,
-        constrain_duals,
-        all_pairs,
-        objectives,
-        diagnostics,
+    targets = np.asarray(target_samples, dtype=np.float64)
+    if targets.ndim == 1:
+        targets = targets.reshape(1, -1)
+    return _cot_updates(
+        theta, duals, target_duals, indices, values, members, offsets, targets, *args
     )
 
 
+@njit(cache=True, inline="always", fastmath=FASTMATH)
+def _target_batch(target, positions, tb, psi_t, table_values, grid_size):
+    """The target batch of one update and its tabulated Fourier features."""
+    for j in range(tb.shape[0]):
+        sb = target[positions[j]]
+        tb[j] = sb
+        c, w = _cell(sb, grid_size)
+        for q in range(psi_t.shape[1]):
+            psi_t[j, q] = (1.0 - w) * table_values[c, q] + w * table_values[c + 1, q]
+
+
 @njit(cache=True, fastmath=FASTMATH)
-def cot_cells_kernel(
+def _cot_updates(
     theta,
     duals,
     target_duals,
@@ -165,9 +135,7 @@ def cot_cells_kernel(
     values,
     members,
     offsets,
-    target_samples,
-    target_offsets,
-    cell_targets,
+    targets,
     batch_positions,
     target_positions,
     table_values,
@@ -181,23 +149,20 @@ def cot_cells_kernel(
     objectives,
     diagnostics,
 ):
-    """COT updates for cells that each have their own target (equalized odds: one per label).
+    """The COT updates; ``targets`` has one row (shared) or one per group.
 
-    ``target_samples[target_offsets[t]:target_offsets[t + 1]]`` are the sorted samples of
-    target ``t``; cell ``a`` (rows ``members[offsets[a]:offsets[a + 1]]``) is moved to target
-    ``cell_targets[a]``; ``target_positions`` has shape (n_updates, n_targets, n_batch), each
-    target's batch shared by its cells, as the one target's batch is shared by every group.
+    Returns the number of updates completed and a status; ``diagnostics[0]`` holds the offending
+    exponent :math:`z` when the status is not OK.
     """
     n_updates, n_groups, n_batch = batch_positions.shape
-    n_targets = target_positions.shape[1]
     n_dual = duals.shape[1]
     grid_size = table_values.shape[0] - 1
     lam = reg_strength
     d = theta.shape[0] - 1
     max_exponent = MAX_ENTROPIC_EXPONENT if reg == 0 else MAX_L2_EXPONENT
 
-    tbs = np.empty((n_targets, n_batch))
-    psi_ts = np.empty((n_targets, n_batch, n_dual))
+    tb = np.empty(n_batch)
+    psi_t = np.empty((n_batch, n_dual))
     s = np.empty(n_batch)
     cell = np.empty(n_batch, dtype=np.int64)
     weight = np.empty(n_batch)
@@ -210,18 +175,14 @@ def cot_cells_kernel(
     grad_coef = np.empty((n_groups, n_batch))
     mu = np.empty(n_dual)
 
+    per_group = targets.shape[0] > 1
     for k in range(n_updates):
-        for r in range(n_targets):
-            for j in range(n_batch):
-                sb = target_samples[target_offsets[r] + target_positions[k, r, j]]
-                tbs[r, j] = sb
-                c, w = _cell(sb, grid_size)
-                for q in range(n_dual):
-                    psi_ts[r, j, q] = (1.0 - w) * table_values[c, q] + w * table_values[c + 1, q]
+        if not per_group:
+            _target_batch(targets[0], target_positions[k], tb, psi_t, table_values, grid_size)
         total = 0.0
         for a in range(n_groups):
-            tb = tbs[cell_targets[a]]
-            psi_t = psi_ts[cell_targets[a]]
+            if per_group:
+                _target_batch(targets[a], target_positions[k], tb, psi_t, table_values, grid_size)
             lam_a = duals[a]
             if constrain_duals:
                 for q in range(n_dual):
@@ -364,63 +325,38 @@ def matched_signs(s, sorted_target, signs, order, buckets):
     return cost / n
 
 
+def dot_kernel(theta, indices, values, members, offsets, target_samples, *args):
+    """Run DOT updates in place; see :func:`_reference.dot_updates_numpy`.
+
+    ``target_samples`` is the shared target, shape (n_target,), or one target per group, shape
+    (n_groups, n_target); the other arguments are those of :func:`_dot_updates`.
+    """
+    targets = np.asarray(target_samples, dtype=np.float64)
+    if targets.ndim == 1:
+        targets = targets.reshape(1, -1)
+    return _dot_updates(theta, indices, values, members, offsets, targets, *args)
+
+
 @njit(cache=True)
-def dot_kernel(
+def _dot_updates(
     theta,
     indices,
     values,
     members,
     offsets,
-    target_samples,
+    targets,
     batch_positions,
     target_positions,
     step_size,
     objectives,
     diagnostics,
 ):
-    """Run DOT updates in place; see :func:`_reference.dot_updates_numpy`.
+    """The DOT updates; ``targets`` has one row (shared) or one per group.
 
     The optimal 1-D coupling of two equal-size uniform samples is the sorted matching (stable
     sorts, as :func:`fairot.transport.optimal_coupling_1d`), each pair carrying mass ``1/N``.
-    One target for every group: :func:`dot_cells_kernel` with one target.
     """
     n_updates, n_groups, n_batch = batch_positions.shape
-    return dot_cells_kernel(
-        theta,
-        indices,
-        values,
-        members,
-        offsets,
-        target_samples,
-        np.array([0, target_samples.shape[0]], dtype=np.int64),
-        np.zeros(n_groups, dtype=np.int64),
-        batch_positions,
-        target_positions.reshape((n_updates, 1, n_batch)),
-        step_size,
-        objectives,
-        diagnostics,
-    )
-
-
-@njit(cache=True)
-def dot_cells_kernel(
-    theta,
-    indices,
-    values,
-    members,
-    offsets,
-    target_samples,
-    target_offsets,
-    cell_targets,
-    batch_positions,
-    target_positions,
-    step_size,
-    objectives,
-    diagnostics,
-):
-    """DOT updates for cells that each have their own target (see :func:`cot_cells_kernel`)."""
-    n_updates, n_groups, n_batch = batch_positions.shape
-    n_targets = target_positions.shape[1]
     d = theta.shape[0] - 1
     tb = np.empty(n_batch)
     s = np.empty(n_batch)
@@ -429,21 +365,23 @@ def dot_cells_kernel(
     signs = np.empty(n_batch)
     order = np.empty(n_batch, dtype=np.int64)
     buckets = np.empty(n_batch + 1, dtype=np.int64)
-    tb_sorted = np.empty((n_targets, n_batch))
+    tb_sorted = np.empty(n_batch)
+    per_group = targets.shape[0] > 1
     for k in range(n_updates):
-        for r in range(n_targets):
-            for j in range(n_batch):
-                tb[j] = target_samples[target_offsets[r] + target_positions[k, r, j]]
-            bucket_argsort(tb, order, buckets)
-            for j in range(n_batch):
-                tb_sorted[r, j] = tb[order[j]]
         total = 0.0
         for a in range(n_groups):
+            if a == 0 or per_group:
+                target = targets[a if per_group else 0]
+                for j in range(n_batch):
+                    tb[j] = target[target_positions[k, j]]
+                bucket_argsort(tb, order, buckets)
+                for j in range(n_batch):
+                    tb_sorted[j] = tb[order[j]]
             for i in range(n_batch):
                 row = members[offsets[a] + batch_positions[k, a, i]]
                 grad_rows[a, i] = row
                 s[i] = _score(theta, indices, values, row)
-            total += matched_signs(s, tb_sorted[cell_targets[a]], signs, order, buckets)
+            total += matched_signs(s, tb_sorted, signs, order, buckets)
             for i in range(n_batch):
                 grad_coef[a, i] = signs[i] / n_batch * s[i] * (1.0 - s[i])
         objectives[k] = total
@@ -452,6 +390,80 @@ def dot_cells_kernel(
             diagnostics[0] = theta[d]
             return k + 1, STATUS_NOT_FINITE
     return n_updates, STATUS_OK
+
+
+def padded_rows(X) -> tuple[np.ndarray, np.ndarray]:
+    """Store the rows of a dense or sparse matrix as padded lists of their non-zeros.
+
+    Returns ``(indices, values)`` of shape (n_samples, m) with ``m`` the largest number of
+    non-zeros in a row; padding entries have value 0 (and index 0), so they add nothing. A
+    sparse matrix (CSR, CSC, ...) gives the same layout as its dense form (non-zeros in column
+    order) without ever being densified.
+    """
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=np.float64, copy=True)
+        X.sum_duplicates()  # also sorts each row's columns
+        X.eliminate_zeros()
+        n = X.shape[0]
+        nnz = np.diff(X.indptr)
+        width = max(int(nnz.max(initial=0)), 1)
+        indices = np.zeros((n, width), dtype=np.int64)
+        vals = np.zeros((n, width), dtype=np.float64)
+        row_of = np.repeat(np.arange(n), nnz)
+        position = np.arange(X.nnz) - X.indptr[row_of]
+        indices[row_of, position] = X.indices
+        vals[row_of, position] = X.data
+        return indices, vals
+    nonzero = X != 0
+    width = max(int(nonzero.sum(axis=1).max(initial=0)), 1)
+    # Stable sort of "is zero" puts each row's non-zero columns first, in column order.
+    order = np.argsort(~nonzero, axis=1, kind="stable")[:, :width]
+    indices = np.ascontiguousarray(order, dtype=np.int64)
+    vals = np.take_along_axis(X, order, axis=1)
+    vals = np.where(np.take_along_axis(nonzero, order, axis=1), vals, 0.0)
+    indices[vals == 0.0] = 0
+    return indices, np.ascontiguousarray(vals, dtype=np.float64)
+
+
+def logits(theta: np.ndarray, X) -> np.ndarray:
+    r"""Logits :math:`\theta^\top (x, 1)` of the rows of a dense or sparse ``X``, batch-free.
+
+    Each row is summed over its columns in order, starting from the intercept, as the kernels
+    score it: the result for a row does not depend on the other rows of ``X``.
+    """
+    if sp.issparse(X):
+        return logit_rows(theta, *padded_rows(X))
+    return _dense_logits(theta, np.ascontiguousarray(X, dtype=np.float64))
+
+
+@njit(cache=True)
+def _dense_logits(theta, X):
+    # Zero entries add exact zeros, so this equals logit_rows on the padded non-zeros.
+    d = theta.shape[0] - 1
+    out = np.empty(X.shape[0])
+    for row in range(X.shape[0]):
+        z = theta[d]
+        for j in range(d):
+            z += theta[j] * X[row, j]
+        out[row] = z
+    return out
+
+
+@njit(cache=True)
+def logit_rows(theta, indices, values):
+    """Logits of every stored row, each summed in its own fixed order.
+
+    A row's logit then depends on that row alone, never on which rows share the call (BLAS
+    blocks a matrix product by batch size, which moves the last bits).
+    """
+    d = theta.shape[0] - 1
+    out = np.empty(indices.shape[0])
+    for row in range(indices.shape[0]):
+        z = theta[d]
+        for t in range(indices.shape[1]):
+            z += theta[indices[row, t]] * values[row, t]
+        out[row] = z
+    return out
 
 
 @njit(cache=True)

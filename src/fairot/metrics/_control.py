@@ -92,7 +92,7 @@ def stratified_call(
         raise ValueError(MSG_NO_SAMPLES.format(names=list(data)))
     n = number_of_samples(given[-1])
     strata = check_sensitive_features(
-        control_features, n, groups="intersection", name="control_features", min_groups=1
+        control_features, n, group_mode="intersection", name="control_features", min_groups=1
     )
     sf = arguments["sensitive_features"]
     if isinstance(sf, dict) or np.ndim(sf) > 1:

@@ -63,7 +63,7 @@ def _label_cells(
     y = check_binary_labels(y_true)
     s = check_array_1d(y_pred, "scores", bounds=UNIT_INTERVAL)
     check_consistent_length(y_true=y, y_pred=s)
-    enc = check_sensitive_features(sensitive_features, s.shape[0], groups=group_mode)
+    enc = check_sensitive_features(sensitive_features, s.shape[0], group_mode=group_mode)
     w = check_sample_weight(sample_weight, s.shape[0])
     cells = []
     for label in labels:

@@ -106,7 +106,7 @@ def add_strata(result: Any, audit: Callable[..., Any], arguments: dict[str, Any]
     options["plots"] = False
     n = number_of_samples(y_pred)
     strata = check_sensitive_features(
-        control_features, n, groups="intersection", name="control_features", min_groups=1
+        control_features, n, group_mode="intersection", name="control_features", min_groups=1
     )
     if isinstance(sensitive_features, dict) or np.ndim(sensitive_features) > 1:
         sensitive_features = sensitive_frame(sensitive_features, "sensitive_features")
