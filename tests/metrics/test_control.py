@@ -13,7 +13,7 @@ import pytest
 import scipy.stats
 
 import fairot.metrics as fm
-from fairot.metrics._calling import MSG_CONTROL_DASK  # noqa: F401  (message kept importable)
+from fairot.metrics._calling import MSG_CONTROL_DASK
 from fairot.metrics._control import MSG_STRATUM, STRATUM
 
 SCALAR = [
@@ -141,3 +141,10 @@ def test_control_features_of_the_wrong_length_is_refused():
     y, s, g, c, _ = _data(7)
     with pytest.raises(ValueError, match="control_features"):
         fm.wass1(None, s, sensitive_features=g, control_features=c[:-1])
+
+
+def test_dask_collections_with_control_features_are_refused():
+    da = pytest.importorskip("dask.array")
+    _, s, g, c, _ = _data(8, n=40)
+    with pytest.raises(TypeError, match=re.escape(MSG_CONTROL_DASK.format(name="wass1"))):
+        fm.wass1(None, da.from_array(s, chunks=20), sensitive_features=g, control_features=c)
