@@ -50,7 +50,7 @@ def _metrics(y, s, sensitive) -> dict[str, float]:
     }
 
 
-def _scores(name: str, split, config: dict, seed: int, quick: bool) -> dict[str, np.ndarray]:
+def _scores(split, config: dict, seed: int, quick: bool, progress: bool) -> dict[str, np.ndarray]:
     """Test scores (COT/DOT/LR) or randomised decisions (fairlearn's) of every method."""
     from fairlearn.postprocessing import ThresholdOptimizer
     from fairlearn.reductions import EqualizedOdds, ExponentiatedGradient
@@ -70,7 +70,7 @@ def _scores(name: str, split, config: dict, seed: int, quick: bool) -> dict[str,
         params = dict(config[key])
         if quick:
             params["n_updates"] = QUICK_UPDATES
-        model = cls(constraint="equalized_odds", random_state=seed, **params)
+        model = cls(constraint="equalized_odds", random_state=seed, verbose=progress, **params)
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*fewer than batch_size.*")
             model.fit(X, y, sensitive_features=sf)
@@ -119,7 +119,7 @@ def run_beyond_dp(
             split = load_baseline_split(config["name"], random_state=seed, include_sensitive=False)
             sensitive = split.sensitive_test[config["sensitive"]]
             y = split.y_test.to_numpy()
-            for method, s in _scores(dataset, split, config, seed, quick).items():
+            for method, s in _scores(split, config, seed, quick, progress).items():
                 row = {"dataset": dataset, "method": method, "seed": seed}
                 records.append({**row, **_metrics(y, s, sensitive)})
     table = pd.DataFrame(records)
