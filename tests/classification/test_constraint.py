@@ -143,8 +143,9 @@ def _adult(n_train=None, n_test=None, include_sensitive=True):
 
     split = load_baseline_split("adult", include_sensitive=include_sensitive)
     rng = np.random.default_rng(0)
-    tr = rng.permutation(len(split.y_train))[:n_train]
-    te = rng.permutation(len(split.y_test))[:n_test]
+    # Without sizes: every row in file order (the order the measured runs used).
+    tr = rng.permutation(len(split.y_train))[:n_train] if n_train else slice(None)
+    te = rng.permutation(len(split.y_test))[:n_test] if n_test else slice(None)
     return (
         split.X_train.to_numpy(float)[tr],
         split.y_train.to_numpy()[tr],
@@ -204,7 +205,10 @@ def test_adult_equalized_odds_removes_most_of_the_strong_eo_disparity(cls, param
     # The paper's setup (attributes in X), the whole official split.
     X, y, sf, Xt, yt, sft = _adult()
     model = cls(constraint="equalized_odds", random_state=0, **params)
-    model.fit(X, y, sensitive_features=sf)
+    with warnings.catch_warnings():
+        # Black women with income > 50K: 90 rows, fewer than DOT's batch of 500 (said once).
+        warnings.filterwarnings("ignore", message=".*fewer than batch_size.*")
+        model.fit(X, y, sensitive_features=sf)
     assert _removed(model, Xt, yt, sft) >= at_least
 
 
