@@ -6,6 +6,10 @@
   :func:`audit_gradient_boosting` a regressor on the built-in regression data (ACS excerpts).
 - :func:`plot_group_histograms`, :func:`plot_group_quantile_functions`,
   :func:`plot_group_metrics` — ``matplotlib.figure.Figure`` objects, no pyplot state.
+- :func:`audit_verification` / :class:`VerificationAudit` — face verification from pair scores:
+  per-group FMR and FNMR at one threshold set for a target overall FMR (NIST FRVT's reading),
+  their max/min ratios, per-group DET curves (:func:`plot_det_curves`) and MBN's 10-fold
+  accuracy, STD and SER (``fairot audit --task verification``).
 - :class:`FairnessMonitor` / :class:`WindowResult` — windowed metrics of a score stream with
   stratified bootstrap bands, alerts against a permutation null, and closed-loop re-adjustment of
   a COT/DOT estimator (``fairot monitor``); :data:`MONITOR_METRICS` lists what it can watch.
@@ -27,6 +31,11 @@ from fairot.reporting._plots import (
     plot_group_metrics,
     plot_group_quantile_functions,
 )
+from fairot.reporting._verification import (
+    VerificationAudit,
+    audit_verification,
+    plot_det_curves,
+)
 
 __all__ = [
     "BUILTIN_DATASETS",
@@ -34,12 +43,15 @@ __all__ = [
     "MONITOR_METRICS",
     "Audit",
     "FairnessMonitor",
+    "VerificationAudit",
     "WindowResult",
     "audit",
     "audit_gradient_boosting",
     "audit_logistic_regression",
+    "audit_verification",
     "load_baseline_split",
     "plot_group_histograms",
     "plot_group_metrics",
     "plot_group_quantile_functions",
+    "plot_det_curves",
 ]
