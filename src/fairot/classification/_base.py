@@ -96,6 +96,7 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
         "constraint": [StrOptions(set(CONSTRAINTS))],
         "step_size": [Interval(Real, 0, None, closed="neither")],
         "n_updates": [Interval(Integral, 0, None, closed="left")],
+        "loss_weight": [Interval(Real, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "history_every": [Interval(Integral, 1, None, closed="left"), None],
         "verbose": ["verbose"],
@@ -169,10 +170,11 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
 
         rng = check_random_state(self.random_state)
         self._init_solver(rng, encoding.n_groups * (len(targets) if self._by_label else 1))
-        # Two streams (group batches, target batches), kept so that partial_fit continues them;
-        # separate streams make the iterates independent of how the run is cut into blocks.
+        # Three streams (group batches, target batches, loss batches), kept so that partial_fit
+        # continues them; separate streams make the iterates independent of how the run is cut
+        # into blocks, and the first two the same whether or not a loss term is drawn.
         seed = np.random.default_rng(rng.randint(np.iinfo(np.int32).max))
-        self._batch_sampler, self._target_sampler = seed.spawn(2)
+        self._batch_sampler, self._target_sampler, self._loss_sampler = seed.spawn(3)
         self._theta = theta
         self.n_updates_ = 0
         self._history: list[dict[str, float]] = []
@@ -241,9 +243,11 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
                     UserWarning,
                     stacklevel=user_stacklevel(),
                 )
+        loss_cumulative = None if sample_weight is None else cumulative_weights(sample_weight)
         members = np.concatenate(rows).astype(np.int64)
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         indices, values = padded_rows(X)
+        labels = y01.astype(np.float64)
         evaluation = self._check_eval_set(eval_set)
         every = self.history_every or max(1, n_updates // 100)
         target = np.concatenate(self._targets)
@@ -266,6 +270,7 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
                 target_batches = self._target_sampler.integers(
                     0, self.kernel_targets().shape[-1], size=(m, self.batch_size)
                 )
+                loss_batches = self._draw_loss_batches(X.shape[0], m, loss_cumulative)
                 objectives = np.empty(m)
                 diagnostics = np.zeros(1)
                 completed, status = self._run_chunk(
@@ -275,6 +280,8 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
                     offsets,
                     batches,
                     target_batches,
+                    labels,
+                    loss_batches,
                     objectives,
                     diagnostics,
                 )
@@ -325,6 +332,19 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
                 self._history.append(record)
         self.coef_ = self._theta[None, :-1].copy()
         self.intercept_ = self._theta[-1:].copy()
+
+    def _draw_loss_batches(self, n_rows: int, n_updates: int, cumulative) -> np.ndarray | None:
+        """Rows of the log-loss term: uniform (or by weight) over all rows; none at weight 0.
+
+        At ``loss_weight=0`` nothing is drawn, so the other streams, and the paper's iterates,
+        are exactly those of the method without the term.
+        """
+        if self.loss_weight == 0:
+            return None
+        shape = (n_updates, self.batch_size)
+        if cumulative is None:
+            return self._loss_sampler.integers(0, n_rows, size=shape)
+        return np.searchsorted(cumulative, self._loss_sampler.random(size=shape), side="right")
 
     @property
     def history_(self) -> pd.DataFrame:

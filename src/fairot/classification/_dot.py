@@ -43,6 +43,10 @@ class DOTClassifier(OTInProcessingClassifier):
         over the batch; 1e-3 to 1e-2 worked on Adult with ``batch_size=100``).
     n_updates : int, default=100_000
         :math:`K`.
+    loss_weight : float, default=0.0
+        :math:`\kappa \ge 0`: each step also descends :math:`\kappa` times the mean log-loss of
+        a batch of ``batch_size`` training rows drawn uniformly (see
+        :class:`COTClassifier`). ``0`` is the method of [1]_.
     batch_size : int, default=100
         :math:`N_S = N_{\bar S}`.
     history_every : int or None, default=None
@@ -104,6 +108,7 @@ class DOTClassifier(OTInProcessingClassifier):
         ] = "demographic_parity",
         step_size: float = 1e-3,
         n_updates: int = 100_000,
+        loss_weight: float = 0.0,
         batch_size: int = 100,
         history_every: int | None = None,
         verbose: bool = False,
@@ -116,6 +121,7 @@ class DOTClassifier(OTInProcessingClassifier):
         self.constraint = constraint
         self.step_size = step_size
         self.n_updates = n_updates
+        self.loss_weight = loss_weight
         self.batch_size = batch_size
         self.history_every = history_every
         self.verbose = verbose
@@ -182,7 +188,17 @@ class DOTClassifier(OTInProcessingClassifier):
         pass
 
     def _run_chunk(
-        self, indices, values, members, offsets, batches, target_batches, objectives, diagnostics
+        self,
+        indices,
+        values,
+        members,
+        offsets,
+        batches,
+        target_batches,
+        labels,
+        loss_batches,
+        objectives,
+        diagnostics,
     ):
         return dot_kernel(
             self._theta,
@@ -196,4 +212,7 @@ class DOTClassifier(OTInProcessingClassifier):
             float(self.step_size),
             objectives,
             diagnostics,
+            labels,
+            loss_batches,
+            float(self.loss_weight),
         )

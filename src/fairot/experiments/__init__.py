@@ -27,6 +27,7 @@ STUDIES: dict[str, str] = {
     "mbn-synthetic": "fairot.experiments.mbn:run_mbn_synthetic",
     "torch-adult": "fairot.experiments.cot:run_torch_adult",
     "beyond-dp": "fairot.experiments.beyond:run_beyond_dp",
+    "frontier": "fairot.experiments.frontier:run_frontier",
 }
 
 MSG_UNKNOWN_STUDY = "unknown study {name!r}; available: {names}."
