@@ -17,18 +17,13 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from fairot.classification import _constraints as constraints
 from fairot.classification._batches import cumulative_weights, drawing_weights, weighted_batches
 from fairot.classification._common import (
     TauUnitsMixin,
     check_group_weights,
     fit_base_estimator,
     user_stacklevel,
-)
-from fairot.classification._constraints import (
-    CONSTRAINTS,
-    cell_rows,
-    cell_target_rows,
-    cell_targets,
 )
 from fairot.classification._kernels import STATUS_OK, logits, padded_rows, score_rows
 from fairot.classification._objective import sigmoid
@@ -93,7 +88,7 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
         "estimator": [HasMethods(["fit"]), None],
         "target": [StrOptions({"barycenter"}), str, Integral, tuple, "array-like"],
         "group_mode": [StrOptions({"intersection", "marginal"})],
-        "constraint": [StrOptions(set(CONSTRAINTS))],
+        "constraint": [StrOptions(set(constraints.CONSTRAINTS))],
         "step_size": [Interval(Real, 0, None, closed="neither")],
         "n_updates": [Interval(Integral, 0, None, closed="left")],
         "loss_weight": [Interval(Real, 0, None, closed="left")],
@@ -142,17 +137,13 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
             check_group_weights(sample_weight, encoding.indices(), encoding.names)
         initial_scores = sigmoid(logits(theta, X))
         y01 = (y == self.classes_[1]).astype(int)
-        targets = cell_targets(
-            self.target,
-            initial_scores,
-            encoding,
-            y01,
-            self.constraint,
-            sample_weight,
-            self.classes_,
-            self.tau,
+        self._targets = constraints.cell_targets(
+            self.target, initial_scores, encoding, y01, self.constraint, sample_weight,
+            self.classes_, self.tau,
+        )  # fmt: skip
+        self.target_samples_, self._cell_target_rows = constraints.target_attributes(
+            self._targets, self.classes_, self.constraint, encoding.n_groups
         )
-        self._set_targets(targets)
         self.tau_ = check_tau(self.tau)
         self.group_targets_ = None
         if self.tau_ > 0:
@@ -169,7 +160,7 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
             )
 
         rng = check_random_state(self.random_state)
-        self._init_solver(rng, encoding.n_groups * (len(targets) if self._by_label else 1))
+        self._init_solver(rng, encoding.n_groups * len(self._targets))
         # Three streams (group batches, target batches, loss batches), kept so that partial_fit
         # continues them; separate streams make the iterates independent of how the run is cut
         # into blocks, and the first two the same whether or not a loss term is drawn.
@@ -186,7 +177,7 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
         Under equalized odds / equal opportunity: one row per (group, label) cell, its label's
         target (every label's target on one common grid of levels).
         """
-        if self._by_label:
+        if self._cell_target_rows is not None:
             return self._cell_target_rows
         return self.target_samples_ if self.group_targets_ is None else self.group_targets_
 
@@ -208,25 +199,10 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
         theta = np.concatenate([np.ravel(coef), np.ravel(intercept)[:1]]).astype(np.float64)
         return fitted, theta
 
-    @property
-    def _by_label(self) -> bool:
-        return self.constraint != "demographic_parity"
-
-    def _set_targets(self, targets: list[np.ndarray]) -> None:
-        """Store the targets: one array (DP) or one per moved label (``{class: samples}``)."""
-        if self._by_label:
-            moved = self.classes_[[0, 1] if len(targets) == 2 else [1]]
-            self.target_samples_ = dict(zip(moved.tolist(), targets, strict=True))
-        else:
-            self.target_samples_ = targets[0]
-        self._targets = targets
-        if self._by_label:
-            self._cell_target_rows = cell_target_rows(targets, self._encoding.n_groups)
-
     def _run_updates(self, X, y, rows: list[np.ndarray], eval_set, n_updates: int, sample_weight):
         """Run ``n_updates`` updates on the groups' ``rows`` of ``X``, recording the history."""
         y01 = (y == self.classes_[1]).astype(int)
-        rows, names, self._cell_targets = cell_rows(
+        rows, names, self._cell_targets = constraints.cell_rows(
             rows, self.group_names_, y01, self.constraint, self.classes_, "fit"
         )
         counts = np.array([r.shape[0] for r in rows], dtype=np.int64)
@@ -323,7 +299,7 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
                 }
                 if evaluation is not None:
                     ex, ey, erows = evaluation
-                    erows = cell_rows(
+                    erows = constraints.cell_rows(
                         erows, self.group_names_, ey, self.constraint, self.classes_, "eval_set"
                     )[0]
                     es = sigmoid(logits(self._theta, ex))

@@ -9,7 +9,8 @@ the (group, label) *cells* take the place of the groups, each cell coupled with 
 target, so the model still reads neither the attribute nor the label at prediction time.
 
 Internal surface (for :mod:`fairot.classification._base`): ``CONSTRAINTS``, ``constraint_labels``,
-``cell_rows``, ``cell_targets``, ``cell_target_rows`` and the ``MSG_*``.
+``cell_rows``, ``cell_targets``, ``cell_target_rows``, ``target_attributes`` and the
+``MSG_*``.
 """
 
 from __future__ import annotations
@@ -128,3 +129,16 @@ def cell_target_rows(targets: list[np.ndarray], n_groups: int) -> np.ndarray:
     levels = midpoint_grid(n_levels)
     common = [quantile_function(t, levels, assume_sorted=True) for t in targets]
     return np.repeat(np.stack(common), n_groups, axis=0)
+
+
+def target_attributes(
+    targets: list[np.ndarray], classes: np.ndarray, constraint: str, n_groups: int
+) -> tuple[Any, np.ndarray | None]:
+    """``target_samples_`` and the kernels' rows per cell (``None`` for demographic parity).
+
+    ``target_samples_`` is one array, or ``{class: samples}`` for each moved label.
+    """
+    if constraint_labels(constraint) is None:
+        return targets[0], None
+    moved = classes[list(constraint_labels(constraint))].tolist()
+    return dict(zip(moved, targets, strict=True)), cell_target_rows(targets, n_groups)
