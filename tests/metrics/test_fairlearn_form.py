@@ -36,7 +36,11 @@ GROUP_METRICS = {
     "group_rates",
     "max_pairwise_wasserstein",
     "strong_demographic_disparity",
+    "strong_equal_opportunity_disparity",
+    "strong_equalized_odds_disparity",
     "strong_pairwise_demographic_disparity",
+    "strong_pairwise_equal_opportunity_disparity",
+    "strong_pairwise_equalized_odds_disparity",
     "wass1",
 }
 # Takes no groups: a per-group metric of a MetricFrame as it is.
@@ -56,7 +60,13 @@ SELECTION = {
     "within_fairness_budget",
 }
 # Labels cannot be None for these.
-NEEDS_LABELS = {"equalized_odds_difference"}
+NEEDS_LABELS = {
+    "equalized_odds_difference",
+    "strong_equal_opportunity_disparity",
+    "strong_equalized_odds_disparity",
+    "strong_pairwise_equal_opportunity_disparity",
+    "strong_pairwise_equalized_odds_disparity",
+}
 # Scalar group metrics: what a MetricFrame can hold.
 SCALAR = {
     "demographic_parity_difference": fm.demographic_parity_difference,
@@ -64,6 +74,10 @@ SCALAR = {
     "max_pairwise_wasserstein": lambda *a, **k: fm.max_pairwise_wasserstein(*a, **k).distance,
     "strong_demographic_disparity": fm.strong_demographic_disparity,
     "strong_pairwise_demographic_disparity": fm.strong_pairwise_demographic_disparity,
+    "strong_equalized_odds_disparity": fm.strong_equalized_odds_disparity,
+    "strong_equal_opportunity_disparity": fm.strong_equal_opportunity_disparity,
+    "strong_pairwise_equalized_odds_disparity": fm.strong_pairwise_equalized_odds_disparity,
+    "strong_pairwise_equal_opportunity_disparity": (fm.strong_pairwise_equal_opportunity_disparity),
     "wass1": fm.wass1,
 }
 FORM_PARAMETERS = [

@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from fairot.classification import _constraints as constraints
 from fairot.classification._batches import cumulative_weights, drawing_weights, weighted_batches
 from fairot.classification._common import (
     TauUnitsMixin,
@@ -28,7 +29,7 @@ from fairot.classification._kernels import STATUS_OK, logits, padded_rows, score
 from fairot.classification._objective import sigmoid
 from fairot.exceptions import DivergenceError
 from fairot.metrics.reductions import sum_w1_to_reference
-from fairot.transport import build_target, check_tau, geodesic_targets
+from fairot.transport import check_tau, geodesic_targets
 from fairot.utils.arrays import check_consistent_length, check_sample_weight
 from fairot.utils.groups import group_attributes, warn_small_groups
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
@@ -87,6 +88,7 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
         "estimator": [HasMethods(["fit"]), None],
         "target": [StrOptions({"barycenter"}), str, Integral, tuple, "array-like"],
         "group_mode": [StrOptions({"intersection", "marginal"})],
+        "constraint": [StrOptions(set(constraints.CONSTRAINTS))],
         "step_size": [Interval(Real, 0, None, closed="neither")],
         "n_updates": [Interval(Integral, 0, None, closed="left")],
         "loss_weight": [Interval(Real, 0, None, closed="left")],
@@ -134,7 +136,14 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
         if sample_weight is not None:
             check_group_weights(sample_weight, encoding.indices(), encoding.names)
         initial_scores = sigmoid(logits(theta, X))
-        self.target_samples_ = build_target(self.target, initial_scores, encoding, sample_weight)
+        y01 = (y == self.classes_[1]).astype(int)
+        self._targets = constraints.cell_targets(
+            self.target, initial_scores, encoding, y01, self.constraint, sample_weight,
+            self.classes_, self.tau,
+        )  # fmt: skip
+        self.target_samples_, self._cell_target_rows = constraints.target_attributes(
+            self._targets, self.classes_, self.constraint, encoding.n_groups
+        )
         self.tau_ = check_tau(self.tau)
         self.group_targets_ = None
         if self.tau_ > 0:
@@ -151,7 +160,7 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
             )
 
         rng = check_random_state(self.random_state)
-        self._init_solver(rng, encoding.n_groups)
+        self._init_solver(rng, encoding.n_groups * len(self._targets))
         # Three streams (group batches, target batches, loss batches), kept so that partial_fit
         # continues them; separate streams make the iterates independent of how the run is cut
         # into blocks, and the first two the same whether or not a loss term is drawn.
@@ -163,7 +172,13 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
         self._run_updates(X, y, encoding.indices(), eval_set, n_updates, sample_weight)
 
     def kernel_targets(self) -> np.ndarray:
-        """The target the kernels read: shared (1-D), or one row per group when ``tau > 0``."""
+        """The target the kernels read: shared (1-D), or one row per group when ``tau > 0``.
+
+        Under equalized odds / equal opportunity: one row per (group, label) cell, its label's
+        target (every label's target on one common grid of levels).
+        """
+        if self._cell_target_rows is not None:
+            return self._cell_target_rows
         return self.target_samples_ if self.group_targets_ is None else self.group_targets_
 
     def _initial_model(self, X, y: np.ndarray, sample_weight) -> tuple[Any, np.ndarray]:
@@ -186,7 +201,10 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
 
     def _run_updates(self, X, y, rows: list[np.ndarray], eval_set, n_updates: int, sample_weight):
         """Run ``n_updates`` updates on the groups' ``rows`` of ``X``, recording the history."""
-        names = self.group_names_
+        y01 = (y == self.classes_[1]).astype(int)
+        rows, names, self._cell_targets = constraints.cell_rows(
+            rows, self.group_names_, y01, self.constraint, self.classes_, "fit"
+        )
         counts = np.array([r.shape[0] for r in rows], dtype=np.int64)
         cumulative = None
         drawable = counts
@@ -205,11 +223,10 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
         members = np.concatenate(rows).astype(np.int64)
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         indices, values = padded_rows(X)
-        y01 = (y == self.classes_[1]).astype(int)
         labels = y01.astype(np.float64)
         evaluation = self._check_eval_set(eval_set)
         every = self.history_every or max(1, n_updates // 100)
-        target = self.target_samples_
+        target = np.concatenate(self._targets)
         target_spread = float(np.std(target))
         target_saturated = saturated_share(target)
         # The per-record evaluations are small vector operations: BLAS threads only contend
@@ -227,7 +244,7 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
                 else:
                     batches = weighted_batches(self._batch_sampler, cumulative, shape)
                 target_batches = self._target_sampler.integers(
-                    0, target.shape[0], size=(m, self.batch_size)
+                    0, self.kernel_targets().shape[-1], size=(m, self.batch_size)
                 )
                 loss_batches = self._draw_loss_batches(X.shape[0], m, loss_cumulative)
                 objectives = np.empty(m)
@@ -282,6 +299,9 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
                 }
                 if evaluation is not None:
                     ex, ey, erows = evaluation
+                    erows = constraints.cell_rows(
+                        erows, self.group_names_, ey, self.constraint, self.classes_, "eval_set"
+                    )[0]
                     es = sigmoid(logits(self._theta, ex))
                     record["eval_wass1"] = self._wass1(es, erows)
                     record["eval_error"] = float(np.mean((es > 0.5) != ey))
@@ -312,8 +332,11 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
         return pd.DataFrame(self._history)
 
     def _wass1(self, s: np.ndarray, rows: list[np.ndarray]) -> float:
-        r""":math:`\sum_a W_1(p_{S_a}, p_{\bar S})` to the fitted (fixed) target."""
-        return float(sum_w1_to_reference([np.sort(s[r]) for r in rows], self.target_samples_))
+        r""":math:`\sum_a W_1(p_{S_a}, p_{\bar S})` to the fitted (fixed) target (per cell)."""
+        return sum(
+            float(sum_w1_to_reference([np.sort(s[r])], self._targets[t]))
+            for r, t in zip(rows, self._cell_targets, strict=True)
+        )
 
     def _check_eval_set(self, eval_set):
         if eval_set is None:

@@ -30,6 +30,11 @@ MSG_DUAL_OVERFLOW = (
     "dual_step_size (epsilon_lambda, now {dual:g}) or raise reg_strength (lambda, now {lam:g})."
 )
 
+MSG_LABEL = (
+    "dual_potentials_ with constraint={constraint!r} takes label= among {moved} (one cell per "
+    "group and moved label; none under demographic parity); got label={got!r}."
+)
+
 
 class DualPotentials(NamedTuple):
     r"""The fitted dual potentials of one group, as functions on [0, 1].
@@ -108,6 +113,15 @@ class COTClassifier(OTInProcessingClassifier):
     group_mode : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns define groups (see
         :func:`fairot.utils.sensitive.check_sensitive_features`); marginal groups may overlap.
+    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
+            default="demographic_parity"
+        The criterion. ``"demographic_parity"``: every group's scores move to one target
+        (the paper). ``"equalized_odds"``: for each label :math:`y`, the scores of group
+        :math:`a` among its rows with :math:`Y = y` move to :math:`\bar p_y`, the target built
+        as ``target`` says from the start scores of the rows with :math:`Y = y` (by default
+        the groups' barycenter given :math:`Y = y`); batches are drawn per (group, label).
+        ``"equal_opportunity"``: the same for :math:`y = 1` only. The labels are read in
+        ``fit`` and ``partial_fit`` only: predictions need neither the groups nor the labels.
     reg : {"entropic", "l2"}, default="entropic"
         Regulariser :math:`\phi` of the transport plan.
     reg_strength : float, default=0.1
@@ -240,6 +254,9 @@ class COTClassifier(OTInProcessingClassifier):
         estimator=None,
         target="barycenter",
         group_mode: Literal["intersection", "marginal"] = "intersection",
+        constraint: Literal[
+            "demographic_parity", "equalized_odds", "equal_opportunity"
+        ] = "demographic_parity",
         reg: Literal["entropic", "l2"] = "entropic",
         reg_strength: float = 0.1,
         n_fourier_features: int = 100,
@@ -259,6 +276,7 @@ class COTClassifier(OTInProcessingClassifier):
         self.estimator = estimator
         self.target = target
         self.group_mode = group_mode
+        self.constraint = constraint
         self.reg = reg
         self.reg_strength = reg_strength
         self.n_fourier_features = n_fourier_features
@@ -405,13 +423,16 @@ class COTClassifier(OTInProcessingClassifier):
             )
         super()._raise_divergence(status, value)
 
-    def dual_potentials_(self, group) -> DualPotentials:
+    def dual_potentials_(self, group, *, label=None) -> DualPotentials:
         r"""The fitted dual potentials of one group, as functions on [0, 1] (Figures 1 and 4b).
 
         Parameters
         ----------
         group : label or name
             A group label (as in ``groups_``) or readable name (as in ``group_names_``).
+        label : class label, optional
+            With ``constraint="equalized_odds"`` or ``"equal_opportunity"``: the label of the
+            (group, label) cell (required there, refused under demographic parity).
 
         Returns
         -------
@@ -421,6 +442,11 @@ class COTClassifier(OTInProcessingClassifier):
         """
         check_is_fitted(self)
         g = self._encoding.index_of(group)
+        moved = list(self.target_samples_) if isinstance(self.target_samples_, dict) else []
+        if (label is None) != (not moved) or (moved and label not in moved):
+            raise ValueError(MSG_LABEL.format(constraint=self.constraint, moved=moved, got=label))
+        if moved:
+            g += moved.index(label) * self._encoding.n_groups
         return DualPotentials(
             _Potential(self.duals_[g].copy(), self.fourier_features_),
             _Potential(self.target_duals_[g].copy(), self.fourier_features_),

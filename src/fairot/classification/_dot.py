@@ -34,6 +34,10 @@ class DOTClassifier(OTInProcessingClassifier):
         As in :class:`COTClassifier`.
     group_mode : {"intersection", "marginal"}, default="intersection"
         As in :class:`COTClassifier`.
+    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
+            default="demographic_parity"
+        As in :class:`COTClassifier`: with ``"equalized_odds"`` each (group, label) cell is
+        coupled with its label's target :math:`\bar p_y`.
     step_size : float, default=1e-3
         :math:`\epsilon_\theta` (the coupling carries mass :math:`1/N`, so the step is a mean
         over the batch; 1e-3 to 1e-2 worked on Adult with ``batch_size=100``).
@@ -99,6 +103,9 @@ class DOTClassifier(OTInProcessingClassifier):
         estimator=None,
         target="barycenter",
         group_mode: Literal["intersection", "marginal"] = "intersection",
+        constraint: Literal[
+            "demographic_parity", "equalized_odds", "equal_opportunity"
+        ] = "demographic_parity",
         step_size: float = 1e-3,
         n_updates: int = 100_000,
         loss_weight: float = 0.0,
@@ -111,6 +118,7 @@ class DOTClassifier(OTInProcessingClassifier):
         self.estimator = estimator
         self.target = target
         self.group_mode = group_mode
+        self.constraint = constraint
         self.step_size = step_size
         self.n_updates = n_updates
         self.loss_weight = loss_weight

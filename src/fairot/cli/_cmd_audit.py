@@ -175,6 +175,19 @@ def register(subparsers) -> None:
         default="intersection",
         help="how several sensitive columns form groups (default: intersection)",
     )
+    p.add_argument(
+        "--control",
+        metavar="COL[,COL]",
+        help="legitimate strata (conditional parity): a section per stratum, and the "
+        "distributional metrics recombined over the strata (needs --data)",
+    )
+    p.add_argument(
+        "--constraint",
+        choices=("demographic_parity", "equalized_odds", "equal_opportunity"),
+        default="demographic_parity",
+        help="criterion audited besides the rates: equalized_odds / equal_opportunity add the "
+        "strong disparities given the label (need --label)",
+    )
     add_report_arguments(p)
     p.add_argument(
         "--out",
@@ -272,6 +285,16 @@ def read_weights(frame: Any, column: str, path: Path) -> Any:
     return weights
 
 
+def read_control(frame: Any, control: str | None, path: Path) -> Any:
+    """The ``--control`` columns of the table (``None`` without the option)."""
+    if not control:
+        return None
+    columns = split_columns(control)
+    require_columns(frame, columns, path)
+    check_no_missing(frame, columns, path)
+    return frame[columns]
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the audit and print it."""
     from fairot.cli import CLIError
@@ -289,9 +312,14 @@ def run(args: argparse.Namespace) -> int:
     plots = args.out is not None or args.format == "html"
     options = {**report_options(args), "plots": plots}
     weight_column = getattr(args, "sample_weight", None)
+    control = getattr(args, "control", None)
     if args.dataset:
         if weight_column:
             raise CLIError("--sample-weight needs --data")
+        if control:
+            raise CLIError("--control needs --data")
+        if args.constraint != "demographic_parity":
+            raise CLIError("--constraint needs --data (with --label)")
         regression = args.dataset in BUILTIN_REGRESSION_DATASETS
         if regression != (args.task == "regression"):
             task = "regression" if regression else "classification"
@@ -324,6 +352,8 @@ def run(args: argparse.Namespace) -> int:
             sample_weight=(
                 None if not weight_column else read_weights(frame, weight_column, args.data)
             ),
+            control_features=read_control(frame, control, args.data),
+            constraint=args.constraint,
             **options,
         )
     emit(result, args)

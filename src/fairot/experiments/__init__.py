@@ -26,6 +26,7 @@ STUDIES: dict[str, str] = {
     "afr-classification": "fairot.experiments.afr:run_afr_classification",
     "mbn-synthetic": "fairot.experiments.mbn:run_mbn_synthetic",
     "torch-adult": "fairot.experiments.cot:run_torch_adult",
+    "beyond-dp": "fairot.experiments.beyond:run_beyond_dp",
     "frontier": "fairot.experiments.frontier:run_frontier",
 }
 

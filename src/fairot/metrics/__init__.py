@@ -4,6 +4,9 @@ Classification (COT paper): :func:`error_rate` (Err-.5), :func:`wass1`,
 :func:`strong_demographic_disparity` (SDD), :func:`strong_pairwise_demographic_disparity` (SPDD).
 Regression (approximate demographic parity paper): :func:`max_pairwise_wasserstein`.
 Face recognition (MBN paper): :func:`group_accuracy_std` (STD), :func:`skewed_error_ratio` (SER).
+Beyond demographic parity: :func:`strong_equalized_odds_disparity`,
+:func:`strong_equal_opportunity_disparity` and their pairwise forms (the score distributions
+compared given the label, i.e. the TPR and FPR gaps integrated over every threshold).
 Face verification on pair scores: :func:`verification_rates` (FMR and FNMR per group at one
 threshold set by :func:`fmr_threshold` for a target overall FMR, as NIST FRVT reads them, and
 their max/min ratios), :func:`det_curves`, and the LFW/RFW 10-fold protocol
@@ -15,7 +18,9 @@ blocks are public in :mod:`fairot.metrics.resampling`).
 
 Every group metric checks how it is called: a positional third argument or a call without
 ``sensitive_features`` raises a ``TypeError`` naming the form below (``y_true=None`` is accepted
-where no labels are needed).
+where no labels are needed). Every group metric also takes ``control_features=``: it is then
+computed within each stratum of the control features and recombined with the strata's shares of
+the rows (conditional parity, fairlearn's ``control_features``).
 
 The group metrics take one calling form (the score-only form is gone), fairlearn's
 ``metric(y_true, y_pred, *, sensitive_features, sample_weight=None)``. Model selection:
@@ -35,6 +40,12 @@ from fairot.metrics._classification import (
 )
 from fairot.metrics._distances import PairwiseGap, max_pairwise_wasserstein, wasserstein_distance
 from fairot.metrics._groups import group_accuracy_std, skewed_error_ratio
+from fairot.metrics._odds import (
+    strong_equal_opportunity_disparity,
+    strong_equalized_odds_disparity,
+    strong_pairwise_equal_opportunity_disparity,
+    strong_pairwise_equalized_odds_disparity,
+)
 from fairot.metrics._rates import (
     demographic_parity_difference,
     equalized_odds_difference,
@@ -100,7 +111,11 @@ __all__ = [
     "neg_wasserstein_gap_scorer",
     "skewed_error_ratio",
     "strong_demographic_disparity",
+    "strong_equal_opportunity_disparity",
+    "strong_equalized_odds_disparity",
     "strong_pairwise_demographic_disparity",
+    "strong_pairwise_equal_opportunity_disparity",
+    "strong_pairwise_equalized_odds_disparity",
     "verification_accuracy_by_group",
     "verification_rates",
     "wass1",

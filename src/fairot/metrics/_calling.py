@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from fairot.metrics._control import stratified_call
 from fairot.utils.arrays import check_consistent_length
 from fairot.utils.backends import any_dask, dispatch
 
@@ -32,6 +33,9 @@ MSG_FORM = (
     "sample_weight=None, ...){labels}: {problem}."
 )
 MSG_LABELS_OPTIONAL = " (y_true may be None)"
+MSG_CONTROL_DASK = (
+    "{name}: control_features is computed in memory; compute the Dask collections first."
+)
 MSG_EMPTY_WEIGHT = (
     "sample_weight sums to zero over group {group!r}; every group needs a positive total weight."
 )
@@ -47,7 +51,7 @@ def form_error(name: str, problem: str, *, labels_optional: bool = True) -> Type
 
 
 def group_metric(
-    *data: str, labels_optional: bool = True, backend: bool = True
+    *data: str, labels_optional: bool = True, backend: bool = True, controls: bool = True
 ) -> Callable[[F], F]:
     """Check fairlearn's calling form of the decorated metric, and route Dask data to the backend.
 
@@ -59,6 +63,12 @@ def group_metric(
     ``"metric"`` operation with every other argument as a keyword, whose unsupported options it
     refuses.
 
+    With ``controls`` the metric also takes ``control_features=None`` (a keyword added to its
+    signature): given, the metric is computed within each stratum of the control features and
+    recombined with the strata's shares of the rows
+    (:func:`fairot.metrics._control.stratified_call`), so every metric is conditional in the
+    same way.
+
     Parameters
     ----------
     *data : str
@@ -67,6 +77,8 @@ def group_metric(
         Whether ``y_true=None`` is accepted (said in the error message).
     backend : bool, default=True
         Whether the metric has a Dask implementation (``False``: Dask data run in memory).
+    controls : bool, default=True
+        Whether the metric takes ``control_features``.
 
     Returns
     -------
@@ -80,6 +92,7 @@ def group_metric(
 
         @functools.wraps(function)
         def metric(*args: Any, **kwargs: Any) -> Any:
+            control = kwargs.pop("control_features", None) if controls else None
             try:
                 bound = signature.bind(*args, **kwargs)
             except TypeError as error:
@@ -88,6 +101,11 @@ def group_metric(
                 raise form_error(
                     name, "sensitive_features is None", labels_optional=labels_optional
                 )
+            if control is not None:
+                if any_dask(*args, *kwargs.values(), control):
+                    raise TypeError(MSG_CONTROL_DASK.format(name=name))
+                bound.apply_defaults()
+                return stratified_call(metric, name, dict(bound.arguments), data, control)
             if backend and any_dask(*args, *kwargs.values()):
                 bound.apply_defaults()
                 options = dict(bound.arguments)
@@ -99,9 +117,19 @@ def group_metric(
                     return dispatch("metric", name, samples, sensitive, **options)
             return function(*args, **kwargs)
 
+        if controls:
+            metric.__signature__ = _with_control(signature)  # type: ignore[attr-defined]
         return metric  # type: ignore[return-value]
 
     return decorate
+
+
+def _with_control(signature: inspect.Signature) -> inspect.Signature:
+    """The metric's signature with the keyword ``control_features=None`` appended."""
+    control = inspect.Parameter(
+        "control_features", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Any"
+    )
+    return signature.replace(parameters=[*signature.parameters.values(), control])
 
 
 def check_labels_length(y_true: Any, y_pred: Any) -> None:

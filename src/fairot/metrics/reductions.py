@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from fairot.metrics._groups import group_accuracy_std, skewed_error_ratio
+from fairot.metrics._pairwise import PairwiseGap, largest_pair
 from fairot.metrics.checks import Task
 from fairot.transport import barycenter_distribution, wasserstein_sorted
 
@@ -30,35 +31,6 @@ __all__ = [
     "sum_w1_to_barycenter",
     "sum_w1_to_reference",
 ]
-
-
-class PairwiseGap(NamedTuple):
-    """Largest pairwise Wasserstein distance between groups.
-
-    Attributes
-    ----------
-    distance : float
-        The largest :math:`W_p` between two groups' distributions.
-    pair : tuple of str
-        Names of the two groups that attain it.
-    matrix : pandas.DataFrame
-        Every pairwise distance, indexed by group name on both axes.
-
-    Examples
-    --------
-    :func:`max_pairwise_wasserstein` returns one; with ``p=1`` the distance from {1, 2} to {3}
-    is the mean move, 1.5:
-
-    >>> from fairot.metrics import max_pairwise_wasserstein
-    >>> pred, groups = [1.0, 2.0, 4.0, 5.0, 3.0], ["a", "a", "b", "b", "c"]
-    >>> gap = max_pairwise_wasserstein(None, pred, sensitive_features=groups, p=1)
-    >>> gap.distance, gap.pair, float(gap.matrix.loc["a", "c"])
-    (3.0, ('a', 'b'), 1.5)
-    """
-
-    distance: float
-    pair: tuple[str, str]
-    matrix: pd.DataFrame
 
 
 def sum_of_distances(distances: Iterable[float]) -> float:
@@ -87,27 +59,6 @@ def sum_over_pairs(matrix: Any) -> float:
     """
     m = np.asarray(matrix, dtype=float)
     return sum_of_distances(m[a, b] for a, b in itertools.combinations(range(m.shape[0]), 2))
-
-
-def largest_pair(matrix: Any, names: list[str]) -> PairwiseGap:
-    """The largest entry of a symmetric matrix of group distances, its pair and the matrix.
-
-    Parameters
-    ----------
-    matrix : array-like of shape (n_groups, n_groups)
-        Pairwise distances (zero diagonal).
-    names : list of str
-        Group names, for the pair and the frame's axes.
-
-    Returns
-    -------
-    PairwiseGap
-    """
-    m = np.asarray(matrix, dtype=float)
-    a, b = np.unravel_index(np.argmax(m), m.shape)
-    a, b = min(a, b), max(a, b)
-    frame = pd.DataFrame(m, index=names, columns=names)
-    return PairwiseGap(float(m[a, b]), (names[a], names[b]), frame)
 
 
 def sum_w1_to_barycenter(

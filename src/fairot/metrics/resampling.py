@@ -246,7 +246,7 @@ def _skewed_error_ratio(errors: np.ndarray) -> np.ndarray:
     return out
 
 
-@group_metric("y_true", "y_pred", backend=False)
+@group_metric("y_true", "y_pred", backend=False, controls=False)
 def bootstrap_intervals(
     y_true: ArrayLike | None,
     y_pred: ArrayLike,

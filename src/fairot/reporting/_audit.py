@@ -19,6 +19,11 @@ from fairot.metrics import (
 )
 from fairot.metrics.checks import Task, check_threshold
 from fairot.metrics.resampling import rate_summary
+from fairot.reporting._conditional import (
+    add_strata,
+    check_constraint,
+    constraint_summary,
+)
 from fairot.reporting._format import SUMMARY_LABELS
 from fairot.reporting._group_table import attach_counts
 from fairot.reporting._html import render_fragment, render_page
@@ -39,6 +44,7 @@ from fairot.reporting._standards import (
     Verdict,
 )
 from fairot.reporting._subsets import rates as _rates
+from fairot.reporting._subsets import small_group_policy
 from fairot.reporting._subsets import summary_without as _summary_without
 from fairot.reporting._subsets import take as _take
 from fairot.reporting.artifacts import write_artifacts
@@ -50,10 +56,6 @@ MSG_N_BOOTSTRAP = "n_bootstrap must be 0 (no intervals) or an integer >= 10; got
 MSG_FORMAT = "formats must be a subset of {choices}; got {value!r}."
 SMALL_GROUP_NOTE = "n < {size}"
 MSG_STANDARD_TASK = "standards {value!r} need task='classification' (decisions at a threshold)."
-ALL_SMALL_WARNING = (
-    "only {left} group(s) reach min_group_size={size}; a headline needs two, so it keeps every "
-    "group: read its gaps as noise."
-)
 UNDEFINED_REASONS = {
     "tpr": "no positive labels; left out of the equalized-odds difference",
     "fpr": "no negative labels; left out of the equalized-odds difference",
@@ -88,6 +90,9 @@ class Audit:
     provenance : dict
         Date (UTC), versions, model, thresholds with their rationale, and what the caller adds
         (the command line, the input file's name, size and SHA-256).
+    strata : dict of str to Audit
+        With ``control_features``: the audit of every stratum (a section each in every
+        rendering), its share of the rows in its ``settings["stratum_share"]``.
 
     Examples
     --------
@@ -109,6 +114,7 @@ class Audit:
     settings: dict[str, Any] = field(default_factory=dict)
     verdicts: list[Verdict] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
+    strata: dict[str, Audit] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ tables
     def summary_table(self) -> pd.DataFrame:
@@ -164,10 +170,14 @@ class Audit:
 
     def to_html(self) -> str:
         """One self-contained HTML page: inline CSS and inline SVG figures, nothing fetched."""
-        return render_page(self)
+        return render_page(self).replace("\n</body>", f"{self._strata_html()}\n</body>", 1)
 
     def _repr_html_(self) -> str:
-        return render_fragment(self)
+        return render_fragment(self) + self._strata_html()
+
+    def _strata_html(self) -> str:
+        """A section per stratum (each escaped by its own rendering)."""
+        return "".join(f"\n{render_fragment(a)}" for a in self.strata.values())
 
     def write(
         self, out_dir: str | Path, *, formats: tuple[str, ...] = FORMATS, figures: bool = True
@@ -237,6 +247,8 @@ def audit(
     standards: tuple[str, ...] | None = None,
     model: str | None = None,
     provenance_extra: dict[str, Any] | None = None,
+    control_features: Any = None,
+    constraint: str = "demographic_parity",
 ) -> Audit:
     """Audit predictions for group unfairness: the report, its summary, intervals, rules, plots.
 
@@ -291,6 +303,15 @@ def audit(
         What produced the scores, for the provenance section.
     provenance_extra : dict, optional
         More provenance entries (the command line, the input file's name, size and SHA-256).
+    control_features : array-like or DataFrame, optional
+        Legitimate strata (fairlearn's name): every stratum is audited on its own (a section
+        each, :attr:`Audit.strata`) and the summary adds the distributional metrics recombined
+        over the strata with their shares of the rows (``sdd_given_control``, ...).
+    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
+            default="demographic_parity"
+        The criterion audited besides the rates: ``"equalized_odds"`` adds the strong
+        equalized odds disparities (``seod``, ``speod``), ``"equal_opportunity"`` the equal
+        opportunity ones (``seopd``, ``speopd``); both need labels.
 
     Returns
     -------
@@ -309,9 +330,11 @@ def audit(
     >>> result.verdicts[0].status
     'FAIL'
     """
+    arguments = dict(locals())  # the call as given: each stratum is audited with it
     if task == "classification":
         threshold = check_threshold(threshold)
     n_bootstrap = _check_bootstrap(n_bootstrap)
+    constraint = check_constraint(constraint, y_true, task)
     if (
         isinstance(min_group_size, bool)
         or not isinstance(min_group_size, (int, np.integer))
@@ -348,24 +371,9 @@ def audit(
         table.loc[g, "note"] = SMALL_GROUP_NOTE.format(size=min_group_size)
     summary: dict[str, Any] = dict(report.attrs["summary"])
 
-    warnings = []
-    exclude = bool(small) and exclude_small_groups is not False
-    if exclude and exclude_small_groups is None and len(groups_only) - len(small) < 2:
-        exclude = False
-        warnings.append(
-            ALL_SMALL_WARNING.format(left=len(groups_only) - len(small), size=min_group_size)
-        )
-    if small:
-        what = (
-            "excluded from the summary (the headline)"
-            if exclude
-            else "kept in the summary (the headline)"
-        )
-        listed = ", ".join(f"{g} (n={int(table.loc[g, 'size'])})" for g in small)
-        warnings.append(
-            f"{len(small)} group(s) under min_group_size={min_group_size} samples ({listed}): "
-            f"their metrics are noisy; {what}."
-        )
+    exclude, warnings = small_group_policy(
+        table, groups_only, small, exclude_small_groups, min_group_size
+    )
     summary_rows = None
     if exclude:
         summary_rows, summary = _summary_without(
@@ -392,6 +400,7 @@ def audit(
             ).items()
         }
     )
+    summary.update(constraint_summary(constraint, y_s, p_s, sf_s, w_s, group_mode))
     summary = _ordered(summary)
     for column, reason in UNDEFINED_REASONS.items():
         if column in rates.columns and rates[column].isna().any():
@@ -465,10 +474,14 @@ def audit(
         "reference": ref_name,
         "reference_reason": ref_reason,
         "standards": list(standards),
+        "constraint": constraint,
     }
     thresholds = thresholds_used(task, threshold, min_group_size, standards)
     prov = provenance(model=model, thresholds=thresholds, extra=provenance_extra)
-    return Audit(table, summary, title, figures, intervals, warnings, settings, verdicts, prov)
+    result = Audit(table, summary, title, figures, intervals, warnings, settings, verdicts, prov)
+    if control_features is not None:
+        add_strata(result, audit, arguments)
+    return result
 
 
 def _ordered(summary: dict[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,10 @@ SUMMARY_LABELS = {
     "demographic_parity_difference": "DP difference (selection-rate gap at threshold)",
     "demographic_parity_ratio": "DP ratio (lowest / highest selection rate)",
     "equalized_odds_difference": "EO difference (largest TPR or FPR gap)",
+    "seod": "strong EO disparity (TPR and FPR gaps over every threshold)",
+    "speod": "strong pairwise EO disparity",
+    "seopd": "strong equal opportunity disparity (TPR gaps over every threshold)",
+    "speopd": "strong pairwise equal opportunity disparity",
     "max_pairwise_w1": "largest pairwise W1",
     "max_pairwise_w2": "largest pairwise W2",
     "max_pairwise_w2_pair": "pair attaining it",
@@ -32,6 +36,13 @@ SUMMARY_LABELS = {
     "accuracy_std": "STD of group accuracies",
     "skewed_error_ratio": "SER (max error / min error)",
 }
+# With control_features: each number recombined over the strata with their shares of the rows.
+SUMMARY_LABELS.update(
+    {
+        f"{key}_given_control": f"{SUMMARY_LABELS[key].split(' (')[0]} given the strata"
+        for key in ("err", "mse", "wass1", "sdd", "spdd", "seod", "speod", "seopd", "speopd")
+    }
+)
 
 
 def format_value(value: Any) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from fairot.reporting._conditional import strata_markdown, strata_text
 from fairot.reporting._format import SUMMARY_LABELS, format_value
 from fairot.reporting._sections import (
     extra_sections,
@@ -51,7 +52,7 @@ def render_text(self: Any) -> str:
         lines += ["", *notes]
     for section in extra_sections(self):
         lines += render_text_section(section)
-    return "\n".join(lines)
+    return "\n".join(lines + strata_text(self.strata))
 
 
 def render_markdown(self: Any) -> str:
@@ -76,7 +77,7 @@ def render_markdown(self: Any) -> str:
     for section in extra_sections(self):
         parts += render_markdown_section(section)
     parts += [f"![{key}]({key}.png)" for key in self.figures]
-    return "\n".join(parts) + "\n"
+    return "\n".join(parts + strata_markdown(self.strata)) + "\n"
 
 
 def render_json(self: Any) -> str:
@@ -107,6 +108,8 @@ def render_json(self: Any) -> str:
         payload["intervals"] = jsonable(self.intervals.summary.to_dict(orient="index"))
         payload["interval_notes"] = dict(self.intervals.notes)
         payload["interval_method"] = self.intervals.method
+    if self.strata:
+        payload["strata"] = {k: json.loads(a.to_json()) for k, a in self.strata.items()}
     return json.dumps(payload, indent=2)
 
 

@@ -11,6 +11,10 @@ import numpy as np
 from fairot.metrics import fairness_report, group_rates
 from fairot.utils.sensitive import check_sensitive_features
 
+ALL_SMALL_WARNING = (
+    "only {left} group(s) reach min_group_size={size}; a headline needs two, so it keeps every "
+    "group: read its gaps as noise."
+)
 MSG_ALL_SMALL = (
     "excluding groups under min_group_size={size} leaves {left} group(s); a summary needs two. "
     "Lower --min-group-size or keep the small groups."
@@ -70,3 +74,30 @@ def summary_without(
         sample_weight=w_s,
     )
     return rows, dict(kept.attrs["summary"])
+
+
+def small_group_policy(table, groups_only, small, exclude_small_groups, min_group_size):
+    """Whether the headline leaves the small groups out, and the warnings that say so.
+
+    ``exclude_small_groups=None`` (the default) leaves them out unless fewer than two groups
+    would remain; ``True`` / ``False`` force it either way.
+    """
+    warnings = []
+    exclude = bool(small) and exclude_small_groups is not False
+    if exclude and exclude_small_groups is None and len(groups_only) - len(small) < 2:
+        exclude = False
+        warnings.append(
+            ALL_SMALL_WARNING.format(left=len(groups_only) - len(small), size=min_group_size)
+        )
+    if small:
+        what = (
+            "excluded from the summary (the headline)"
+            if exclude
+            else "kept in the summary (the headline)"
+        )
+        listed = ", ".join(f"{g} (n={int(table.loc[g, 'size'])})" for g in small)
+        warnings.append(
+            f"{len(small)} group(s) under min_group_size={min_group_size} samples ({listed}): "
+            f"their metrics are noisy; {what}."
+        )
+    return exclude, warnings
