@@ -21,7 +21,8 @@ from fairot.classification._batches import cumulative_weights, drawing_weights, 
 from fairot.classification._common import check_group_weights, fit_base_estimator, user_stacklevel
 from fairot.classification._kernels import STATUS_OK, logits, padded_rows, score_rows
 from fairot.classification._objective import sigmoid
-from fairot.exceptions import DivergenceError
+from fairot.exceptions import DegenerateModelWarning, DivergenceError
+from fairot.metrics import degenerate_model_message, diagnose_collapse
 from fairot.metrics.reductions import sum_w1_to_reference
 from fairot.transport import build_target
 from fairot.utils.arrays import check_consistent_length, check_sample_weight
@@ -56,9 +57,15 @@ MSG_NOT_FINITE = (
 )
 MSG_EVAL_SET = "eval_set must be a tuple (X, y, sensitive_features); got {value!r}."
 
-# A fair model keeps roughly the spread of its target; one whose scores spread this much less
-# has collapsed to a constant (Err-.5 = share of the minority class, Wass1 ~ 0: "fair" and useless).
-COLLAPSE_SPREAD_RATIO = 0.1
+MSG_TARGET_DEGENERATE = (
+    " (its target is itself near-constant: standard deviation {spread:.3g} against {start:.3g} "
+    "for the raw scores, so the raw model's ranking came from the groups)"
+)
+MSG_DEGENERATE_ADVICE = (
+    "a smaller step_size (epsilon_theta, now {step:g}){extra}, more n_updates at that smaller "
+    "step, or a tolerance tau > 0 where the method offers one"
+)
+
 # The other failure of too large steps: |logits| past ~20, scores 0 or 1 to the last bits. A fair
 # model keeps roughly its target's share of such scores; a majority, and twice the target's, is
 # divergence, not fairness.
@@ -181,7 +188,10 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         evaluation = self._check_eval_set(eval_set)
         every = self.history_every or max(1, n_updates // 100)
         target = self.target_samples_
-        target_spread = float(np.std(target))
+        start_scores = score_rows(self._start_theta(), indices, values)
+        # A target that is itself near-constant (the raw model's signal was the attribute's)
+        # is reached by a constant model: no divergence, the final check says what happened.
+        target_degenerate = diagnose_collapse(None, target, start_scores=start_scores)
         target_saturated = saturated_share(target)
         # The per-record evaluations are small vector operations: BLAS threads only contend
         # with the kernel (and with other processes on a shared machine).
@@ -218,13 +228,17 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
                 done += m
                 bar.update(m)
                 s = score_rows(self._theta, indices, values)
-                if target_spread > 0 and np.std(s) < COLLAPSE_SPREAD_RATIO * target_spread:
+                # A fair model keeps roughly the spread of its target; one whose scores spread
+                # ten times less has collapsed to a constant (Err-.5 = share of the minority
+                # class, Wass1 ~ 0: "fair" and useless). The steps' fault: an error.
+                spread = diagnose_collapse(None, s, start_scores=target)
+                if spread.spread_collapsed and not target_degenerate.spread_collapsed:
                     raise DivergenceError(
                         MSG_COLLAPSE.format(
                             name=self._display_name,
                             update=self.n_updates_,
-                            spread=np.std(s),
-                            target=target_spread,
+                            spread=spread.spread,
+                            target=spread.start_spread,
                             step=self.step_size,
                             extra=self._extra_advice(),
                         )
@@ -256,6 +270,10 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
                 self._history.append(record)
         self.coef_ = self._theta[None, :-1].copy()
         self.intercept_ = self._theta[-1:].copy()
+        if n_updates > 0:
+            self._warn_if_degenerate(
+                s, start_scores, y01, sample_weight, evaluation, target_degenerate
+            )
 
     @property
     def history_(self) -> pd.DataFrame:
@@ -299,6 +317,40 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
 
     def _extra_advice(self) -> str:
         return ""
+
+    def _start_theta(self) -> np.ndarray:
+        return np.concatenate([self.initial_coef_[0], self.initial_intercept_])
+
+    def _warn_if_degenerate(
+        self, scores, start_scores, y01, sample_weight, evaluation, target_degenerate
+    ) -> None:
+        """Warn when the adjusted scores rank the labels at chance and the start's did not.
+
+        A warning, not an error: with the attribute the only signal, chance ranking is what
+        parity in distribution demands, and the user may be asking exactly that. (A collapse
+        of the spread is the steps' fault and an error, in the updates.)
+        """
+        diagnosis = diagnose_collapse(
+            y01, scores, start_scores=start_scores, sample_weight=sample_weight
+        )
+        if not diagnosis.collapsed and evaluation is not None:
+            ex, ey, _ = evaluation
+            start = self._start_theta()
+            diagnosis = diagnose_collapse(
+                ey, sigmoid(logits(self._theta, ex)), start_scores=sigmoid(logits(start, ex))
+            )
+        if diagnosis.collapsed:
+            advice = MSG_DEGENERATE_ADVICE.format(step=self.step_size, extra=self._extra_advice())
+            cause = ""
+            if target_degenerate.spread_collapsed:
+                cause = MSG_TARGET_DEGENERATE.format(
+                    spread=target_degenerate.spread, start=target_degenerate.start_spread
+                )
+            warnings.warn(
+                degenerate_model_message(type(self).__name__, diagnosis, advice, cause),
+                DegenerateModelWarning,
+                stacklevel=user_stacklevel(),
+            )
 
     def _raise_divergence(self, status: int, value: float) -> None:
         raise DivergenceError(

@@ -3,6 +3,8 @@
 - :func:`audit` / :class:`Audit` — the fairness report of one set of predictions with bootstrap
   intervals, rendered as text, markdown, self-contained HTML and ``metrics.json``;
   :func:`audit_logistic_regression` audits the COT paper's LR baseline on a built-in data set.
+- :func:`compare_audits` / :class:`AuditComparison` — audits of the same rows side by side (the
+  raw and the mitigated model on one page: ``fairot mitigate``, ``fairot demo``).
 - :func:`plot_group_histograms`, :func:`plot_group_quantile_functions`,
   :func:`plot_group_metrics` — ``matplotlib.figure.Figure`` objects, no pyplot state.
 - :class:`FairnessMonitor` / :class:`WindowResult` — windowed metrics of a score stream with
@@ -19,6 +21,7 @@ re-exported here for the import path users have.
 from fairot.datasets import BUILTIN_DATASETS, load_baseline_split
 from fairot.reporting._audit import Audit, audit
 from fairot.reporting._baseline import audit_logistic_regression
+from fairot.reporting._comparison import AuditComparison, compare_audits
 from fairot.reporting._monitor import MONITOR_METRICS, FairnessMonitor, WindowResult
 from fairot.reporting._plots import (
     plot_group_histograms,
@@ -30,10 +33,12 @@ __all__ = [
     "BUILTIN_DATASETS",
     "MONITOR_METRICS",
     "Audit",
+    "AuditComparison",
     "FairnessMonitor",
     "WindowResult",
     "audit",
     "audit_logistic_regression",
+    "compare_audits",
     "load_baseline_split",
     "plot_group_histograms",
     "plot_group_metrics",
