@@ -85,24 +85,26 @@ class CollapseWatch:
             )
 
 
-def warn_if_degenerate(
-    scores: np.ndarray,
-    start_scores: np.ndarray,
-    y: np.ndarray,
-    sample_weight: np.ndarray | None,
-    learning_rate: float,
-    lam: float,
-) -> None:
-    """Warn if the trained model's training scores collapsed against the penalty's start."""
-    labels = y if np.isin(y, (0.0, 1.0)).all() else None  # soft labels: the spread only
+def warn_if_degenerate(trainer, X, y, start_scores, sample_weight, lam: float) -> None:
+    """Warn if ``trainer``'s model collapsed on its training rows against ``start_scores``.
+
+    ``start_scores`` are the training scores when the penalty started (``None``: it never did,
+    nothing to compare). Soft labels (a teacher's scores) are compared by their spread only.
+    """
+    if start_scores is None:
+        return
+    y = y.double().cpu().numpy()
+    labels = y if np.isin(y, (0.0, 1.0)).all() else None
     diagnosis = diagnose_collapse(
-        labels, scores, start_scores=start_scores, sample_weight=sample_weight
+        labels,
+        trainer.predict_scores(X),
+        start_scores=start_scores.numpy(),
+        sample_weight=sample_weight,
     )
     if diagnosis.collapsed:
+        advice = TRAINER_ADVICE.format(lr=trainer.learning_rate, lam=lam)
         warnings.warn(
-            degenerate_model_message(
-                "FairTrainer", diagnosis, TRAINER_ADVICE.format(lr=learning_rate, lam=lam)
-            ),
+            degenerate_model_message("FairTrainer", diagnosis, advice),
             DegenerateModelWarning,
             stacklevel=user_stacklevel(),
         )

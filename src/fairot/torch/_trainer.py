@@ -301,9 +301,7 @@ class FairTrainer(CheckpointedTrainer):
         Warns
         -----
         fairot.exceptions.DegenerateModelWarning
-            If the returned model's training scores collapsed against those of the model at
-            the epoch the penalty started (:func:`fairot.metrics.diagnose_collapse`: spread
-            under a tenth, or AUC near chance while the start's was not).
+            If the returned model collapsed against the one the penalty started from.
         """
         check_count(checkpoint_every, "checkpoint_every", 1)
         device, dtype = self._device(), self._dtype()
@@ -450,15 +448,7 @@ class FairTrainer(CheckpointedTrainer):
             self.penalty.load_state_dict(run.best_state[1])
         monitor.check_model(self.model, Xt, run.epoch - 1, run.lam)
         self.penalty._collapse_watch.enabled = watching
-        if run.start_scores is not None:
-            warn_if_degenerate(
-                self.predict_scores(Xt),
-                run.start_scores.numpy(),
-                yt.double().cpu().numpy(),
-                sample_weight,
-                self.learning_rate,
-                run.lam,
-            )
+        warn_if_degenerate(self, Xt, yt, run.start_scores, sample_weight, run.lam)
         self.history_ = pd.DataFrame(run.history)
         self.run_callbacks("on_fit_end")
         return self
