@@ -78,10 +78,14 @@ class AuditComparison:
         return table
 
     def group_table(self) -> pd.DataFrame:
-        """Per-group columns of every audit side by side (``<column> (<audit>)``)."""
-        parts = {}
-        for name, result in self.audits.items():
-            for column in GROUP_COLUMNS:
+        """Per-group columns of every audit side by side (``<column> (<audit>)``).
+
+        The group sizes, the same in every audit, appear once.
+        """
+        first = next(iter(self.audits.values()))
+        parts = {"size": first.report["size"]} if "size" in first.report.columns else {}
+        for column in GROUP_COLUMNS[1:]:
+            for name, result in self.audits.items():
                 if column in result.report.columns:
                     parts[f"{column} ({name})"] = result.report[column]
         table = pd.DataFrame(parts)
