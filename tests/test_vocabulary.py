@@ -8,6 +8,7 @@ one thing only, scikit-learn's CV groups: the mode string is ``group_mode`` and 
 are ``group_codes``. The trainers share their names for step sizes, seeds and progress.
 """
 
+import importlib.util
 import inspect
 
 import numpy as np
@@ -168,3 +169,36 @@ def test_per_sample_codes_are_group_codes():
     assert list(_parameters(FairTrainer.fit))[3] == "group_codes"
     assert list(_parameters(WassersteinParityPenalty.forward))[2] == "group_codes"
     assert "sample_weight" in _parameters(FairTrainer.fit)
+
+
+def _public_callables(module):
+    for name in getattr(module, "__all__", []):
+        obj = getattr(module, name)
+        if inspect.isclass(obj):
+            yield f"{module.__name__}.{name}", obj.__init__
+        elif callable(obj):
+            yield f"{module.__name__}.{name}", obj
+
+
+def test_the_mode_string_is_group_mode_in_metrics_reports_and_dask():
+    """No public metric, report, audit or Dask function calls its mode ``groups``."""
+    import fairot.metrics
+    import fairot.reporting
+    import fairot.utils
+
+    modules = [fairot.metrics, fairot.reporting, fairot.utils]
+    if importlib.util.find_spec("dask") is not None:
+        modules.append(__import__("fairot.dask", fromlist=["__all__"]))
+    with_mode = []
+    for module in modules:
+        for name, function in _public_callables(module):
+            try:
+                params = _parameters(function)
+            except (TypeError, ValueError):  # a builtin without a signature
+                continue
+            assert "groups" not in params, name
+            if "group_mode" in params:
+                with_mode.append(name)
+                assert params["group_mode"].default == "intersection", name
+    for name in ("wass1", "fairness_report", "bootstrap_intervals", "audit"):
+        assert any(n.endswith(f".{name}") for n in with_mode), name

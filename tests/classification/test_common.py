@@ -11,6 +11,7 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from fairot.classification import COTClassifier, DOTClassifier, QuantileParityPostProcessor
+from tests.helpers import IGNORE_SMALL_GROUPS
 from tests.helpers import groups_from_first_column as _groups
 
 
@@ -72,6 +73,7 @@ def _expected(estimator):
 
 
 @pytest.mark.filterwarnings("ignore:group .* has .* rows, fewer than batch_size:UserWarning")
+@pytest.mark.filterwarnings(IGNORE_SMALL_GROUPS)
 # The checks' inputs are unscaled (features near 100): the step sizes are scaled down with them,
 # else the divergence guard rightly stops the fit.
 @parametrize_with_checks(

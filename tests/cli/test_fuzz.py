@@ -67,7 +67,7 @@ def _check_outcome(code, err):
                 ["--format", "md"],
                 ["--min-group-size", "1"],
                 ["--exclude-small-groups"],
-                ["--groups", "marginal"],
+                ["--group-mode", "marginal"],
                 ["--sensitive", "g,t"],
             ]
         ),

@@ -89,6 +89,29 @@ def test_dpp_end_to_end(train_csv, tmp_path, capsys):
     assert (out / "after" / "report.html").exists()
 
 
+def test_dpp_tolerance(train_csv, tmp_path, capsys):
+    path, frame = train_csv
+    adjusted = {}
+    for tau in ("0", "0.4"):
+        out = tmp_path / f"tau{tau}"
+        code, _, _ = _run(
+            capsys, "mitigate", "--data", path, "--score", "score", "--sensitive", "sex",
+            "--method", "dpp", "--tau", tau, "--out", out, "--apply", path, "--n-bootstrap", 0,
+        )  # fmt: skip
+        assert code == 0
+        adjusted[tau] = pd.read_csv(out / "adjusted.csv")["score_fair"].to_numpy()
+        assert _load(out / "model.skops").tau_ == float(tau)
+    # 40 % of the way from full parity back to the raw scores, row by row
+    np.testing.assert_allclose(
+        adjusted["0.4"], 0.4 * frame.score + 0.6 * adjusted["0"], rtol=0, atol=1e-12
+    )
+    for sex in ("F", "M"):
+        rows = (frame.sex == sex).to_numpy()
+        assert wasserstein_distance(adjusted["0.4"][rows], adjusted["0"][rows]) == pytest.approx(
+            0.4 * wasserstein_distance(frame.score[rows], adjusted["0"][rows]), abs=1e-12
+        )
+
+
 def test_regression_tolerance(train_csv, tmp_path, capsys):
     path, frame = train_csv
     out = tmp_path / "reg"
@@ -142,7 +165,8 @@ def _assert_error(code, out, err, pattern):
 @pytest.mark.parametrize(
     "extra, pattern",
     [
-        (["--method", "dpp", "--tau", "0.1"], "--tau is a tolerance of --method regression"),
+        (["--method", "dpp", "--epsilon", "0.1"], "--epsilon is an absolute tolerance of"),
+        (["--method", "dpp", "--tau", "1.5"], r"--tau must be a number in \[0, 1\] for"),
         (["--method", "regression", "--tau", "nan"], "--tau must be a finite number >= 0"),
         (["--method", "regression", "--epsilon", "-1"], "--epsilon must be a finite number"),
         (["--method", "dpp", "--threshold", "2"], r"--threshold must be a number in \[0, 1\]"),

@@ -85,9 +85,9 @@ def test_score_metrics_marginal_and_proportional(client, data):
     # Overlapping groups: each row is sorted once per group it belongs to.
     assert (
         abs(
-            fd.strong_demographic_disparity(None, ds, sensitive_features=dsf, groups="marginal")
+            fd.strong_demographic_disparity(None, ds, sensitive_features=dsf, group_mode="marginal")
             - metrics.strong_demographic_disparity(
-                None, s, sensitive_features=sf, groups="marginal"
+                None, s, sensitive_features=sf, group_mode="marginal"
             )
         )
         <= TOL
@@ -95,10 +95,10 @@ def test_score_metrics_marginal_and_proportional(client, data):
     assert (
         abs(
             fd.strong_pairwise_demographic_disparity(
-                None, ds, sensitive_features=dsf, groups="marginal"
+                None, ds, sensitive_features=dsf, group_mode="marginal"
             )
             - metrics.strong_pairwise_demographic_disparity(
-                None, s, sensitive_features=sf, groups="marginal"
+                None, s, sensitive_features=sf, group_mode="marginal"
             )
         )
         <= TOL

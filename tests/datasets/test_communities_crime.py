@@ -89,7 +89,7 @@ def test_race_groups(columns, threshold):
         cut = np.median(values) if threshold == "median" else values.mean()
         expected = np.where(values > cut, "high", "low")
         np.testing.assert_array_equal(bunch.sensitive[group].to_numpy(dtype=str), expected)
-    encoding = check_sensitive_features(bunch.sensitive, groups="marginal")
+    encoding = check_sensitive_features(bunch.sensitive, group_mode="marginal")
     assert encoding.n_groups == 8
     np.testing.assert_array_equal(encoding.membership.sum(axis=1), 4)
 

@@ -70,17 +70,20 @@ def test_form_errors():
     )
 
 
-@pytest.mark.parametrize("groups", ["intersection", "marginal"])
+@pytest.mark.parametrize("group_mode", ["intersection", "marginal"])
 @pytest.mark.parametrize("metric", GROUP_METRICS)
-def test_integer_weights_equal_replicated_rows(metric, groups):
+def test_integer_weights_equal_replicated_rows(metric, group_mode):
     y, s, sf, w = _data(2)
     reps = w.astype(int)
     replicated = metric(
-        None, np.repeat(s, reps), sensitive_features=sf.loc[sf.index.repeat(reps)], groups=groups
+        None,
+        np.repeat(s, reps),
+        sensitive_features=sf.loc[sf.index.repeat(reps)],
+        group_mode=group_mode,
     )
-    assert metric(None, s, sensitive_features=sf, sample_weight=w, groups=groups) == pytest.approx(
-        replicated, rel=1e-9, abs=1e-12
-    )
+    assert metric(
+        None, s, sensitive_features=sf, sample_weight=w, group_mode=group_mode
+    ) == pytest.approx(replicated, rel=1e-9, abs=1e-12)
 
 
 def test_weighted_wass1_variants_equal_replicated_rows():
@@ -167,7 +170,9 @@ def test_multi_index_report_matches_metricframe_by_group():
     )
     one_column = fairness_report(y, s, sensitive_features=sf["sex"], group_index="multi")
     assert list(one_column.index) == ["F", "M", "overall"] and one_column.index.name == "sex"
-    marginal = fairness_report(y, s, sensitive_features=sf, groups="marginal", group_index="multi")
+    marginal = fairness_report(
+        y, s, sensitive_features=sf, group_mode="marginal", group_index="multi"
+    )
     assert marginal.index.names == ["feature", "value"]
     assert ("sex", "M") in marginal.index
     with pytest.raises(ValueError, match=_literal(MSG_GROUP_INDEX)):

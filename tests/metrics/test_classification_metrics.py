@@ -173,7 +173,7 @@ def test_marginal_groups_overlap():
         scipy.stats.wasserstein_distance(s[frame[c] == v], s) for c in "ab" for v in (0, 1)
     )
     assert strong_demographic_disparity(
-        None, s, sensitive_features=frame, groups="marginal"
+        None, s, sensitive_features=frame, group_mode="marginal"
     ) == pytest.approx(expected)
 
 

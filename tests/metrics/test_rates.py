@@ -181,12 +181,12 @@ def test_bootstrap_marginal_groups_replicate():
     y, s, g, sex = _data(300)
     sf = pd.DataFrame({"g": g, "sex": sex})
     ci = bootstrap_intervals(
-        y, s, sensitive_features=sf, groups="marginal", n_bootstrap=10, random_state=1
+        y, s, sensitive_features=sf, group_mode="marginal", n_bootstrap=10, random_state=1
     )
     cells = check_sensitive_features(sf, 300).codes
     idx = stratified_indices(cells, 10, np.random.default_rng(1))[4]
     oracle = fairness_report(
-        y[idx], s[idx], sensitive_features=sf.iloc[idx], groups="marginal"
+        y[idx], s[idx], sensitive_features=sf.iloc[idx], group_mode="marginal"
     ).attrs["summary"]
     for key in ("sdd", "spdd", "wass1"):
         assert ci.replicates.iloc[4][key] == pytest.approx(oracle[key], rel=1e-12)

@@ -86,7 +86,7 @@ def test_scores_only_report():
 
 def test_marginal_groups_shares_exceed_one():
     _, s, sf = _frame(3)
-    report = fairness_report(None, s, sensitive_features=sf, groups="marginal")
+    report = fairness_report(None, s, sensitive_features=sf, group_mode="marginal")
     assert report["share"].iloc[:-1].sum() == pytest.approx(2.0)
 
 

@@ -7,9 +7,11 @@ is exercised: cloning, parameters, fitted attributes, input validation, idempote
 """
 
 import numpy as np
+import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from fairot.regression import WassersteinFairRegressor
+from tests.helpers import IGNORE_SMALL_GROUPS
 
 
 class _GroupsFromFirstFeature(WassersteinFairRegressor):
@@ -43,6 +45,7 @@ EXPECTED_FAILED = {
 }
 
 
+@pytest.mark.filterwarnings(IGNORE_SMALL_GROUPS)
 @parametrize_with_checks(
     [_GroupsFromFirstFeature(tau=0.5, n_grid=20, calibration_size=0.5, random_state=0)],
     expected_failed_checks=lambda est: EXPECTED_FAILED,

@@ -13,8 +13,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.frozen import FrozenEstimator
 
 from fairot.regression import WassersteinFairRegressor
+from tests.helpers import IGNORE_SMALL_GROUPS
 
-pytestmark = pytest.mark.fuzz
+pytestmark = [pytest.mark.fuzz, pytest.mark.filterwarnings(IGNORE_SMALL_GROUPS)]
 
 
 class _Column(RegressorMixin, BaseEstimator):

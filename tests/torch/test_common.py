@@ -6,9 +6,11 @@ value (unrelated to the label) and changes nothing else.
 """
 
 import numpy as np
+import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from fairot.torch import FairMLPClassifier
+from tests.helpers import IGNORE_SMALL_GROUPS
 from tests.helpers import groups_from_first_column as _groups
 
 
@@ -29,6 +31,7 @@ def _small():
     return _FairMLP(hidden_layer_sizes=(8,), n_epochs=3, warmup_epochs=1, random_state=0)
 
 
+@pytest.mark.filterwarnings(IGNORE_SMALL_GROUPS)
 @parametrize_with_checks([_small()], expected_failed_checks=lambda est: EXPECTED_FAILED)
 def test_sklearn_compatible(estimator, check):
     check(estimator)

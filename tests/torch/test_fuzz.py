@@ -21,8 +21,9 @@ from hypothesis.extra.numpy import arrays
 
 from fairot.classification import DivergenceError
 from fairot.torch import FairMLPClassifier, FairTrainer, WassersteinParityPenalty
+from tests.helpers import IGNORE_SMALL_GROUPS
 
-pytestmark = pytest.mark.fuzz
+pytestmark = [pytest.mark.fuzz, pytest.mark.filterwarnings(IGNORE_SMALL_GROUPS)]
 
 unit = st.floats(0.0, 1.0, allow_nan=False, width=64)
 

@@ -47,7 +47,7 @@ def test_numeric_labels_encode_across_dtypes():
 
 def test_marginal_groups():
     sf = pd.DataFrame({"a": ["x", "y", "x"], "b": [0, 0, 1]})
-    enc = check_sensitive_features(sf, groups="marginal")
+    enc = check_sensitive_features(sf, group_mode="marginal")
     assert enc.names == ["a=x", "a=y", "b=0", "b=1"]
     assert enc.codes is None and not enc.is_partition
     np.testing.assert_array_equal(enc.membership.sum(axis=1), [2, 2, 2])
@@ -64,7 +64,7 @@ def test_errors():
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         check_sensitive_features(["a", "b"], n_samples=3)
     with pytest.raises(ValueError, match=MSG_GROUPS_MODE.split("{")[0]):
-        check_sensitive_features(["a", "b"], groups="union")
+        check_sensitive_features(["a", "b"], group_mode="union")
     with pytest.raises(ValueError, match="must be numeric"):
         check_array_1d(["a", "b"], "scores")
     with pytest.raises(ValueError, match="one-dimensional"):
@@ -85,7 +85,7 @@ def test_labels_that_print_alike_get_distinct_names():
     sf = pd.DataFrame({"a": [True, "True", True], "b": ["x", "x", "y"]})
     names = check_sensitive_features(sf).names
     assert len(set(names)) == len(names) == 3
-    marginal = check_sensitive_features(pd.DataFrame({"a": [1, "1"]}), groups="marginal")
+    marginal = check_sensitive_features(pd.DataFrame({"a": [1, "1"]}), group_mode="marginal")
     assert marginal.names == ["a=1", "a='1'"]
 
 

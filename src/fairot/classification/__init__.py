@@ -6,12 +6,15 @@ Three ways to make a classifier's scores independent of the sensitive groups, fr
 - :class:`COTClassifier` — continuous OT: stochastic dual potentials in random Fourier features
   (Algorithm 1), with continual re-adjustment by ``partial_fit``;
 - :class:`DOTClassifier` — discrete OT: exact 1-D couplings of mini-batches;
-- :class:`QuantileParityPostProcessor` — DPP: each group's scores mapped to the target quantiles.
+- :class:`QuantileParityPostProcessor` — DPP: each group's scores mapped to the target quantiles,
+  or a fraction ``1 - tau`` of the way there (``tau``: the fraction of the raw disparity kept);
+- :func:`fairness_accuracy_path` and :func:`plot_path` — accuracy against fairness along ``tau``.
 """
 
 from fairot.classification._cot import COTClassifier, DualPotentials
 from fairot.classification._dot import DOTClassifier
 from fairot.classification._duals import DualFit, fit_dual_potentials
+from fairot.classification._path import ClassificationPath, fairness_accuracy_path, plot_path
 from fairot.classification._postprocessing import QuantileParityPostProcessor
 from fairot.exceptions import DivergenceError
 from fairot.transport import (
@@ -23,6 +26,7 @@ from fairot.transport import (
 
 __all__ = [
     "COTClassifier",
+    "ClassificationPath",
     "DOTClassifier",
     "DivergenceError",
     "DualFit",
@@ -30,7 +34,9 @@ __all__ = [
     "FourierFeatures",
     "QuantileParityPostProcessor",
     "draw_fourier_features",
+    "fairness_accuracy_path",
     "fit_dual_potentials",
     "fourier_features",
+    "plot_path",
     "tabulate_features",
 ]

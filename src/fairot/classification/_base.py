@@ -18,15 +18,20 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from fairot.classification._batches import cumulative_weights, drawing_weights, weighted_batches
-from fairot.classification._common import check_group_weights, fit_base_estimator, user_stacklevel
+from fairot.classification._common import (
+    TauUnitsMixin,
+    check_group_weights,
+    fit_base_estimator,
+    user_stacklevel,
+)
 from fairot.classification._kernels import STATUS_OK, logits, padded_rows, score_rows
 from fairot.classification._objective import sigmoid
 from fairot.exceptions import DegenerateModelWarning, DivergenceError
 from fairot.metrics import degenerate_model_message, diagnose_collapse
 from fairot.metrics.reductions import sum_w1_to_reference
-from fairot.transport import build_target
+from fairot.transport import build_target, check_tau, geodesic_targets
 from fairot.utils.arrays import check_consistent_length, check_sample_weight
-from fairot.utils.groups import group_attributes
+from fairot.utils.groups import group_attributes, warn_small_groups
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 from fairot.utils.targets import check_binary_target
 
@@ -63,7 +68,7 @@ MSG_TARGET_DEGENERATE = (
 )
 MSG_DEGENERATE_ADVICE = (
     "a smaller step_size (epsilon_theta, now {step:g}){extra}, more n_updates at that smaller "
-    "step, or a tolerance tau > 0 where the method offers one"
+    "step, or a tolerance tau > 0 (now {tau:g})"
 )
 
 # The other failure of too large steps: |logits| past ~20, scores 0 or 1 to the last bits. A fair
@@ -78,7 +83,7 @@ def saturated_share(scores: np.ndarray) -> float:
     return float(np.mean(np.minimum(scores, 1.0 - scores) < SATURATION_MARGIN))
 
 
-class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
+class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
     """Base of COT and DOT: a logistic model adjusted by stochastic OT updates.
 
     Subclasses implement ``_init_solver`` (draws their random state) and ``_run_chunk`` (the
@@ -95,6 +100,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         "history_every": [Interval(Integral, 1, None, closed="left"), None],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
+        "tau": [Interval(Real, 0, 1, closed="both")],
     }
 
     _display_name = "OT"
@@ -122,9 +128,10 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
             X, y, sensitive_features, sample_weight, reset=True
         )
         self.classes_ = check_binary_target(y)
-        encoding = check_sensitive_features(sf, X.shape[0], groups=self.group_mode)
+        encoding = check_sensitive_features(sf, X.shape[0], group_mode=self.group_mode)
         self._encoding = encoding
         self.groups_, self.group_names_ = group_attributes(encoding)
+        warn_small_groups(encoding.counts, self.group_names_, stacklevel=user_stacklevel())
 
         self.estimator_, theta = self._initial_model(X, y, sample_weight)
         self.initial_coef_ = theta[None, :-1].copy()
@@ -134,6 +141,20 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
             check_group_weights(sample_weight, encoding.indices(), encoding.names)
         initial_scores = sigmoid(logits(theta, X))
         self.target_samples_ = build_target(self.target, initial_scores, encoding, sample_weight)
+        self.tau_ = check_tau(self.tau)
+        self.group_targets_ = None
+        if self.tau_ > 0:
+            rows = encoding.indices()
+            self.group_targets_ = np.stack(
+                geodesic_targets(
+                    self.target_samples_,
+                    [initial_scores[r] for r in rows],
+                    self.tau_,
+                    group_weights=[
+                        None if sample_weight is None else sample_weight[r] for r in rows
+                    ],
+                )
+            )
 
         rng = check_random_state(self.random_state)
         self._init_solver(rng, encoding.n_groups)
@@ -145,6 +166,10 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         self.n_updates_ = 0
         self._history: list[dict[str, float]] = []
         self._run_updates(X, y, encoding.indices(), eval_set, n_updates, sample_weight)
+
+    def kernel_targets(self) -> np.ndarray:
+        """The target the kernels read: shared (1-D), or one row per group when ``tau > 0``."""
+        return self.target_samples_ if self.group_targets_ is None else self.group_targets_
 
     def _initial_model(self, X, y: np.ndarray, sample_weight) -> tuple[Any, np.ndarray]:
         r"""Fit (a clone of) ``estimator`` unless frozen, and read :math:`\theta^*` from it."""
@@ -191,7 +216,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         start_scores = score_rows(self._start_theta(), indices, values)
         # A target that is itself near-constant (the raw model's signal was the attribute's)
         # is reached by a constant model: no divergence, the final check says what happened.
-        target_degenerate = diagnose_collapse(None, target, start_scores=start_scores)
+        flat_target = diagnose_collapse(None, target, start_scores=start_scores)
         target_saturated = saturated_share(target)
         # The per-record evaluations are small vector operations: BLAS threads only contend
         # with the kernel (and with other processes on a shared machine).
@@ -232,7 +257,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
                 # ten times less has collapsed to a constant (Err-.5 = share of the minority
                 # class, Wass1 ~ 0: "fair" and useless). The steps' fault: an error.
                 spread = diagnose_collapse(None, s, start_scores=target)
-                if spread.spread_collapsed and not target_degenerate.spread_collapsed:
+                if spread.spread_collapsed and not flat_target.spread_collapsed:
                     raise DivergenceError(
                         MSG_COLLAPSE.format(
                             name=self._display_name,
@@ -271,9 +296,7 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         self.coef_ = self._theta[None, :-1].copy()
         self.intercept_ = self._theta[-1:].copy()
         if n_updates > 0:
-            self._warn_if_degenerate(
-                s, start_scores, y01, sample_weight, evaluation, target_degenerate
-            )
+            self._warn_if_degenerate(s, start_scores, y01, sample_weight, evaluation, flat_target)
 
     @property
     def history_(self) -> pd.DataFrame:
@@ -322,13 +345,12 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
         return np.concatenate([self.initial_coef_[0], self.initial_intercept_])
 
     def _warn_if_degenerate(
-        self, scores, start_scores, y01, sample_weight, evaluation, target_degenerate
+        self, scores, start_scores, y01, sample_weight, evaluation, flat_target
     ) -> None:
-        """Warn when the adjusted scores rank the labels at chance and the start's did not.
+        """Warn when the adjusted scores collapsed against the raw model's (spread or AUC).
 
         A warning, not an error: with the attribute the only signal, chance ranking is what
-        parity in distribution demands, and the user may be asking exactly that. (A collapse
-        of the spread is the steps' fault and an error, in the updates.)
+        parity in distribution demands, and the user may be asking exactly that.
         """
         diagnosis = diagnose_collapse(
             y01, scores, start_scores=start_scores, sample_weight=sample_weight
@@ -340,12 +362,12 @@ class OTInProcessingClassifier(ClassifierMixin, BaseEstimator):
                 ey, sigmoid(logits(self._theta, ex)), start_scores=sigmoid(logits(start, ex))
             )
         if diagnosis.collapsed:
-            advice = MSG_DEGENERATE_ADVICE.format(step=self.step_size, extra=self._extra_advice())
-            cause = ""
-            if target_degenerate.spread_collapsed:
-                cause = MSG_TARGET_DEGENERATE.format(
-                    spread=target_degenerate.spread, start=target_degenerate.start_spread
-                )
+            advice = MSG_DEGENERATE_ADVICE.format(
+                step=self.step_size, extra=self._extra_advice(), tau=self.tau_
+            )
+            d = flat_target
+            cause = MSG_TARGET_DEGENERATE.format(spread=d.spread, start=d.start_spread)
+            cause = cause if d.spread_collapsed else ""
             warnings.warn(
                 degenerate_model_message(type(self).__name__, diagnosis, advice, cause),
                 DegenerateModelWarning,

@@ -17,8 +17,10 @@ from sklearn import get_config
 from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import Pipeline
+from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.validation import has_fit_parameter
 
+from fairot.transport import TAU_MEANING
 from fairot.utils.stacklevel import user_stacklevel  # noqa: F401  (the classifiers import it here)
 
 MSG_NO_WEIGHTS = (
@@ -91,3 +93,18 @@ def check_group_weights(
         if not w.sum() > 0:
             raise ValueError(MSG_ZERO_WEIGHT_GROUP.format(group=name))
     return group_weights
+
+
+class TauUnitsMixin:
+    """scikit-learn's parameter validation, with the unit of a bad ``tau`` named.
+
+    Its message on a bad ``tau`` gives the range; what a user lacks is what tau means.
+    """
+
+    def _validate_params(self):
+        try:
+            super()._validate_params()
+        except InvalidParameterError as error:
+            if "'tau' parameter" not in str(error):
+                raise
+            raise InvalidParameterError(f"{error} {TAU_MEANING}.") from None

@@ -138,6 +138,14 @@ class COTClassifier(OTInProcessingClassifier):
         Record :attr:`history_` every this many updates (default: 100 records per run).
     verbose : bool, default=False
         Show a progress bar over updates.
+    tau : float in [0, 1], default=0.0
+        Fraction of the raw disparity kept, as DPP's and the regressor's ``tau``: each
+        group's target is its own point on the :math:`W_1` geodesic between its scores at
+        :math:`\theta^*` and :math:`p_{\bar S}`, with quantiles
+        :math:`\tau Q_a(u) + (1 - \tau) Q_{\bar S}(u)`
+        (:func:`fairot.transport.geodesic_targets`), so the fit aims at
+        :math:`W_1(\text{group}, p_{\bar S}) = \tau \times` its value at the start. ``0``:
+        :math:`p_{\bar S}` for every group (strong demographic parity).
     random_state : int, RandomState instance or None, default=None
         Seeds the Fourier features and the mini-batches.
 
@@ -157,6 +165,8 @@ class COTClassifier(OTInProcessingClassifier):
         Group labels and readable names, in the order of ``duals_``.
     target_samples_ : ndarray
         Sorted samples of :math:`p_{\bar S}`.
+    group_targets_ : ndarray of shape (n_groups, n_target) or None
+        Each group's own target when ``tau > 0`` (sorted samples); ``None`` at ``tau=0``.
     duals_ : ndarray of shape (n_groups, D)
         :math:`\lambda_{S_a}` coefficients.
     target_duals_ : ndarray of shape (n_groups, D)
@@ -236,6 +246,7 @@ class COTClassifier(OTInProcessingClassifier):
         history_every: int | None = None,
         verbose: bool = False,
         random_state=None,
+        tau: float = 0.0,
     ):
         self.estimator = estimator
         self.target = target
@@ -253,6 +264,7 @@ class COTClassifier(OTInProcessingClassifier):
         self.history_every = history_every
         self.verbose = verbose
         self.random_state = random_state
+        self.tau = tau
 
     @_fit_context(prefer_skip_nested_validation=False)
     @atomic
@@ -338,7 +350,7 @@ class COTClassifier(OTInProcessingClassifier):
             values,
             members,
             offsets,
-            self.target_samples_,
+            self.kernel_targets(),
             batches,
             target_batches,
             self._table.values,

@@ -45,13 +45,21 @@ class DOTClassifier(OTInProcessingClassifier):
         Record :attr:`history_` every this many updates (default: 100 records per run).
     verbose : bool, default=False
         Show a progress bar over updates.
+    tau : float in [0, 1], default=0.0
+        Fraction of the raw disparity kept, as DPP's and the regressor's ``tau``: each
+        group's target is its own point on the :math:`W_1` geodesic between its scores at
+        :math:`\theta^*` and :math:`p_{\bar S}`, with quantiles
+        :math:`\tau Q_a(u) + (1 - \tau) Q_{\bar S}(u)`
+        (:func:`fairot.transport.geodesic_targets`), so the fit aims at
+        :math:`W_1(\text{group}, p_{\bar S}) = \tau \times` its value at the start. ``0``:
+        :math:`p_{\bar S}` for every group (strong demographic parity).
     random_state : int, RandomState instance or None, default=None
         Seeds the mini-batches.
 
     Attributes
     ----------
     coef_, intercept_, initial_coef_, initial_intercept_, estimator_, classes_, groups_,
-    group_names_, target_samples_, history_, n_updates_, n_features_in_
+    group_names_, target_samples_, group_targets_, history_, n_updates_, n_features_in_
         As in :class:`COTClassifier` (``objective`` in ``history_`` is the mini-batch
         :math:`\sum_a \langle T^*_a, C\rangle`).
 
@@ -93,6 +101,7 @@ class DOTClassifier(OTInProcessingClassifier):
         history_every: int | None = None,
         verbose: bool = False,
         random_state=None,
+        tau: float = 0.0,
     ):
         self.estimator = estimator
         self.target = target
@@ -103,6 +112,7 @@ class DOTClassifier(OTInProcessingClassifier):
         self.history_every = history_every
         self.verbose = verbose
         self.random_state = random_state
+        self.tau = tau
 
     @_fit_context(prefer_skip_nested_validation=False)
     @atomic
@@ -172,7 +182,7 @@ class DOTClassifier(OTInProcessingClassifier):
             values,
             members,
             offsets,
-            self.target_samples_,
+            self.kernel_targets(),
             batches,
             target_batches,
             float(self.step_size),

@@ -98,8 +98,36 @@ def _sign(x):
     return 0.0
 
 
-@njit(cache=True, fastmath=FASTMATH)
 def cot_kernel(
+    theta, duals, target_duals, indices, values, members, offsets, target_samples, *args
+):
+    """Run COT updates in place; see :func:`_reference.cot_updates_numpy` for the mathematics.
+
+    ``target_samples`` is the shared target, shape (n_target,), or one target per group, shape
+    (n_groups, n_target) (a tolerance tau: each group's point on the geodesic to the shared
+    target); the other arguments are those of :func:`_cot_updates`.
+    """
+    targets = np.asarray(target_samples, dtype=np.float64)
+    if targets.ndim == 1:
+        targets = targets.reshape(1, -1)
+    return _cot_updates(
+        theta, duals, target_duals, indices, values, members, offsets, targets, *args
+    )
+
+
+@njit(cache=True, inline="always", fastmath=FASTMATH)
+def _target_batch(target, positions, tb, psi_t, table_values, grid_size):
+    """The target batch of one update and its tabulated Fourier features."""
+    for j in range(tb.shape[0]):
+        sb = target[positions[j]]
+        tb[j] = sb
+        c, w = _cell(sb, grid_size)
+        for q in range(psi_t.shape[1]):
+            psi_t[j, q] = (1.0 - w) * table_values[c, q] + w * table_values[c + 1, q]
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _cot_updates(
     theta,
     duals,
     target_duals,
@@ -107,7 +135,7 @@ def cot_kernel(
     values,
     members,
     offsets,
-    target_samples,
+    targets,
     batch_positions,
     target_positions,
     table_values,
@@ -121,7 +149,7 @@ def cot_kernel(
     objectives,
     diagnostics,
 ):
-    """Run COT updates in place; see :func:`_reference.cot_updates_numpy` for the mathematics.
+    """The COT updates; ``targets`` has one row (shared) or one per group.
 
     Returns the number of updates completed and a status; ``diagnostics[0]`` holds the offending
     exponent :math:`z` when the status is not OK.
@@ -147,15 +175,14 @@ def cot_kernel(
     grad_coef = np.empty((n_groups, n_batch))
     mu = np.empty(n_dual)
 
+    per_group = targets.shape[0] > 1
     for k in range(n_updates):
-        for j in range(n_batch):
-            sb = target_samples[target_positions[k, j]]
-            tb[j] = sb
-            c, w = _cell(sb, grid_size)
-            for q in range(n_dual):
-                psi_t[j, q] = (1.0 - w) * table_values[c, q] + w * table_values[c + 1, q]
+        if not per_group:
+            _target_batch(targets[0], target_positions[k], tb, psi_t, table_values, grid_size)
         total = 0.0
         for a in range(n_groups):
+            if per_group:
+                _target_batch(targets[a], target_positions[k], tb, psi_t, table_values, grid_size)
             lam_a = duals[a]
             if constrain_duals:
                 for q in range(n_dual):
@@ -298,21 +325,33 @@ def matched_signs(s, sorted_target, signs, order, buckets):
     return cost / n
 
 
+def dot_kernel(theta, indices, values, members, offsets, target_samples, *args):
+    """Run DOT updates in place; see :func:`_reference.dot_updates_numpy`.
+
+    ``target_samples`` is the shared target, shape (n_target,), or one target per group, shape
+    (n_groups, n_target); the other arguments are those of :func:`_dot_updates`.
+    """
+    targets = np.asarray(target_samples, dtype=np.float64)
+    if targets.ndim == 1:
+        targets = targets.reshape(1, -1)
+    return _dot_updates(theta, indices, values, members, offsets, targets, *args)
+
+
 @njit(cache=True)
-def dot_kernel(
+def _dot_updates(
     theta,
     indices,
     values,
     members,
     offsets,
-    target_samples,
+    targets,
     batch_positions,
     target_positions,
     step_size,
     objectives,
     diagnostics,
 ):
-    """Run DOT updates in place; see :func:`_reference.dot_updates_numpy`.
+    """The DOT updates; ``targets`` has one row (shared) or one per group.
 
     The optimal 1-D coupling of two equal-size uniform samples is the sorted matching (stable
     sorts, as :func:`fairot.transport.optimal_coupling_1d`), each pair carrying mass ``1/N``.
@@ -327,14 +366,17 @@ def dot_kernel(
     order = np.empty(n_batch, dtype=np.int64)
     buckets = np.empty(n_batch + 1, dtype=np.int64)
     tb_sorted = np.empty(n_batch)
+    per_group = targets.shape[0] > 1
     for k in range(n_updates):
-        for j in range(n_batch):
-            tb[j] = target_samples[target_positions[k, j]]
-        bucket_argsort(tb, order, buckets)
-        for j in range(n_batch):
-            tb_sorted[j] = tb[order[j]]
         total = 0.0
         for a in range(n_groups):
+            if a == 0 or per_group:
+                target = targets[a if per_group else 0]
+                for j in range(n_batch):
+                    tb[j] = target[target_positions[k, j]]
+                bucket_argsort(tb, order, buckets)
+                for j in range(n_batch):
+                    tb_sorted[j] = tb[order[j]]
             for i in range(n_batch):
                 row = members[offsets[a] + batch_positions[k, a, i]]
                 grad_rows[a, i] = row

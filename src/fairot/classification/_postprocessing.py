@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from numbers import Real
 from typing import Literal
 
 import numpy as np
@@ -10,7 +11,11 @@ from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
 from sklearn.utils import get_tags
-from sklearn.utils._param_validation import HasMethods, StrOptions
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    StrOptions,
+)
 from sklearn.utils.validation import (
     _num_features,
     _num_samples,
@@ -20,15 +25,21 @@ from sklearn.utils.validation import (
 )
 
 from fairot.classification._common import (
+    TauUnitsMixin,
     atomic,
     check_group_weights,
     fit_base_estimator,
     user_stacklevel,
 )
-from fairot.transport import build_target, ecdf_rank, quantile_function
+from fairot.classification._dpp_groups import group_of_row, pooled_scores, target_from_groups
+from fairot.transport import build_target, check_tau, geodesic_map
 from fairot.utils.arrays import check_consistent_length, check_sample_weight, check_scores
 from fairot.utils.backends import dispatch, is_dask_collection
-from fairot.utils.groups import GroupEncoding, group_attributes
+from fairot.utils.groups import (
+    GroupEncoding,
+    group_attributes,
+    warn_small_groups,
+)
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 from fairot.utils.targets import check_binary_target
 
@@ -41,9 +52,14 @@ MSG_MARGINAL_CELLS = (
 # depends on the batch); the ECDF jumps exactly there, so ranks are taken just right of the score.
 RANK_TOLERANCE = 1e-12
 MSG_NO_PROBA = "estimator must implement predict_proba; got {name}."
+MSG_UNSEEN = (
+    "sensitive_features contains group {label!r}, not seen at fit time (seen groups: {known}). "
+    "Refit with rows of that group, or pass unseen_groups='pooled' to map its rows through the "
+    "pooled score distribution of all fit-time rows."
+)
 
 
-class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
+class QuantileParityPostProcessor(TauUnitsMixin, ClassifierMixin, BaseEstimator):
     r"""Quantile post-processing to strong demographic parity (DPP of [1]_).
 
     Each score :math:`s` of a person in group :math:`a` is replaced by the target quantile at its
@@ -55,6 +71,18 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
     :math:`Q_{\bar S}` the (left-continuous) quantile function of the target. On the fit data
     every group's post-processed scores then follow the target exactly, up to ties.
 
+    With a tolerance :math:`\tau \in [0, 1]` each score moves only :math:`1 - \tau` of the way,
+    along the :math:`W_1` (= :math:`W_2` in one dimension, McCann's interpolation) geodesic,
+
+    .. math:: \tilde s_\tau = \tau\, s + (1 - \tau)\, Q_{\bar S}\big(F_a(s)\big),
+
+    i.e. group :math:`a`'s adjusted quantile function is
+    :math:`\tau Q_a(u) + (1 - \tau) \bar Q(u)`: the map is nondecreasing, so on any data
+    :math:`W_p(\tilde s_\tau, \tilde s_0) = \tau\, W_p(s, \tilde s_0)` exactly within each group,
+    a fraction :math:`\tau` of the raw distance to the target kept (the regression paper's
+    relative tolerance). ``tau=1`` returns the model's own scores exactly, ``tau=0`` full
+    parity.
+
     Parameters
     ----------
     estimator : estimator or None, default=None
@@ -65,6 +93,17 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
     group_mode : {"intersection", "marginal"}, default="intersection"
         With ``"marginal"`` the target is built from the (overlapping) marginal groups and each
         intersectional cell is mapped to it, with a warning that says so.
+    tau : float in [0, 1], default=0.0
+        Fraction of the raw disparity kept: each group's scores move :math:`1 - \tau` of the
+        way to the target along the geodesic (see above). ``0``: strong demographic parity;
+        ``1``: the base model's scores unchanged.
+    unseen_groups : {"error", "pooled"}, default="error"
+        A row whose group was not seen at fit time: ``"error"`` raises, listing the seen
+        groups; ``"pooled"`` maps it through the pooled score distribution of all fit-time
+        rows, :math:`\tau s + (1 - \tau) Q_{\bar S}(F(s))` with :math:`F` the pooled ECDF.
+
+    Groups with fewer than ``fairot.utils.groups.SMALL_GROUP_SIZE`` rows at fit time get a
+    warning: their ECDF rests on too few rows.
 
     Attributes
     ----------
@@ -77,6 +116,8 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         Sorted fit-time scores of each group, defining :math:`F_a`.
     target_samples_ : ndarray
         Sorted target samples.
+    tau_ : float
+        The tolerance in use (``tau``, checked at fit).
     n_features_in_ : int
 
     See Also
@@ -105,6 +146,8 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         "estimator": [HasMethods(["fit", "predict_proba"]), None],
         "target": [str, "array-like", int, tuple],
         "group_mode": [StrOptions({"intersection", "marginal"})],
+        "tau": [Interval(Real, 0, 1, closed="both")],
+        "unseen_groups": [StrOptions({"error", "pooled"})],
     }
 
     # One default across fairot's classifiers and regressors: every method that takes the
@@ -121,10 +164,14 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         estimator=None,
         target="barycenter",
         group_mode: Literal["intersection", "marginal"] = "intersection",
+        tau: float = 0.0,
+        unseen_groups: Literal["error", "pooled"] = "error",
     ):
         self.estimator = estimator
         self.target = target
         self.group_mode = group_mode
+        self.tau = tau
+        self.unseen_groups = unseen_groups
 
     @_fit_context(prefer_skip_nested_validation=False)
     @atomic
@@ -162,7 +209,7 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         check_consistent_length(X=X, y=y, sensitive_features=sf, sample_weight=sample_weight)
         classes = check_binary_target(y)
         sample_weight = check_sample_weight(sample_weight, n_samples)
-        encoding = check_sensitive_features(sf, n_samples, groups=self.group_mode)
+        encoding = check_sensitive_features(sf, n_samples, group_mode=self.group_mode)
         if sample_weight is not None:
             check_group_weights(sample_weight, encoding.indices(), encoding.names)
         self.fit_estimator(X, y, classes=classes, sample_weight=sample_weight)
@@ -172,7 +219,7 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
             # The target comes from the overlapping marginal groups; each person is then mapped
             # from the cell (intersection) they belong to.
             target_samples = build_target(self.target, scores, encoding, sample_weight)
-            cells = check_sensitive_features(sf, n_samples, groups="intersection", min_groups=1)
+            cells = check_sensitive_features(sf, n_samples, group_mode="intersection", min_groups=1)
             warnings.warn(
                 MSG_MARGINAL_CELLS.format(n_cells=cells.n_groups, n_groups=encoding.n_groups),
                 UserWarning,
@@ -263,14 +310,24 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         group_scores = [np.asarray(g, dtype=np.float64) for g in group_scores]
         if group_weights is None:
             group_weights = [None] * len(group_scores)
+        warn_small_groups(
+            [
+                g.shape[0] if w is None else np.count_nonzero(w)
+                for g, w in zip(group_scores, group_weights, strict=True)
+            ],
+            group_attributes(encoding)[1],
+            stacklevel=user_stacklevel(),
+        )
+        self.tau_ = check_tau(self.tau)
         if target_samples is None:
-            target_samples = _target_from_groups(self.target, group_scores, group_weights, encoding)
+            target_samples = target_from_groups(self.target, group_scores, group_weights, encoding)
         self.target_samples_ = np.asarray(target_samples, dtype=np.float64)
         self._encoding = encoding
         self._sensitive_columns = sensitive_columns
         self.groups_, self.group_names_ = group_attributes(encoding)
         self.group_scores_ = group_scores
         self._group_weights = list(group_weights)
+        self._pooled = pooled_scores(group_scores, self._group_weights)
         return self
 
     def _check_features(self, X, *, reset: bool) -> None:
@@ -317,9 +374,9 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
             Passed to the fitted estimator as given.
         sensitive_features : array-like, DataFrame, dict, str or list of str, optional
-            Groups of the rows of ``X``, as at fit time (unseen group: ``ValueError``).
-            Required unless the groups were named as columns of ``X`` at fit time (they are
-            then read from ``X`` again).
+            Groups of the rows of ``X``, as at fit time (a group unseen at fit time: as
+            ``unseen_groups`` says). Required unless the groups were named as columns of ``X``
+            at fit time (they are then read from ``X`` again).
 
         Returns
         -------
@@ -335,17 +392,28 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
             sensitive_features = self._sensitive_columns
         sf, _ = resolve_sensitive_features(X, sensitive_features)
         self._check_features(X, reset=False)
-        codes = self._encoding.encode(sf)
+        codes = self._encoding.encode(sf, unseen="mark")
+        unseen = codes < 0
+        if np.any(unseen) and self.unseen_groups == "error":
+            row = int(np.flatnonzero(unseen)[0])
+            label = group_of_row(sf, row)
+            raise ValueError(MSG_UNSEEN.format(label=label, known=self.group_names_))
         check_consistent_length(X=X, sensitive_features=codes)
         s = self.base_scores(X)
         out = np.empty_like(s)
-        for g, (reference, weights) in enumerate(
-            zip(self.group_scores_, self._group_weights, strict=True)
-        ):
-            rows = np.flatnonzero(codes == g)
+        references = [*zip(self.group_scores_, self._group_weights, strict=True), self._pooled]
+        for g, (reference, weights) in enumerate(references):
+            rows = np.flatnonzero(codes == (g if g < len(self.group_scores_) else -1))
             if rows.size:
-                rank = ecdf_rank(reference, s[rows] + RANK_TOLERANCE, weights, assume_sorted=True)
-                out[rows] = quantile_function(self.target_samples_, rank, assume_sorted=True)
+                out[rows] = geodesic_map(
+                    s[rows],
+                    reference,
+                    self.target_samples_,
+                    self.tau_,
+                    source_weights=weights,
+                    rank_offset=RANK_TOLERANCE,
+                    assume_sorted=True,
+                )
         return np.column_stack([1.0 - out, out])
 
     def predict(self, X, *, sensitive_features=None) -> np.ndarray:
@@ -399,43 +467,3 @@ class QuantileParityPostProcessor(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = base_tags.input_tags.sparse
         tags.input_tags.string = base_tags.input_tags.string
         return tags
-
-
-class _ConcatenatedGroups:
-    """The groups of the concatenated sorted group scores, as ``build_target`` reads groups.
-
-    ``build_target`` asks an encoding for each group's rows (``indices``), a group's position
-    (``index_of``) and the names; over the concatenation, group ``g``'s rows are its block.
-    """
-
-    def __init__(self, encoding: GroupEncoding, sizes: list[int]):
-        self.encoding = encoding
-        self.names = encoding.names
-        bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.intp)
-        self.rows = [np.arange(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
-
-    def indices(self) -> list[np.ndarray]:
-        return self.rows
-
-    def index_of(self, label) -> int:
-        return self.encoding.index_of(label)
-
-
-def _target_from_groups(
-    target, group_scores: list[np.ndarray], group_weights: list, encoding: GroupEncoding
-) -> np.ndarray:
-    """``build_target`` on the concatenated sorted groups: the target of the rows they came from.
-
-    The group quantiles and sizes do not depend on the order of a group's rows, so the sorted
-    groups give the target that the rows themselves give.
-    """
-    groups = _ConcatenatedGroups(encoding, [g.shape[0] for g in group_scores])
-    weights = None
-    if any(w is not None for w in group_weights):
-        weights = np.concatenate(
-            [
-                np.ones(g.shape[0]) if w is None else w
-                for g, w in zip(group_scores, group_weights, strict=True)
-            ]
-        )
-    return build_target(target, np.concatenate(group_scores), groups, weights)

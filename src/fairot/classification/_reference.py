@@ -96,8 +96,8 @@ def cot_objective_and_gradients(
         where :math:`\mu_a = -\lambda_a`; its gradient is then zero).
     group_batches : list of ndarray of shape (N_S, d)
         The batch of rows of each group.
-    target_batch : ndarray of shape (N_S,)
-        Target samples :math:`\bar s^j`.
+    target_batch : ndarray of shape (N_S,) or (n_groups, N_S)
+        Target samples :math:`\bar s^j`, shared or one batch per group (a tolerance tau).
     features : FourierFeatures or FeatureTable
         Exact features, or the tabulated ones of the fast kernel.
     params : CotParams
@@ -109,7 +109,8 @@ def cot_objective_and_gradients(
     g_target = np.zeros_like(target_duals)
     for a, xb in enumerate(group_batches):
         s = scores(theta, xb)
-        terms = pair_terms(s, target_batch, duals[a], target_duals[a], features, params)
+        tb = target_batch[a] if target_batch.ndim == 2 else target_batch
+        terms = pair_terms(s, tb, duals[a], target_duals[a], features, params)
         total += terms.objective
         g_duals[a] = terms.duals
         g_target[a] = terms.target_duals
@@ -142,8 +143,8 @@ def cot_updates_numpy(
         Dense features.
     group_rows : list of ndarray of int
         Row indices of each group.
-    target_samples : ndarray of shape (n_target,)
-        The target data set :math:`\bar{\mathcal D}`.
+    target_samples : ndarray of shape (n_target,) or (n_groups, n_target)
+        The target data set :math:`\bar{\mathcal D}`, or one per group (a tolerance tau).
     batch_positions : ndarray of int of shape (n_updates, n_groups, N_S)
         Batch of each group at each update, as positions into ``group_rows[a]``.
     target_positions : ndarray of int of shape (n_updates, N_S)
@@ -160,7 +161,7 @@ def cot_updates_numpy(
     objectives = np.empty(n_updates)
     for k in range(n_updates):
         batches = [X[rows[batch_positions[k, a]]] for a, rows in enumerate(group_rows)]
-        target_batch = target_samples[target_positions[k]]
+        target_batch = target_samples[..., target_positions[k]]
         grad = cot_objective_and_gradients(
             theta, duals, target_duals, batches, target_batch, features, params
         )
@@ -197,14 +198,15 @@ def dot_updates_numpy(
     n_updates = batch_positions.shape[0]
     objectives = np.empty(n_updates)
     for k in range(n_updates):
-        target_batch = target_samples[target_positions[k]]
+        target_batch = target_samples[..., target_positions[k]]
         grad = np.zeros_like(theta)
         total = 0.0
         for a, rows in enumerate(group_rows):
             xb = X[rows[batch_positions[k, a]]]
             s = scores(theta, xb)
-            i, j, mass = optimal_coupling_1d(s, target_batch)
-            diff = s[i] - target_batch[j]
+            tb = target_batch[a] if target_batch.ndim == 2 else target_batch
+            i, j, mass = optimal_coupling_1d(s, tb)
+            diff = s[i] - tb[j]
             total += float(mass @ np.abs(diff))
             w = mass * np.sign(diff) * s[i] * (1.0 - s[i])
             grad[:-1] += w @ xb[i]

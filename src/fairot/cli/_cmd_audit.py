@@ -26,6 +26,7 @@ MSG_WEIGHTED_BOOTSTRAP = (
 )
 MSG_WEIGHTS = "column {column!r} must hold non-negative weights with a positive sum"
 MSG_NEEDS_COLUMNS = "--data needs --score COL and --sensitive COL[,COL]"
+MSG_DATASET_TASK = "--dataset {name} is {task} data; pass --task {task}"
 MSG_SCORE_RANGE = (
     "column {column!r} must hold scores in [0, 1] for classification; got [{low:g}, {high:g}] "
     "(use --task regression?)"
@@ -61,7 +62,7 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
 
 def register(subparsers) -> None:
     """Add the ``audit`` subcommand."""
-    from fairot.reporting import BUILTIN_DATASETS
+    from fairot.reporting import BUILTIN_DATASETS, BUILTIN_REGRESSION_DATASETS
 
     p = subparsers.add_parser(
         "audit",
@@ -78,8 +79,11 @@ def register(subparsers) -> None:
     source.add_argument("--data", type=Path, metavar="FILE", help="CSV/TSV file to audit")
     source.add_argument(
         "--dataset",
-        choices=BUILTIN_DATASETS,
-        help="audit LogisticRegression() on a built-in data set's test split",
+        choices=BUILTIN_DATASETS + BUILTIN_REGRESSION_DATASETS,
+        help=(
+            "audit LogisticRegression() (classification) or GradientBoostingRegressor() "
+            "(acs-excerpts, with --task regression) on a built-in data set's test split"
+        ),
     )
     add_table_arguments(p)
     p.add_argument("--score", metavar="COL", help="column of scores or predictions")
@@ -101,7 +105,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("--task", choices=("classification", "regression"), default="classification")
     p.add_argument(
-        "--groups",
+        "--group-mode",
         choices=("intersection", "marginal"),
         default="intersection",
         help="how several sensitive columns form groups (default: intersection)",
@@ -200,7 +204,12 @@ def read_weights(frame: Any, column: str, path: Path) -> Any:
 def run(args: argparse.Namespace) -> int:
     """Run the audit and print it."""
     from fairot.cli import CLIError
-    from fairot.reporting import audit, audit_logistic_regression
+    from fairot.reporting import (
+        BUILTIN_REGRESSION_DATASETS,
+        audit,
+        audit_gradient_boosting,
+        audit_logistic_regression,
+    )
 
     check_report_arguments(args)
     plots = args.out is not None or args.format == "html"
@@ -218,7 +227,15 @@ def run(args: argparse.Namespace) -> int:
     if args.dataset:
         if weight_column:
             raise CLIError("--sample-weight needs --data")
-        result = audit_logistic_regression(args.dataset, **options)
+        regression = args.dataset in BUILTIN_REGRESSION_DATASETS
+        if regression != (args.task == "regression"):
+            task = "regression" if regression else "classification"
+            raise CLIError(MSG_DATASET_TASK.format(name=args.dataset, task=task))
+        if regression:
+            del options["threshold"]
+            result = audit_gradient_boosting(args.dataset, **options)
+        else:
+            result = audit_logistic_regression(args.dataset, **options)
     else:
         frame, labels, scores, sensitive = read_audit_columns(
             args.data,
@@ -234,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
             scores,
             sensitive,
             task=args.task,
-            groups=args.groups,
+            group_mode=args.group_mode,
             title=f"fairot audit of {args.data.name}: {args.score}",
             sample_weight=(
                 None if not weight_column else read_weights(frame, weight_column, args.data)

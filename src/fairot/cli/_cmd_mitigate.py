@@ -1,7 +1,8 @@
 """``fairot mitigate``: make a model's scores fair by post-processing, from a CSV of its scores.
 
 ``--method dpp`` fits :class:`~fairot.classification.QuantileParityPostProcessor` (every group's
-scores mapped onto their barycenter: strong demographic parity); ``--method regression`` fits
+scores mapped onto their barycenter: strong demographic parity, or ``1 - τ`` of the way there
+with ``--tau``); ``--method regression`` fits
 :class:`~fairot.regression.WassersteinFairRegressor` (every pair of groups within ε in W_p, or
 τ times the current gap). Both wrap :class:`fairot.utils.ScoreColumn`, so the user's scores are
 the model. The model is fitted on part of ``--data`` and audited, before and after, on the
@@ -49,8 +50,12 @@ from fairot.cli._io import (
 )
 
 MSG_TOLERANCE_DPP = (
-    "--{name} is a tolerance of --method regression; dpp always maps every group onto the "
-    "barycenter (strong demographic parity)"
+    "--epsilon is an absolute tolerance of --method regression; for --method dpp give --tau, the "
+    "fraction of the raw disparity kept, in [0, 1]"
+)
+MSG_TAU_DPP = (
+    "--tau must be a number in [0, 1] for --method dpp (the fraction of the raw disparity kept: "
+    "1 keeps the scores, 0 is strong demographic parity); got {value}"
 )
 MSG_TOLERANCE_VALUE = "--{name} must be a finite number >= 0; got {value}"
 MSG_BOTH = "give --tau or --epsilon, not both"
@@ -119,7 +124,10 @@ def register(subparsers) -> None:
     )
     tolerance = p.add_mutually_exclusive_group()
     tolerance.add_argument(
-        "--tau", type=float, help="regression: tolerance as a share of today's largest W_p gap"
+        "--tau",
+        type=float,
+        help="fraction of the raw disparity kept: regression, a share of today's largest W_p "
+        "gap; dpp, in [0, 1], each group moved 1 - tau of the way to the barycenter (0)",
     )
     tolerance.add_argument("--epsilon", type=float, help="regression: absolute W_p tolerance")
     p.add_argument(
@@ -139,8 +147,10 @@ def _check_arguments(args: argparse.Namespace) -> None:
         value = getattr(args, name)
         if value is None:
             continue
-        if args.method == "dpp":
-            raise CLIError(MSG_TOLERANCE_DPP.format(name=name))
+        if args.method == "dpp" and name == "epsilon":
+            raise CLIError(MSG_TOLERANCE_DPP)
+        if args.method == "dpp" and not 0 <= value <= 1:
+            raise CLIError(MSG_TAU_DPP.format(value=value))
         if not (math.isfinite(value) and value >= 0):
             raise CLIError(MSG_TOLERANCE_VALUE.format(name=name, value=value))
     check_report_arguments(args)
@@ -168,7 +178,9 @@ def _fit(args: argparse.Namespace, rows: Rows):
         # ScoreColumn's fit takes no weights; frozen, it is the same model and the weights go to
         # the group quantiles only.
         scorer = ScoreColumn() if weights is None else FrozenEstimator(ScoreColumn().fit(X, y))
-        model = QuantileParityPostProcessor(estimator=scorer)
+        model = QuantileParityPostProcessor(
+            estimator=scorer, tau=0.0 if args.tau is None else args.tau
+        )
         return model.fit(X, y, sensitive_features=sensitive, sample_weight=weights)
     from fairot.regression import WassersteinFairRegressor
 

@@ -75,7 +75,7 @@ def distinct_rows(block: Any) -> pd.DataFrame:
 
 
 def encoding_from_distinct(
-    distinct: list[pd.DataFrame], groups: GroupsMode, min_groups: int = 2
+    distinct: list[pd.DataFrame], group_mode: GroupsMode, min_groups: int = 2
 ) -> GroupEncoding:
     """The groups of the whole collection, built from each partition's distinct rows.
 
@@ -83,7 +83,7 @@ def encoding_from_distinct(
     in-memory functions build from the full data.
     """
     frame = pd.concat(distinct, ignore_index=True).drop_duplicates().reset_index(drop=True)
-    return check_sensitive_features(frame, groups=groups, min_groups=min_groups)
+    return check_sensitive_features(frame, group_mode=group_mode, min_groups=min_groups)
 
 
 def label_arrays(values: np.ndarray, sf_block: Any, encoding: GroupEncoding) -> list[np.ndarray]:

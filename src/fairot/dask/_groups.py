@@ -90,7 +90,7 @@ def group_distances(
     *,
     name: str,
     bounds: tuple[float, float] | None,
-    groups: GroupsMode,
+    group_mode: GroupsMode,
     orders: tuple[float, ...],
     group_weights: Literal["uniform", "proportional"] | None = "uniform",
     quantiles: Quantiles = "exact",
@@ -108,7 +108,7 @@ def group_distances(
         sketch_k = check_sketch_k(sketch_k)
     blocks = aligned_blocks({name: values, "sensitive_features": sensitive_features})
     info = compute(*[delayed(_blocks_info)(b) for b in blocks["sensitive_features"]])
-    encoding = encoding_from_distinct([d for d, _ in info], groups)
+    encoding = encoding_from_distinct([d for d, _ in info], group_mode)
     chunk_rows = max(1, max(n for _, n in info))
     labelled = [
         delayed(_labelled)(i, v, s, encoding, name, bounds)

@@ -90,7 +90,7 @@ def wass1(
     *,
     sensitive_features: Any,
     group_weights: GroupWeights = "uniform",
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
     quantiles: Quantiles = "exact",
     sketch_k: int = DEFAULT_K,
 ) -> float:
@@ -102,7 +102,7 @@ def wass1(
         Labels, unused: fairlearn's calling form, as :func:`fairot.metrics.wass1`.
     y_pred, sensitive_features : Dask collections
         Scores in [0, 1] and group membership (a required keyword), partitioned alike.
-    group_weights, groups
+    group_weights, group_mode
         As in :func:`fairot.metrics.wass1`.
     quantiles, sketch_k
         As in :func:`wasserstein_distance`.
@@ -125,7 +125,7 @@ def wass1(
         sensitive_features,
         name="scores",
         bounds=UNIT_INTERVAL,
-        groups=groups,
+        group_mode=group_mode,
         orders=(1.0,),
         group_weights=group_weights,
         quantiles=quantiles,
@@ -140,7 +140,7 @@ def strong_demographic_disparity(
     y_pred: Any,
     *,
     sensitive_features: Any,
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
     quantiles: Quantiles = "exact",
     sketch_k: int = DEFAULT_K,
 ) -> float:
@@ -152,7 +152,7 @@ def strong_demographic_disparity(
         Labels, unused: fairlearn's calling form, as :func:`fairot.metrics.wass1`.
     y_pred, sensitive_features : Dask collections
         Scores in [0, 1] and group membership (a required keyword), partitioned alike.
-    groups, quantiles, sketch_k
+    group_mode, quantiles, sketch_k
         As in :func:`wass1`.
 
     Returns
@@ -168,7 +168,7 @@ def strong_demographic_disparity(
     >>> round(strong_demographic_disparity(None, scores, sensitive_features=groups), 6)
     0.5
     """
-    d = _score_distances(y_pred, sensitive_features, groups, quantiles, sketch_k)
+    d = _score_distances(y_pred, sensitive_features, group_mode, quantiles, sketch_k)
     return sum_of_distances(d.to_pooled())
 
 
@@ -178,7 +178,7 @@ def strong_pairwise_demographic_disparity(
     y_pred: Any,
     *,
     sensitive_features: Any,
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
     quantiles: Quantiles = "exact",
     sketch_k: int = DEFAULT_K,
 ) -> float:
@@ -190,7 +190,7 @@ def strong_pairwise_demographic_disparity(
         Labels, unused: fairlearn's calling form, as :func:`fairot.metrics.wass1`.
     y_pred, sensitive_features : Dask collections
         Scores in [0, 1] and group membership (a required keyword), partitioned alike.
-    groups, quantiles, sketch_k
+    group_mode, quantiles, sketch_k
         As in :func:`wass1`.
 
     Returns
@@ -206,17 +206,17 @@ def strong_pairwise_demographic_disparity(
     >>> round(spdd(None, scores, sensitive_features=groups), 6)
     1.0
     """
-    d = _score_distances(y_pred, sensitive_features, groups, quantiles, sketch_k)
+    d = _score_distances(y_pred, sensitive_features, group_mode, quantiles, sketch_k)
     return sum_over_pairs(d.pairwise_w1())
 
 
-def _score_distances(scores, sensitive_features, groups, quantiles, sketch_k) -> GroupDistances:
+def _score_distances(scores, sensitive_features, group_mode, quantiles, sketch_k) -> GroupDistances:
     return group_distances(
         scores,
         sensitive_features,
         name="scores",
         bounds=UNIT_INTERVAL,
-        groups=groups,
+        group_mode=group_mode,
         orders=(1.0,),
         group_weights=None,
         quantiles=quantiles,
@@ -231,7 +231,7 @@ def max_pairwise_wasserstein(
     *,
     sensitive_features: Any,
     p: float | str = 2,
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
     quantiles: Quantiles = "exact",
     sketch_k: int = DEFAULT_K,
 ) -> PairwiseGap:
@@ -245,7 +245,7 @@ def max_pairwise_wasserstein(
         Predictions and group membership (a required keyword), partitioned alike.
     p : float or "inf", default=2
         Order of the distance.
-    groups, quantiles, sketch_k
+    group_mode, quantiles, sketch_k
         As in :func:`wass1`.
 
     Returns
@@ -268,7 +268,7 @@ def max_pairwise_wasserstein(
         sensitive_features,
         name="pred",
         bounds=None,
-        groups=groups,
+        group_mode=group_mode,
         orders=(p,),
         group_weights=None,
         quantiles=quantiles,

@@ -84,7 +84,7 @@ def fairness_report(
     *,
     sensitive_features: Any,
     task: Task = "classification",
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
     threshold: float = 0.5,
     quantiles: Quantiles = "exact",
     sketch_k: int = DEFAULT_K,
@@ -103,7 +103,7 @@ def fairness_report(
         Scores (classification) or predictions (regression).
     sensitive_features : Dask array, Series or DataFrame
         Group membership (a required keyword, as in fairlearn).
-    task, groups, threshold
+    task, group_mode, threshold
         As in :func:`fairot.metrics.fairness_report`.
     quantiles, sketch_k
         As in :func:`wasserstein_distance`.
@@ -130,7 +130,7 @@ def fairness_report(
         sensitive_features,
         name="y_pred",
         bounds=UNIT_INTERVAL if task == "classification" else None,
-        groups=groups,
+        group_mode=group_mode,
         orders=orders,
         group_weights="uniform",
         quantiles=quantiles,

@@ -106,7 +106,7 @@ def load_communities_crime(
     columns, ``black``, ``white``, ``asian`` and ``hispanic``, each ``"high"`` when the
     community's share of that race (``racepctblack``, ``racePctWhite``, ``racePctAsian``,
     ``racePctHisp``) is strictly above its median (or mean), else ``"low"``. Use it with
-    ``groups="marginal"``: 8 overlapping groups, as the paper counts them.
+    ``group_mode="marginal"``: 8 overlapping groups, as the paper counts them.
 
     ``task="regression"``: the target is ``ViolentCrimesPerPop`` itself and the sensitive frame
     has one column, ``black``: ``"high"`` / ``"low"`` around the median (or mean) of

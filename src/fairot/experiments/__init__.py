@@ -22,6 +22,7 @@ STUDIES: dict[str, str] = {
     "afr-multigroup": "fairot.experiments.afr:run_afr_multigroup",
     "afr-crime": "fairot.experiments.afr:run_afr_crime",
     "afr-acs": "fairot.experiments.afr:run_afr_acs",
+    "afr-acs-folktables": "fairot.experiments.afr:run_afr_acs_folktables",
     "afr-classification": "fairot.experiments.afr:run_afr_classification",
     "mbn-synthetic": "fairot.experiments.mbn:run_mbn_synthetic",
     "torch-adult": "fairot.experiments.cot:run_torch_adult",

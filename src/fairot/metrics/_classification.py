@@ -80,12 +80,12 @@ def _group_samples(
     y_pred: Any,
     sensitive_features: Any,
     sample_weight: Any,
-    groups: GroupsMode,
+    group_mode: GroupsMode,
     bounds: tuple[float, float] | None = UNIT_INTERVAL,
 ) -> tuple[np.ndarray, np.ndarray | None, GroupEncoding, list[np.ndarray], list]:
     """Validated scores, weights, groups and each group's sorted (weighted) sample."""
     s = check_array_1d(y_pred, "scores" if bounds else "y_pred", bounds=bounds)
-    enc = check_sensitive_features(sensitive_features, s.shape[0], groups=groups)
+    enc = check_sensitive_features(sensitive_features, s.shape[0], group_mode=group_mode)
     w = check_sample_weight(sample_weight, s.shape[0])
     xs, ws = sorted_group_samples(s, enc.indices(), w, enc.names)
     return s, w, enc, xs, ws
@@ -100,7 +100,7 @@ def wass1(
     reference: ArrayLike | None = None,
     sample_weight: ArrayLike | None = None,
     group_weights: Literal["uniform", "proportional"] = "uniform",
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
 ) -> float:
     r"""Sum over groups of the W1 distance to a target distribution (the COT paper's Wass1).
 
@@ -123,7 +123,7 @@ def wass1(
     y_pred : array-like of shape (n_samples,)
         Scores in [0, 1].
     sensitive_features : array-like or DataFrame
-        Group membership: one column, or several (see ``groups``); a required keyword.
+        Group membership: one column, or several (see ``group_mode``); a required keyword.
     reference : array-like, optional
         Samples of a fixed target distribution, e.g. a fitted estimator's ``target_samples_``.
     sample_weight : array-like of shape (n_samples,), optional
@@ -131,7 +131,7 @@ def wass1(
     group_weights : {"uniform", "proportional"}, default="uniform"
         Weights of the groups in the barycenter's median; ``"proportional"`` uses group sizes
         (total sample weight), which pulls the barycenter towards the largest group.
-    groups : {"intersection", "marginal"}, default="intersection"
+    group_mode : {"intersection", "marginal"}, default="intersection"
         ``"marginal"`` makes each value of each column a group (overlapping groups).
 
     Returns
@@ -158,7 +158,7 @@ def wass1(
     """
     check_group_weights(group_weights)
     check_labels_length(y_true, y_pred)
-    _, w, enc, xs, ws = _group_samples(y_pred, sensitive_features, sample_weight, groups)
+    _, w, enc, xs, ws = _group_samples(y_pred, sensitive_features, sample_weight, group_mode)
     if reference is not None:
         t = np.sort(check_array_1d(reference, "reference", bounds=UNIT_INTERVAL))
         return sum_w1_to_reference(xs, t, ws)
@@ -178,7 +178,7 @@ def strong_demographic_disparity(
     *,
     sensitive_features: Any,
     sample_weight: ArrayLike | None = None,
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
 ) -> float:
     r"""Strong demographic disparity (the COT paper's SDD).
 
@@ -202,7 +202,7 @@ def strong_demographic_disparity(
         Group membership (a required keyword).
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative sample weights (weighted ECDFs, pooled one included).
-    groups : {"intersection", "marginal"}, default="intersection"
+    group_mode : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns form groups.
 
     Returns
@@ -217,7 +217,7 @@ def strong_demographic_disparity(
     0.5
     """
     check_labels_length(y_true, y_pred)
-    s, w, _, xs, ws = _group_samples(y_pred, sensitive_features, sample_weight, groups)
+    s, w, _, xs, ws = _group_samples(y_pred, sensitive_features, sample_weight, group_mode)
     pooled, pooled_w = sorted_sample(s, w)
     return sum_of_distances(
         wasserstein_sorted(g, pooled, 1.0, gw, pooled_w) for g, gw in zip(xs, ws, strict=True)
@@ -231,7 +231,7 @@ def strong_pairwise_demographic_disparity(
     *,
     sensitive_features: Any,
     sample_weight: ArrayLike | None = None,
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
 ) -> float:
     r"""Strong pairwise demographic disparity (the COT paper's SPDD).
 
@@ -253,7 +253,7 @@ def strong_pairwise_demographic_disparity(
         Group membership (a required keyword).
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative sample weights.
-    groups : {"intersection", "marginal"}, default="intersection"
+    group_mode : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns form groups.
 
     Returns
@@ -269,5 +269,5 @@ def strong_pairwise_demographic_disparity(
     1.0
     """
     check_labels_length(y_true, y_pred)
-    _, _, _, xs, ws = _group_samples(y_pred, sensitive_features, sample_weight, groups)
+    _, _, _, xs, ws = _group_samples(y_pred, sensitive_features, sample_weight, group_mode)
     return sum_pairwise_w1(xs, ws)

@@ -55,7 +55,7 @@ def max_pairwise_wasserstein(
     sensitive_features: Any,
     p: float | str = 2,
     sample_weight: ArrayLike | None = None,
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
 ) -> PairwiseGap:
     r"""Largest pairwise :math:`W_p` between groups' prediction distributions.
 
@@ -75,7 +75,7 @@ def max_pairwise_wasserstein(
         Order of the Wasserstein distance.
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative sample weights.
-    groups : {"intersection", "marginal"}, default="intersection"
+    group_mode : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns form groups.
 
     Returns
@@ -98,7 +98,7 @@ def max_pairwise_wasserstein(
     p = check_p(p)
     check_labels_length(y_true, y_pred)
     values = check_array_1d(y_pred, "pred")
-    enc = check_sensitive_features(sensitive_features, values.shape[0], groups=groups)
+    enc = check_sensitive_features(sensitive_features, values.shape[0], group_mode=group_mode)
     w = check_sample_weight(sample_weight, values.shape[0])
     xs, ws = sorted_group_samples(values, enc.indices(), w, enc.names)
     return pairwise_gaps(xs, enc.names, (p,), ws)[p]

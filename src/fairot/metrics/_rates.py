@@ -44,13 +44,13 @@ CLASSIFICATION_RATES = (
 REGRESSION_RATES = ("mae", "rmse", "mean_residual")
 
 
-def check_rate_inputs(y_true, y_pred, sensitive_features, task, groups, threshold):
+def check_rate_inputs(y_true, y_pred, sensitive_features, task, group_mode, threshold):
     if task not in ("classification", "regression"):
         raise ValueError(MSG_TASK.format(value=task))
     pred = check_array_1d(
         y_pred, "y_pred", bounds=UNIT_INTERVAL if task == "classification" else None
     )
-    enc = check_sensitive_features(sensitive_features, pred.shape[0], groups=groups)
+    enc = check_sensitive_features(sensitive_features, pred.shape[0], group_mode=group_mode)
     y = None
     if y_true is not None:
         y = (
@@ -143,7 +143,7 @@ def group_rates(
     sensitive_features: Any,
     sample_weight: ArrayLike | None = None,
     task: str = "classification",
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
     threshold: float = 0.5,
 ) -> pd.DataFrame:
     r"""Per-group rates at a decision threshold (classification) or residual errors (regression).
@@ -168,7 +168,7 @@ def group_rates(
         weighted counts (fairlearn's weighted rates; integer weights give the rates of the
         replicated rows).
     task : {"classification", "regression"}, default="classification"
-    groups : {"intersection", "marginal"}, default="intersection"
+    group_mode : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns form groups.
     threshold : float in [0, 1], default=0.5
         Decision threshold.
@@ -190,7 +190,7 @@ def group_rates(
     [1.0, 1.0, 1.0]
     """
     y, pred, enc, threshold = check_rate_inputs(
-        y_true, y_pred, sensitive_features, task, groups, threshold
+        y_true, y_pred, sensitive_features, task, group_mode, threshold
     )
     w = check_sample_weight(sample_weight, pred.shape[0])
     indices = enc.indices()
@@ -226,7 +226,7 @@ def demographic_parity_difference(
     *,
     sensitive_features: Any,
     sample_weight: ArrayLike | None = None,
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
     threshold: float = 0.5,
 ) -> float:
     r"""Largest difference of selection rates between groups at a threshold.
@@ -248,7 +248,7 @@ def demographic_parity_difference(
         Group membership (a required keyword).
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative sample weights (weighted selection rates).
-    groups : {"intersection", "marginal"}, default="intersection"
+    group_mode : {"intersection", "marginal"}, default="intersection"
     threshold : float in [0, 1], default=0.5
 
     Returns
@@ -267,7 +267,7 @@ def demographic_parity_difference(
         y_pred,
         sensitive_features=sensitive_features,
         sample_weight=sample_weight,
-        groups=groups,
+        group_mode=group_mode,
         threshold=threshold,
     )["selection_rate"]
     return float(rates.max() - rates.min())
@@ -280,7 +280,7 @@ def equalized_odds_difference(
     *,
     sensitive_features: Any,
     sample_weight: ArrayLike | None = None,
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
     threshold: float = 0.5,
 ) -> float:
     r"""The larger of the between-group TPR and FPR differences at a threshold.
@@ -302,7 +302,7 @@ def equalized_odds_difference(
         Group membership (a required keyword).
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative sample weights (weighted TPR and FPR).
-    groups : {"intersection", "marginal"}, default="intersection"
+    group_mode : {"intersection", "marginal"}, default="intersection"
     threshold : float in [0, 1], default=0.5
 
     Returns
@@ -323,7 +323,7 @@ def equalized_odds_difference(
         y_pred,
         sensitive_features=sensitive_features,
         sample_weight=sample_weight,
-        groups=groups,
+        group_mode=group_mode,
         threshold=threshold,
     )
     return float(_spread(rates[["tpr", "fpr"]].to_numpy().T[None]).max())

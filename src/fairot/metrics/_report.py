@@ -36,7 +36,7 @@ def fairness_report(
     *,
     sensitive_features: Any,
     task: Task = "classification",
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
     threshold: float = 0.5,
     sample_weight: ArrayLike | None = None,
     group_index: GroupIndex = "names",
@@ -54,7 +54,7 @@ def fairness_report(
         Group membership, one or several columns (a required keyword, as in fairlearn).
     task : {"classification", "regression"}, default="classification"
         Which columns and summary metrics to compute.
-    groups : {"intersection", "marginal"}, default="intersection"
+    group_mode : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns form groups (``"marginal"`` groups overlap, so their
         shares can add up to more than 1).
     threshold : float, default=0.5
@@ -113,7 +113,7 @@ def fairness_report(
     pred = check_array_1d(
         y_pred, "y_pred", bounds=UNIT_INTERVAL if task == "classification" else None
     )
-    enc = check_sensitive_features(sensitive_features, pred.shape[0], groups=groups)
+    enc = check_sensitive_features(sensitive_features, pred.shape[0], group_mode=group_mode)
     y = _check_targets(y_true, pred, task)
     w = check_sample_weight(sample_weight, pred.shape[0])
     indices = enc.indices()
@@ -178,7 +178,7 @@ def fairness_summary(
     *,
     sensitive_features: Any,
     task: Task = "classification",
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
     threshold: float = 0.5,
     sample_weight: ArrayLike | None = None,
 ) -> pd.Series:
@@ -186,7 +186,7 @@ def fairness_summary(
 
     Parameters
     ----------
-    y_true, y_pred, sensitive_features, task, groups, threshold, sample_weight
+    y_true, y_pred, sensitive_features, task, group_mode, threshold, sample_weight
         As in :func:`fairness_report`.
 
     Returns
@@ -207,7 +207,7 @@ def fairness_summary(
         y_pred,
         sensitive_features=sensitive_features,
         task=task,
-        groups=groups,
+        group_mode=group_mode,
         threshold=threshold,
         sample_weight=sample_weight,
     )

@@ -263,7 +263,7 @@ def make_fairness_scorer(
         positive-class column) or ``"decision_function"``; with a sequence, the first the
         estimator has.
     **kwargs
-        Extra keyword arguments of the metric (e.g. ``groups="marginal"``).
+        Extra keyword arguments of the metric (e.g. ``group_mode="marginal"``).
 
     Returns
     -------

@@ -217,7 +217,7 @@ def bootstrap_intervals(
     *,
     sensitive_features: Any,
     task: str = "classification",
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
     threshold: float = 0.5,
     n_bootstrap: int = 200,
     confidence: float = 0.95,
@@ -242,7 +242,7 @@ def bootstrap_intervals(
     sensitive_features : array-like or DataFrame
         Group membership (a required keyword, as in fairlearn).
     task : {"classification", "regression"}, default="classification"
-    groups : {"intersection", "marginal"}, default="intersection"
+    group_mode : {"intersection", "marginal"}, default="intersection"
     threshold : float in [0, 1], default=0.5
     n_bootstrap : int >= 10, default=200
         Number of replicates.
@@ -272,7 +272,7 @@ def bootstrap_intervals(
     True
     """
     y, pred, enc, threshold = check_rate_inputs(
-        y_true, y_pred, sensitive_features, task, groups, threshold
+        y_true, y_pred, sensitive_features, task, group_mode, threshold
     )
     if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)):
         raise ValueError(MSG_N_BOOTSTRAP.format(value=n_bootstrap))
@@ -282,7 +282,7 @@ def bootstrap_intervals(
         raise ValueError(MSG_CONFIDENCE.format(value=confidence))
     rng = np.random.default_rng(random_state)
     cells = check_sensitive_features(
-        sensitive_features, pred.shape[0], groups="intersection", min_groups=1
+        sensitive_features, pred.shape[0], group_mode="intersection", min_groups=1
     ).codes
     member = enc.membership.astype(float)
     rows = enc.indices()

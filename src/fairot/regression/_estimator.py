@@ -33,7 +33,7 @@ from sklearn.utils.validation import _check_y, _num_samples, check_is_fitted, ha
 
 from fairot.utils.arrays import check_sample_weight
 from fairot.utils.backends import any_dask, dispatch
-from fairot.utils.groups import GroupEncoding, group_attributes
+from fairot.utils.groups import GroupEncoding, group_attributes, warn_small_groups
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 
 from ._adjust import Method, QuantileAdjustment, check_p
@@ -312,6 +312,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
             estimators = [fit_score_model(clone(base), X, y, weights, rows) for rows in members]
         # before scoring, so that a too small calibration set fails fast
         check_calibration_groups(codes_cal, self.group_names_, sample_weight=w_cal)
+        warn_small_groups(groups.counts, self.group_names_, stacklevel=2)  # usable, yet small
         scores, precision = predict_scores(estimators, X_cal, codes_cal, with_precision=True)
         return self.fit_from_group_statistics(
             scores,

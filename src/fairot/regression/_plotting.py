@@ -5,18 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pandas as pd
+
+from fairot.metrics.plotting import new_axes, plot_path_table
 
 __all__ = ["plot_path", "plot_quantile_curves"]
-
-
-def _new_axes(ax):
-    if ax is not None:
-        return ax.figure, ax
-    from matplotlib.figure import Figure  # no pyplot: figures never touch a GUI backend
-
-    fig = Figure(figsize=(5.5, 4.0), layout="constrained")
-    return fig, fig.add_subplot()
 
 
 def plot_path(
@@ -66,40 +58,9 @@ def plot_path(
     >>> fig.axes[0].get_xlabel(), fig.axes[0].lines[0].get_ydata().tolist()
     ('test gap', [1.6, 1.2, 1.0])
     """
-    table = path if isinstance(path, pd.DataFrame) else path.table
-    if unadjusted is None and not isinstance(path, pd.DataFrame):
-        unadjusted = path.unadjusted or None
-    for column in (x, y):
-        if column not in table.columns:
-            raise ValueError(
-                f"the path has no column {column!r}; available: {list(table.columns)}."
-            )
-    fig, ax = _new_axes(ax)
-    ax.plot(table[x], table[y], marker="o", markersize=3, label=label)
-    if annotate and "tau" in table.columns:
-        for i in sorted({0, len(table) // 2, len(table) - 1}):
-            ax.annotate(
-                f"τ={table['tau'].iloc[i]:.2g}",
-                (table[x].iloc[i], table[y].iloc[i]),
-                textcoords="offset points",
-                xytext=(4, 4),
-                fontsize=8,
-            )
-    if unadjusted and x in unadjusted and y in unadjusted:
-        ax.plot(
-            [unadjusted[x]],
-            [unadjusted[y]],
-            marker="*",
-            color="red",
-            markersize=12,
-            linestyle="none",
-            label="unadjusted",
-        )
-    ax.set_xlabel(x.replace("_", " "))
-    ax.set_ylabel(y.replace("_", " "))
-    if label is not None or unadjusted:
-        ax.legend(fontsize=8)
-    return fig
+    return plot_path_table(
+        path, x=x, y=y, label=label, annotate=annotate, unadjusted=unadjusted, ax=ax
+    )
 
 
 def plot_quantile_curves(
@@ -153,7 +114,7 @@ def plot_quantile_curves(
     n_groups, n_grid = latent.shape
     grid = (np.arange(n_grid) + 0.5) / n_grid if grid is None else np.asarray(grid)
     names = group_names or [f"group {g}" for g in range(n_groups)]
-    fig, ax = _new_axes(ax)
+    fig, ax = new_axes(ax)
     for g in range(n_groups):
         (line,) = ax.plot(grid, latent[g], linestyle="--", linewidth=1, label=f"{names[g]} latent")
         if adjusted_curves is not None:

@@ -2,7 +2,8 @@
 
 - :func:`audit` / :class:`Audit` — the fairness report of one set of predictions with bootstrap
   intervals, rendered as text, markdown, self-contained HTML and ``metrics.json``;
-  :func:`audit_logistic_regression` audits the COT paper's LR baseline on a built-in data set.
+  :func:`audit_logistic_regression` audits the COT paper's LR baseline on a built-in data set,
+  :func:`audit_gradient_boosting` a regressor on the built-in regression data (ACS excerpts).
 - :func:`compare_audits` / :class:`AuditComparison` — audits of the same rows side by side (the
   raw and the mitigated model on one page: ``fairot mitigate``, ``fairot demo``).
 - :func:`plot_group_histograms`, :func:`plot_group_quantile_functions`,
@@ -14,13 +15,14 @@
 - :mod:`fairot.reporting.artifacts` — the one atomic writer of result folders, shared by the
   audits and :class:`fairot.experiments.StudyResult`.
 
-:func:`load_baseline_split` and :data:`BUILTIN_DATASETS` live in :mod:`fairot.datasets` and are
-re-exported here for the import path users have.
+:func:`load_baseline_split`, :data:`BUILTIN_DATASETS` and :data:`BUILTIN_REGRESSION_DATASETS`
+live in :mod:`fairot.datasets` and are re-exported here for the import path users have.
 """
 
-from fairot.datasets import BUILTIN_DATASETS, load_baseline_split
+from fairot.datasets import BUILTIN_DATASETS, BUILTIN_REGRESSION_DATASETS, load_baseline_split
 from fairot.reporting._audit import Audit, audit
 from fairot.reporting._baseline import audit_logistic_regression
+from fairot.reporting._baseline_regression import audit_gradient_boosting
 from fairot.reporting._comparison import AuditComparison, compare_audits
 from fairot.reporting._monitor import MONITOR_METRICS, FairnessMonitor, WindowResult
 from fairot.reporting._plots import (
@@ -31,12 +33,14 @@ from fairot.reporting._plots import (
 
 __all__ = [
     "BUILTIN_DATASETS",
+    "BUILTIN_REGRESSION_DATASETS",
     "MONITOR_METRICS",
     "Audit",
     "AuditComparison",
     "FairnessMonitor",
     "WindowResult",
     "audit",
+    "audit_gradient_boosting",
     "audit_logistic_regression",
     "compare_audits",
     "load_baseline_split",

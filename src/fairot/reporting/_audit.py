@@ -267,7 +267,7 @@ def audit(
     sensitive_features: Any,
     *,
     task: Task = "classification",
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
     threshold: float = 0.5,
     title: str = "fairot audit",
     plots: bool = True,
@@ -290,7 +290,7 @@ def audit(
         Group membership.
     task : {"classification", "regression"}, default="classification"
         Which metrics to compute.
-    groups : {"intersection", "marginal"}, default="intersection"
+    group_mode : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns form groups.
     threshold : float in [0, 1], default=0.5
         Decision threshold of the rates (``score > threshold`` is a positive decision).
@@ -345,11 +345,11 @@ def audit(
         y_pred,
         sensitive_features=sensitive_features,
         task=task,
-        groups=groups,
+        group_mode=group_mode,
         threshold=threshold,
         sample_weight=sample_weight,
     )
-    rates = _rates(y_true, y_pred, sensitive_features, sample_weight, task, groups, threshold)
+    rates = _rates(y_true, y_pred, sensitive_features, sample_weight, task, group_mode, threshold)
     groups_only = report.index[:-1]
     # A rate the report already has (``rmse`` of a regression with responses) is the same number;
     # the report's column is kept, since it also holds the pooled ("overall") value.
@@ -378,12 +378,12 @@ def audit(
             small,
             min_group_size,
             task,
-            groups,
+            group_mode,
             threshold,
         )
     y_s, p_s, sf_s, w_s = _take(y_true, y_pred, sensitive_features, sample_weight, summary_rows)
     rates_s = (
-        rates if summary_rows is None else _rates(y_s, p_s, sf_s, w_s, task, groups, threshold)
+        rates if summary_rows is None else _rates(y_s, p_s, sf_s, w_s, task, group_mode, threshold)
     )
     summary.update(
         {
@@ -405,7 +405,7 @@ def audit(
             p_s,
             sensitive_features=sf_s,
             task=task,
-            groups=groups,
+            group_mode=group_mode,
             threshold=threshold,
             n_bootstrap=n_bootstrap,
             confidence=confidence,
@@ -415,10 +415,10 @@ def audit(
     if plots:
         value_range = (0.0, 1.0) if task == "classification" else None
         figures["score_histograms"] = plot_group_histograms(
-            y_pred, sensitive_features, groups=groups, value_range=value_range
+            y_pred, sensitive_features, group_mode=group_mode, value_range=value_range
         )
         figures["quantile_functions"] = plot_group_quantile_functions(
-            y_pred, sensitive_features, groups=groups
+            y_pred, sensitive_features, group_mode=group_mode
         )
         chart = _chart_metrics(rates)
         figures["group_metrics"] = plot_group_metrics(
@@ -432,7 +432,7 @@ def audit(
         )
     settings = {
         "task": task,
-        "groups": groups,
+        "group_mode": group_mode,
         "threshold": threshold,
         "n_bootstrap": n_bootstrap,
         "confidence": confidence,

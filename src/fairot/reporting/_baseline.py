@@ -58,7 +58,7 @@ def audit_logistic_regression(
         split.y_test,
         scores,
         split.sensitive_test,
-        groups=split.groups,
+        group_mode=split.group_mode,
         title=title,
         plots=plots,
         threshold=threshold,

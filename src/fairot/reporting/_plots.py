@@ -29,10 +29,10 @@ def new_figure(width: float = 7.5, height: float = 4.0):
     return Figure(figsize=(width, height), layout="constrained")
 
 
-def _grouped_axes(scores: ArrayLike, sensitive_features: Any, groups: GroupsMode, ax: Any):
+def _grouped_axes(scores: ArrayLike, sensitive_features: Any, group_mode: GroupsMode, ax: Any):
     """Validated values and groups, and the axes to draw on (a new figure when ``ax`` is None)."""
     values = check_array_1d(scores, "scores")
-    enc = check_sensitive_features(sensitive_features, values.shape[0], groups=groups)
+    enc = check_sensitive_features(sensitive_features, values.shape[0], group_mode=group_mode)
     if ax is None:
         ax = new_figure().subplots()
     return values, enc, ax
@@ -61,7 +61,7 @@ def plot_group_histograms(
     scores: ArrayLike,
     sensitive_features: Any,
     *,
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
     bins: int = 40,
     value_range: tuple[float, float] | None = None,
     title: str = "Score distribution per group",
@@ -75,7 +75,7 @@ def plot_group_histograms(
         Scores or predictions.
     sensitive_features : array-like or DataFrame
         Group membership.
-    groups : {"intersection", "marginal"}, default="intersection"
+    group_mode : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns form groups.
     bins : int, default=40
         Number of histogram bins.
@@ -97,7 +97,7 @@ def plot_group_histograms(
     >>> fig.axes[0].get_title()
     'Score distribution per group'
     """
-    values, enc, ax = _grouped_axes(scores, sensitive_features, groups, ax)
+    values, enc, ax = _grouped_axes(scores, sensitive_features, group_mode, ax)
     edges = np.histogram_bin_edges(values, bins=bins, range=value_range)
     heights = []
     for name, idx in zip(enc.names, enc.indices(), strict=True):
@@ -140,7 +140,7 @@ def plot_group_quantile_functions(
     scores: ArrayLike,
     sensitive_features: Any,
     *,
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
     n_levels: int = 200,
     title: str = "Quantile function per group",
     ax: Any = None,
@@ -156,7 +156,7 @@ def plot_group_quantile_functions(
         Scores or predictions.
     sensitive_features : array-like or DataFrame
         Group membership.
-    groups : {"intersection", "marginal"}, default="intersection"
+    group_mode : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns form groups.
     n_levels : int, default=200
         Number of ranks on the midpoint grid.
@@ -176,7 +176,7 @@ def plot_group_quantile_functions(
     >>> [line.get_ydata().tolist() for line in fig.axes[0].lines]
     [[0.1, 0.1, 0.2, 0.2], [0.7, 0.7, 0.9, 0.9]]
     """
-    values, enc, ax = _grouped_axes(scores, sensitive_features, groups, ax)
+    values, enc, ax = _grouped_axes(scores, sensitive_features, group_mode, ax)
     u = midpoint_grid(n_levels)
     for name, idx in zip(enc.names, enc.indices(), strict=True):
         ax.plot(u, quantile_function(values[idx], u), label=name, linewidth=1.5)

@@ -17,7 +17,7 @@ MSG_ALL_SMALL = (
 )
 
 
-def rates(y_true, y_pred, sensitive_features, sample_weight, task, groups, threshold):
+def rates(y_true, y_pred, sensitive_features, sample_weight, task, group_mode, threshold):
     """:func:`group_rates`, weighted only when weights are given (the unweighted call form)."""
     weights = {} if sample_weight is None else {"sample_weight": sample_weight}
     return group_rates(
@@ -25,7 +25,7 @@ def rates(y_true, y_pred, sensitive_features, sample_weight, task, groups, thres
         y_pred,
         sensitive_features=sensitive_features,
         task=task,
-        groups=groups,
+        group_mode=group_mode,
         threshold=threshold,
         **weights,
     )
@@ -47,11 +47,11 @@ def take(y_true, y_pred, sensitive_features, sample_weight, rows):
 
 
 def summary_without(
-    y_true, y_pred, sensitive_features, sample_weight, small, min_size, task, groups, threshold
+    y_true, y_pred, sensitive_features, sample_weight, small, min_size, task, group_mode, threshold
 ):
     """Rows outside the small groups, and the summary of :func:`fairness_report` on them."""
     n = len(y_pred)
-    enc = check_sensitive_features(sensitive_features, n, groups=groups)
+    enc = check_sensitive_features(sensitive_features, n, group_mode=group_mode)
     drop = np.zeros(n, dtype=bool)
     for g in small:
         drop |= enc.membership[:, enc.names.index(str(g))]
@@ -65,7 +65,7 @@ def summary_without(
         p_s,
         sensitive_features=sf_s,
         task=task,
-        groups=groups,
+        group_mode=group_mode,
         threshold=threshold,
         sample_weight=w_s,
     )

@@ -18,6 +18,7 @@ from fairot.torch._device import check_device
 from fairot.torch._penalty import WassersteinParityPenalty
 from fairot.torch._trainer import FairTrainer
 from fairot.utils.arrays import check_consistent_length, check_sample_weight
+from fairot.utils.groups import warn_small_groups
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 from fairot.utils.targets import check_binary_target
 
@@ -251,10 +252,11 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         check_consistent_length(X=X, y=y, sensitive_features=sf, sample_weight=sample_weight)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         self.classes_ = check_binary_target(y)
-        encoding = check_sensitive_features(sf, X.shape[0], groups=self.group_mode)
+        encoding = check_sensitive_features(sf, X.shape[0], group_mode=self.group_mode)
         self._encoding = encoding
         self.groups_ = list(encoding.labels)
         self.group_names_ = list(encoding.names)
+        warn_small_groups(encoding.counts, self.group_names_, stacklevel=3)
         y01 = (y == self.classes_[1]).astype(np.float32)
         self.mean_, self.scale_ = standardisation(X)
         Z = standardise(X, self.mean_, self.scale_)

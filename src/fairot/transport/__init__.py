@@ -1,7 +1,8 @@
 """One-dimensional optimal transport: the math the three seed papers share.
 
 Quantile functions and ECDF ranks, group quantile curves on the midpoint grid, exact couplings and
-Wasserstein distances between empirical distributions, and W1/W2 barycenters. Everything is exact
+Wasserstein distances between empirical distributions, W1/W2 barycenters, and points on the
+geodesic between a group and its target (partial transport to a tolerance tau). Everything is exact
 (no grid approximation unless a grid is asked for) and vectorised NumPy.
 """
 
@@ -28,6 +29,14 @@ from fairot.transport._fourier import (
     interpolate_features,
     tabulate_features,
 )
+from fairot.transport._geodesic import (
+    MSG_TAU,
+    TAU_MEANING,
+    check_tau,
+    geodesic_map,
+    geodesic_quantiles,
+    geodesic_targets,
+)
 from fairot.transport._quantiles import (
     MASS_TOLERANCE,
     ecdf_rank,
@@ -39,6 +48,8 @@ from fairot.transport._targets import MAX_TARGET_LEVELS, build_target
 
 __all__ = [
     "MASS_TOLERANCE",
+    "MSG_TAU",
+    "TAU_MEANING",
     "joint_quantile_cells",
     "wasserstein_sorted",
     "wasserstein_sorted_orders",
@@ -55,6 +66,10 @@ __all__ = [
     "barycenter_distribution",
     "barycenter_quantiles",
     "check_p",
+    "check_tau",
+    "geodesic_map",
+    "geodesic_quantiles",
+    "geodesic_targets",
     "ecdf_rank",
     "midpoint_grid",
     "optimal_coupling_1d",

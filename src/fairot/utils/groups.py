@@ -8,6 +8,7 @@ distinct readable names in the same order.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -34,7 +35,7 @@ MSG_ONE_GROUP = (
 MSG_UNSEEN_GROUP = (
     "{name} contains group {label!r} that was not seen at fit time; known groups: {known}."
 )
-MSG_GROUPS_MODE = "groups must be 'intersection' or 'marginal'; got {value!r}."
+MSG_GROUPS_MODE = "group_mode must be 'intersection' or 'marginal'; got {value!r}."
 MSG_NCOLS = "{name} has {got} columns but {expected} were seen at fit time."
 
 
@@ -164,7 +165,13 @@ class GroupEncoding:
                 return g
         raise ValueError(MSG_UNSEEN_GROUP.format(name="group", label=label, known=self.names))
 
-    def encode(self, sensitive_features: Any, name: str = "sensitive_features") -> np.ndarray:
+    def encode(
+        self,
+        sensitive_features: Any,
+        name: str = "sensitive_features",
+        *,
+        unseen: Literal["error", "mark"] = "error",
+    ) -> np.ndarray:
         """Map new sensitive features to the fitted groups.
 
         Parameters
@@ -173,6 +180,9 @@ class GroupEncoding:
             New data in the same form as at fit time.
         name : str, default="sensitive_features"
             Argument name used in error messages.
+        unseen : {"error", "mark"}, default="error"
+            A group not seen at fit time raises, or (``"mark"``, intersection groups only)
+            gets the index ``-1``.
 
         Returns
         -------
@@ -183,8 +193,9 @@ class GroupEncoding:
         Raises
         ------
         ValueError
-            When a sample's group was not seen at fit time.
+            When a sample's group was not seen at fit time (and ``unseen="error"``).
         """
+        mark = unseen == "mark" and self.mode != "marginal"
         frame = sensitive_frame(sensitive_features, name)
         if frame.shape[1] != len(self.columns):
             raise ValueError(
@@ -198,6 +209,9 @@ class GroupEncoding:
             for u, value in enumerate(np.asarray(uniques, dtype=object)):
                 key = _label_key(value)
                 if key not in position:
+                    if mark:
+                        remap[u] = -1
+                        continue
                     label = (
                         (self.columns[j], _to_python(value))
                         if self.mode == "marginal"
@@ -217,10 +231,15 @@ class GroupEncoding:
         if len(column_codes) == 1:
             # Every value was matched above, and one column's codes are its group indices.
             return column_codes[0]
+        missing = np.any(np.column_stack(column_codes) < 0, axis=1)
+        if mark:
+            column_codes = [np.where(missing, 0, c) for c in column_codes]
         combos = _combine(column_codes, [len(k) for k in self._column_labels])
         group = np.searchsorted(self._group_combos, combos)
         group = np.minimum(group, self.n_groups - 1)
-        unseen = self._group_combos[group] != combos
+        unseen = (self._group_combos[group] != combos) | missing
+        if mark:
+            return np.where(unseen, -1, group).astype(np.intp)
         if np.any(unseen):
             i = int(np.flatnonzero(unseen)[0])
             row = tuple(_to_python(v) for v in frame.iloc[i].to_numpy())
@@ -326,3 +345,36 @@ def sensitive_frame(sensitive_features: Any, name: str) -> pd.DataFrame:
     if frame.isna().to_numpy().any():
         raise ValueError(MSG_SF_MISSING.format(name=name))
     return frame.reset_index(drop=True)
+
+
+# One small-group threshold for every method (DPP, COT, DOT, the regressor, the penalty
+# estimators), so that a group is "small" in one place only. Under it a group's score distribution
+# rests on too few rows: its ECDF moves in steps of more than 1/SMALL_GROUP_SIZE, so one row more
+# or less moves each of its members by that much in rank, and its transport to the target with it.
+SMALL_GROUP_SIZE = 10
+MSG_SMALL_GROUP = (
+    "group {group!r} has {count} row(s) at fit, fewer than {size}: its score distribution, and "
+    "so its ranks and its transport to the target, rests on too few rows to be trusted. Merge "
+    "it with a related group or collect more of its rows."
+)
+
+
+def warn_small_groups(counts, names, *, stacklevel: int) -> None:
+    """Warn, once per group, for each group with fewer than :data:`SMALL_GROUP_SIZE` rows.
+
+    Parameters
+    ----------
+    counts : array-like of int
+        Number of rows (or rows stood for) of each group.
+    names : list of str
+        The groups' readable names, in the same order.
+    stacklevel : int
+        Passed to :func:`warnings.warn` (the user's line).
+    """
+    for name, count in zip(names, counts, strict=True):
+        if count < SMALL_GROUP_SIZE:
+            warnings.warn(
+                MSG_SMALL_GROUP.format(group=name, count=int(count), size=SMALL_GROUP_SIZE),
+                UserWarning,
+                stacklevel=stacklevel + 1,
+            )

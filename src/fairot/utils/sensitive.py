@@ -38,7 +38,7 @@ def check_sensitive_features(
     sensitive_features: Any,
     n_samples: int | None = None,
     *,
-    groups: GroupsMode = "intersection",
+    group_mode: GroupsMode = "intersection",
     name: str = "sensitive_features",
     min_groups: int = 2,
 ) -> GroupEncoding:
@@ -52,7 +52,7 @@ def check_sensitive_features(
         turned into data first by :func:`resolve_sensitive_features`.
     n_samples : int, optional
         Expected number of samples; checked when given.
-    groups : {"intersection", "marginal"}, default="intersection"
+    group_mode : {"intersection", "marginal"}, default="intersection"
         ``"intersection"``: each distinct combination of column values is a group (groups
         partition the samples). ``"marginal"``: each value of each column is a group, so a sample
         belongs to one group per column and groups overlap (the COT paper's 8 groups on
@@ -71,10 +71,10 @@ def check_sensitive_features(
     ------
     ValueError
         On missing values, a length mismatch, fewer than ``min_groups`` groups or an unknown
-        ``groups`` mode.
+        ``group_mode``.
     """
-    if groups not in ("intersection", "marginal"):
-        raise ValueError(MSG_GROUPS_MODE.format(value=groups))
+    if group_mode not in ("intersection", "marginal"):
+        raise ValueError(MSG_GROUPS_MODE.format(value=group_mode))
     frame = sensitive_frame(sensitive_features, name)
     if n_samples is not None and len(frame) != n_samples:
         raise ValueError(MSG_LENGTH.format(lengths=f"{name}={len(frame)}, samples={n_samples}"))
@@ -83,7 +83,7 @@ def check_sensitive_features(
     columns = [str(c) for c in frame.columns]
     column_codes, column_labels = _factorize_columns(frame)
 
-    if groups == "marginal":
+    if group_mode == "marginal":
         labels = [
             (col, v) for col, known in zip(columns, column_labels, strict=True) for v in known
         ]

@@ -14,6 +14,13 @@ MSG_NOT_BINARY = (
     "Only binary classification is supported: y must have exactly two classes. The type of the "
     "target is {y_type}, with {n} class(es): {classes}."
 )
+# What to do with more than two classes, appended to MSG_NOT_BINARY (every fairot classifier).
+MSG_MULTICLASS_ADVICE = (
+    " fairot's classifiers adjust one score per row, the probability of the positive class "
+    "(binary labels). For {n} classes, fit one binary fairot classifier per class on "
+    "y == class (one-vs-rest) and predict the class of highest adjusted score, or use "
+    "fairlearn's reductions (ExponentiatedGradient), which accept multiclass targets."
+)
 MSG_Y_NAN = (
     "{name} contains a missing or infinite label (NaN, inf or None) at row {row}; give every "
     "row a class label."
@@ -31,10 +38,12 @@ def check_binary_target(y: np.ndarray, classes=None, name: str = "y") -> np.ndar
     check_classification_targets(y)
     found = np.unique(y if classes is None else np.concatenate([np.unique(y), classes]))
     if found.shape[0] != 2:
+        advice = MSG_MULTICLASS_ADVICE.format(n=found.shape[0]) if found.shape[0] > 2 else ""
         raise ValueError(
             f"{name}: "
             + MSG_NOT_BINARY.format(
                 y_type=type_of_target(y), n=found.shape[0], classes=found[:10].tolist()
             )
+            + advice
         )
     return found

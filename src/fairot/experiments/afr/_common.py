@@ -1,7 +1,7 @@
 """What the regression paper's studies share: W_p orders, group-wise scores, the split, the path.
 
 Internal surface (for the study modules of :mod:`fairot.experiments.afr`): :data:`P_VALUES`,
-:class:`GroupwiseModel`, :func:`split_403030` and :func:`path_for`.
+:class:`GroupwiseModel`, :func:`split_403030`, :func:`gradient_boosting` and :func:`path_for`.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.ensemble import GradientBoostingRegressor
 from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import train_test_split
 
@@ -62,7 +63,32 @@ def split_403030(codes: np.ndarray, seed) -> tuple[np.ndarray, np.ndarray, np.nd
     return aux, cal, test
 
 
-def path_for(model, X_cal, y_cal, s_cal, X_test, y_test, s_test, taus, **params):
+def gradient_boosting(quick: bool, seed: int) -> GradientBoostingRegressor:
+    """Section 6.1's score model: 200 trees (30 quick), depth 6, learning rate .1, subsample .8."""
+    return GradientBoostingRegressor(
+        n_estimators=30 if quick else 200,
+        max_depth=6,
+        learning_rate=0.1,
+        subsample=0.8,
+        random_state=seed,
+    )
+
+
+def path_for(
+    model,
+    X_cal,
+    y_cal,
+    s_cal,
+    X_test,
+    y_test,
+    s_test,
+    taus,
+    *,
+    sample_weight=None,
+    sample_weight_test=None,
+    **params,
+):
+    """The tolerance path of a frozen score model, calibrated and evaluated on the given parts."""
     template = WassersteinFairRegressor(estimator=FrozenEstimator(model), **params)
     with warnings.catch_warnings():
         # tau > 1 (the classification plot's last points) is intended here
@@ -76,4 +102,6 @@ def path_for(model, X_cal, y_cal, s_cal, X_test, y_test, s_test, taus, **params)
             X_test=X_test,
             y_test=y_test,
             sensitive_features_test=s_test,
+            sample_weight=sample_weight,
+            sample_weight_test=sample_weight_test,
         )

@@ -94,25 +94,25 @@ TABLE1_DATASETS: dict[str, dict[str, Any]] = {
 }
 
 
-def score_metrics(y, scores, sensitive, groups: str, reference=None) -> dict[str, float]:
+def score_metrics(y, scores, sensitive, group_mode: str, reference=None) -> dict[str, float]:
     r"""Err-.5, Wass1, SDD and SPDD of test scores (Section "Fixed Level of Unfairness").
 
     With ``reference`` (the fixed target :math:`p_{\bar S}` of Algorithm 1), "Wass1" is measured
     to it, as in the paper's Table 1, and the distance to the barycenter of the evaluated groups
     is added as "Wass1 (test barycenter)"; without it, "Wass1" is the latter.
     """
-    to_barycenter = wass1(None, scores, sensitive_features=sensitive, groups=groups)
+    to_barycenter = wass1(None, scores, sensitive_features=sensitive, group_mode=group_mode)
     metrics = {"Err-.5": error_rate(y, scores), "Wass1": to_barycenter}
     if reference is not None:
         metrics["Wass1"] = wass1(
-            None, scores, sensitive_features=sensitive, groups=groups, reference=reference
+            None, scores, sensitive_features=sensitive, group_mode=group_mode, reference=reference
         )
         metrics["Wass1 (test barycenter)"] = to_barycenter
     metrics["SDD"] = strong_demographic_disparity(
-        None, scores, sensitive_features=sensitive, groups=groups
+        None, scores, sensitive_features=sensitive, group_mode=group_mode
     )
     metrics["SPDD"] = strong_pairwise_demographic_disparity(
-        None, scores, sensitive_features=sensitive, groups=groups
+        None, scores, sensitive_features=sensitive, group_mode=group_mode
     )
     return metrics
 
@@ -129,7 +129,7 @@ def table1_metrics(split, scores, models) -> dict[str, dict[str, float]]:
             split.y_test,
             scores[method],
             split.sensitive_test,
-            split.groups,
+            split.group_mode,
             reference=models[method if method != "LR" else "COT"].target_samples_,
         )
         for method in METHODS
@@ -162,7 +162,7 @@ def fit_methods(
     fit_args = (split.X_train, split.y_train)
     common = {
         "estimator": frozen,
-        "group_mode": split.groups,
+        "group_mode": split.group_mode,
         "random_state": seed,
         "n_updates": n_updates,
         "verbose": progress,
@@ -176,9 +176,9 @@ def fit_methods(
         models["DOT"] = DOTClassifier(**common, **dot).fit(
             *fit_args, sensitive_features=split.sensitive_train
         )
-        models["DPP"] = QuantileParityPostProcessor(estimator=frozen, group_mode=split.groups).fit(
-            *fit_args, sensitive_features=split.sensitive_train
-        )
+        models["DPP"] = QuantileParityPostProcessor(
+            estimator=frozen, group_mode=split.group_mode
+        ).fit(*fit_args, sensitive_features=split.sensitive_train)
         models["COT"] = COTClassifier(**common, **cot).fit(
             *fit_args, sensitive_features=split.sensitive_train
         )

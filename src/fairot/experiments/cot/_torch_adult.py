@@ -65,7 +65,7 @@ def _fit_mlp(split, lam: float, seed: int, params: dict, progress: bool):
     clf = FairMLPClassifier(
         **{**MLP_PARAMS, **params},
         lam=lam,
-        group_mode=split.groups,
+        group_mode=split.group_mode,
         random_state=seed,
         verbose=progress,
     )
@@ -74,14 +74,14 @@ def _fit_mlp(split, lam: float, seed: int, params: dict, progress: bool):
 
 
 def _metrics(split, scores: np.ndarray, target) -> dict[str, float]:
-    out = score_metrics(split.y_test, scores, split.sensitive_test, split.groups)
+    out = score_metrics(split.y_test, scores, split.sensitive_test, split.group_mode)
     out["Wass1 to target"] = (
         wass1(
             None,
             scores,
             sensitive_features=split.sensitive_test,
             reference=target,
-            groups=split.groups,
+            group_mode=split.group_mode,
         )
         if target is not None
         else np.nan
