@@ -106,7 +106,10 @@ class AuditComparison:
         """A plain-text rendering for the terminal."""
         lines = [self.title, "=" * len(self.title), ""] + list(self.notes)
         lines += [f"warning: {w}" for w in self.warnings()]
-        lines += ["", self._labelled_summary().to_string(float_format=format_value, na_rep="—")]
+        table = self._labelled_summary()
+        # Text rows (the pair attaining a distance) make the terminal table too wide.
+        table = table[[not isinstance(v, str) for v in table.iloc[:, 0]]]
+        lines += ["", table.to_string(float_format=format_value, na_rep="—")]
         return "\n".join(lines)
 
     def to_markdown(self) -> str:
