@@ -16,7 +16,7 @@ setting makes right, stays a :class:`~fairot.exceptions.DivergenceError`.)
   those of the model at the epoch the penalty started (spread and, for 0/1 labels, AUC).
 
 Internal surface (for :mod:`fairot.torch`): ``CollapseWatch``, ``warn_if_degenerate``,
-``CHECK_EVERY``, ``PENALTY_ADVICE``, ``TRAINER_ADVICE``.
+``CHECK_EVERY``, ``MIN_BATCH``, ``PENALTY_ADVICE``, ``TRAINER_ADVICE``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ from fairot.utils.stacklevel import user_stacklevel
 
 #: Training calls of the penalty between two reads of the batch's spread (one host sync each).
 CHECK_EVERY = 50
+#: A batch's spread is read only from this many scores on (a few scores have no spread to read).
+MIN_BATCH = 32
 PENALTY_ADVICE = (
     "a warm start (cross-entropy alone first), then a fixed target (set_target) and a smaller "
     "penalty weight ramped up over the epochs; watch the scores' spread and AUC each epoch "
@@ -63,7 +65,7 @@ class CollapseWatch:
         if not self.enabled or self.warned:
             return
         self.calls += 1
-        if self.calls % CHECK_EVERY != 1:
+        if self.calls % CHECK_EVERY != 0 or scores.shape[0] < MIN_BATCH:
             return
         batch = scores.detach().double().cpu().numpy()
         if target is not None and target.numel() > 1:
