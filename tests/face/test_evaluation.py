@@ -8,7 +8,9 @@ from sklearn.metrics import roc_curve
 from sklearn.model_selection import KFold
 
 from fairot.face import evaluation
-from fairot.face._evaluation import FOLDS_ERROR, IS_SAME_ERROR, _best_threshold
+from fairot.face._evaluation import IS_SAME_ERROR
+from fairot.metrics import best_accuracy_threshold
+from fairot.metrics.checks import MSG_FOLDS as FOLDS_ERROR
 
 
 def _pairs(n=300, dim=5, seed=0, separation=1.0):
@@ -30,7 +32,7 @@ def test_best_threshold_is_exact(seed):
     rng = np.random.default_rng(seed)
     sim = np.round(rng.normal(size=60), 1)  # with ties
     same = rng.random(60) < 0.4
-    t, acc = _best_threshold(sim, same)
+    t, acc = best_accuracy_threshold(same, sim)
     assert acc == pytest.approx(_brute_best_accuracy(sim, same))
     assert np.mean((sim > t) == same) == pytest.approx(acc)
 

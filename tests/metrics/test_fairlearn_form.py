@@ -43,6 +43,11 @@ GROUP_METRICS = {
 PER_GROUP_METRICS = {"error_rate"}
 # Reduce per-group values (e.g. MetricFrame(...).by_group) or compare two samples.
 REDUCTIONS = {"group_accuracy_std", "skewed_error_ratio", "wasserstein_distance"}
+# Face verification on pair scores (NIST FRVT's reading, the LFW/RFW protocol): the group ones
+# keep fairlearn's form but take no sample_weight (pairs count equally in both protocols), and
+# labels are never optional; covered by tests/metrics/test_verification*.py.
+VERIFICATION_GROUP_METRICS = {"det_curves", "verification_accuracy_by_group", "verification_rates"}
+PAIR_SCORES = {"best_accuracy_threshold", "fmr_threshold", "kfold_verification_accuracy"}
 # Model selection, not metrics: covered by tests/metrics/test_scorers.py.
 SELECTION = {
     "get_fairness_scorer",
@@ -61,6 +66,11 @@ SCALAR = {
     "strong_pairwise_demographic_disparity": fm.strong_pairwise_demographic_disparity,
     "wass1": fm.wass1,
 }
+FORM_PARAMETERS = [
+    ("y_true", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+    ("y_pred", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+    ("sensitive_features", inspect.Parameter.KEYWORD_ONLY),
+]
 FORM = "takes fairlearn's form {name}(y_true, y_pred, *, sensitive_features"
 
 
@@ -92,7 +102,8 @@ def _call(name, *args, **kwargs):
 
 def test_every_public_function_is_sorted_by_kind():
     names = set(_public_functions())
-    metrics = GROUP_METRICS | PER_GROUP_METRICS | REDUCTIONS
+    metrics = GROUP_METRICS | PER_GROUP_METRICS | REDUCTIONS | VERIFICATION_GROUP_METRICS
+    metrics |= PAIR_SCORES
     assert metrics <= names
     assert names - SELECTION == metrics, "a new public function: sort it into a kind above"
 
@@ -100,18 +111,30 @@ def test_every_public_function_is_sorted_by_kind():
 @pytest.mark.parametrize("name", sorted(GROUP_METRICS))
 def test_signature_is_fairlearns_form(name):
     parameters = inspect.signature(getattr(fm, name)).parameters
-    kinds = [(p.name, p.kind) for p in parameters.values()][:3]
-    assert kinds == [
-        ("y_true", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-        ("y_pred", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-        ("sensitive_features", inspect.Parameter.KEYWORD_ONLY),
-    ]
+    assert [(p.name, p.kind) for p in parameters.values()][:3] == FORM_PARAMETERS
     assert parameters["sensitive_features"].default is inspect.Parameter.empty
     # Every option after the groups is a keyword, so nothing is read from a call's shape.
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in list(parameters.values())[2:])
     if name != "bootstrap_intervals":  # a resampling of rows; weights have no meaning there yet
         assert parameters["sample_weight"].default is None
         assert parameters["sample_weight"].kind is inspect.Parameter.KEYWORD_ONLY
+
+
+@pytest.mark.parametrize("name", sorted(VERIFICATION_GROUP_METRICS))
+def test_verification_metrics_take_fairlearns_form_without_weights(name):
+    parameters = inspect.signature(getattr(fm, name)).parameters
+    assert [(p.name, p.kind) for p in parameters.values()][:3] == FORM_PARAMETERS
+    assert "sample_weight" not in parameters
+    same = np.tile([True, False], 50)
+    scores = np.where(same, 0.7, 0.3) + np.linspace(-0.3, 0.3, 100)
+    groups = np.repeat(["a", "b"], 50)
+    options = {"target_fmr": 0.1} if name == "verification_rates" else {}
+    assert getattr(fm, name)(same, scores, sensitive_features=groups, **options) is not None
+    form = re.escape(FORM.format(name=name))
+    with pytest.raises(TypeError, match=form):
+        getattr(fm, name)(same, scores, groups)
+    with pytest.raises(TypeError, match=form):
+        getattr(fm, name)(same, scores)
 
 
 def test_per_group_metric_signature():

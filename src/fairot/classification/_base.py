@@ -24,10 +24,11 @@ from fairot.classification._common import (
     fit_base_estimator,
     user_stacklevel,
 )
+from fairot.classification._degenerate import start_theta, warn_if_degenerate
 from fairot.classification._kernels import STATUS_OK, logits, padded_rows, score_rows
 from fairot.classification._objective import sigmoid
-from fairot.exceptions import DegenerateModelWarning, DivergenceError
-from fairot.metrics import degenerate_model_message, diagnose_collapse
+from fairot.exceptions import DivergenceError
+from fairot.metrics import diagnose_collapse
 from fairot.metrics.reductions import sum_w1_to_reference
 from fairot.transport import build_target, check_tau, geodesic_targets
 from fairot.utils.arrays import check_consistent_length, check_sample_weight
@@ -62,15 +63,6 @@ MSG_NOT_FINITE = (
 )
 MSG_EVAL_SET = "eval_set must be a tuple (X, y, sensitive_features); got {value!r}."
 
-MSG_TARGET_DEGENERATE = (
-    " (its target is itself near-constant: standard deviation {spread:.3g} against {start:.3g} "
-    "for the raw scores, so the raw model's ranking came from the groups)"
-)
-MSG_DEGENERATE_ADVICE = (
-    "a smaller step_size (epsilon_theta, now {step:g}){extra}, more n_updates at that smaller "
-    "step, or a tolerance tau > 0 (now {tau:g})"
-)
-
 # The other failure of too large steps: |logits| past ~20, scores 0 or 1 to the last bits. A fair
 # model keeps roughly its target's share of such scores; a majority, and twice the target's, is
 # divergence, not fairness.
@@ -96,6 +88,7 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
         "group_mode": [StrOptions({"intersection", "marginal"})],
         "step_size": [Interval(Real, 0, None, closed="neither")],
         "n_updates": [Interval(Integral, 0, None, closed="left")],
+        "loss_weight": [Interval(Real, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left")],
         "history_every": [Interval(Integral, 1, None, closed="left"), None],
         "verbose": ["verbose"],
@@ -158,10 +151,11 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
 
         rng = check_random_state(self.random_state)
         self._init_solver(rng, encoding.n_groups)
-        # Two streams (group batches, target batches), kept so that partial_fit continues them;
-        # separate streams make the iterates independent of how the run is cut into blocks.
+        # Three streams (group batches, target batches, loss batches), kept so that partial_fit
+        # continues them; separate streams make the iterates independent of how the run is cut
+        # into blocks, and the first two the same whether or not a loss term is drawn.
         seed = np.random.default_rng(rng.randint(np.iinfo(np.int32).max))
-        self._batch_sampler, self._target_sampler = seed.spawn(2)
+        self._batch_sampler, self._target_sampler, self._loss_sampler = seed.spawn(3)
         self._theta = theta
         self.n_updates_ = 0
         self._history: list[dict[str, float]] = []
@@ -206,14 +200,16 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
                     UserWarning,
                     stacklevel=user_stacklevel(),
                 )
+        loss_cumulative = None if sample_weight is None else cumulative_weights(sample_weight)
         members = np.concatenate(rows).astype(np.int64)
         offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         indices, values = padded_rows(X)
         y01 = (y == self.classes_[1]).astype(int)
+        labels = y01.astype(np.float64)
         evaluation = self._check_eval_set(eval_set)
         every = self.history_every or max(1, n_updates // 100)
         target = self.target_samples_
-        start_scores = score_rows(self._start_theta(), indices, values)
+        start_scores = score_rows(start_theta(self), indices, values)
         # A target that is itself near-constant (the raw model's signal was the attribute's)
         # is reached by a constant model: no divergence, the final check says what happened.
         flat_target = diagnose_collapse(None, target, start_scores=start_scores)
@@ -235,6 +231,7 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
                 target_batches = self._target_sampler.integers(
                     0, target.shape[0], size=(m, self.batch_size)
                 )
+                loss_batches = self._draw_loss_batches(X.shape[0], m, loss_cumulative)
                 objectives = np.empty(m)
                 diagnostics = np.zeros(1)
                 completed, status = self._run_chunk(
@@ -244,6 +241,8 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
                     offsets,
                     batches,
                     target_batches,
+                    labels,
+                    loss_batches,
                     objectives,
                     diagnostics,
                 )
@@ -296,7 +295,20 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
         self.coef_ = self._theta[None, :-1].copy()
         self.intercept_ = self._theta[-1:].copy()
         if n_updates > 0:
-            self._warn_if_degenerate(s, start_scores, y01, sample_weight, evaluation, flat_target)
+            warn_if_degenerate(self, s, start_scores, y01, sample_weight, evaluation, flat_target)
+
+    def _draw_loss_batches(self, n_rows: int, n_updates: int, cumulative) -> np.ndarray | None:
+        """Rows of the log-loss term: uniform (or by weight) over all rows; none at weight 0.
+
+        At ``loss_weight=0`` nothing is drawn, so the other streams, and the paper's iterates,
+        are exactly those of the method without the term.
+        """
+        if self.loss_weight == 0:
+            return None
+        shape = (n_updates, self.batch_size)
+        if cumulative is None:
+            return self._loss_sampler.integers(0, n_rows, size=shape)
+        return np.searchsorted(cumulative, self._loss_sampler.random(size=shape), side="right")
 
     @property
     def history_(self) -> pd.DataFrame:
@@ -340,39 +352,6 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
 
     def _extra_advice(self) -> str:
         return ""
-
-    def _start_theta(self) -> np.ndarray:
-        return np.concatenate([self.initial_coef_[0], self.initial_intercept_])
-
-    def _warn_if_degenerate(
-        self, scores, start_scores, y01, sample_weight, evaluation, flat_target
-    ) -> None:
-        """Warn when the adjusted scores collapsed against the raw model's (spread or AUC).
-
-        A warning, not an error: with the attribute the only signal, chance ranking is what
-        parity in distribution demands, and the user may be asking exactly that.
-        """
-        diagnosis = diagnose_collapse(
-            y01, scores, start_scores=start_scores, sample_weight=sample_weight
-        )
-        if not diagnosis.collapsed and evaluation is not None:
-            ex, ey, _ = evaluation
-            start = self._start_theta()
-            diagnosis = diagnose_collapse(
-                ey, sigmoid(logits(self._theta, ex)), start_scores=sigmoid(logits(start, ex))
-            )
-        if diagnosis.collapsed:
-            advice = MSG_DEGENERATE_ADVICE.format(
-                step=self.step_size, extra=self._extra_advice(), tau=self.tau_
-            )
-            d = flat_target
-            cause = MSG_TARGET_DEGENERATE.format(spread=d.spread, start=d.start_spread)
-            cause = cause if d.spread_collapsed else ""
-            warnings.warn(
-                degenerate_model_message(type(self).__name__, diagnosis, advice, cause),
-                DegenerateModelWarning,
-                stacklevel=user_stacklevel(),
-            )
 
     def _raise_divergence(self, status: int, value: float) -> None:
         raise DivergenceError(

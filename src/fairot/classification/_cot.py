@@ -124,6 +124,13 @@ class COTClassifier(OTInProcessingClassifier):
         written in the paper, so the effective step grows with ``batch_size``.
     n_updates : int, default=100_000
         :math:`K`.
+    loss_weight : float, default=0.0
+        :math:`\kappa \ge 0`: each :math:`\theta` step also descends :math:`\kappa` times the
+        log-loss of a batch of ``batch_size`` training rows drawn uniformly (by weight with
+        ``sample_weight``), summed over the batch like the fairness term, i.e. the penalised
+        problem :math:`\min_\theta \kappa\,\mathcal L(\theta) + \sum_a W_1(p_{S_a},
+        p_{\bar S})`. ``0`` is the paper's Algorithm 1, which keeps accuracy only through the
+        start :math:`\theta^*` and the number of updates.
     batch_size : int, default=50
         :math:`N_S = N_{\bar S}`.
     constrain_duals : bool, default=True
@@ -240,6 +247,7 @@ class COTClassifier(OTInProcessingClassifier):
         dual_step_size: float = 0.01,
         step_size: float = 1e-4,
         n_updates: int = 100_000,
+        loss_weight: float = 0.0,
         batch_size: int = 50,
         constrain_duals: bool = True,
         pairing: Literal["diagonal", "all"] = "diagonal",
@@ -258,6 +266,7 @@ class COTClassifier(OTInProcessingClassifier):
         self.dual_step_size = dual_step_size
         self.step_size = step_size
         self.n_updates = n_updates
+        self.loss_weight = loss_weight
         self.batch_size = batch_size
         self.constrain_duals = constrain_duals
         self.pairing = pairing
@@ -340,7 +349,17 @@ class COTClassifier(OTInProcessingClassifier):
         self.target_duals_ = np.zeros((n_groups, self.n_fourier_features))
 
     def _run_chunk(
-        self, indices, values, members, offsets, batches, target_batches, objectives, diagnostics
+        self,
+        indices,
+        values,
+        members,
+        offsets,
+        batches,
+        target_batches,
+        labels,
+        loss_batches,
+        objectives,
+        diagnostics,
     ):
         completed, status = cot_kernel(
             self._theta,
@@ -363,6 +382,9 @@ class COTClassifier(OTInProcessingClassifier):
             self.pairing == "all",
             objectives,
             diagnostics,
+            labels,
+            loss_batches,
+            float(self.loss_weight),
         )
         if self.constrain_duals:
             np.negative(self.duals_, out=self.target_duals_)

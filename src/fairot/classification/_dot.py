@@ -39,6 +39,10 @@ class DOTClassifier(OTInProcessingClassifier):
         over the batch; 1e-3 to 1e-2 worked on Adult with ``batch_size=100``).
     n_updates : int, default=100_000
         :math:`K`.
+    loss_weight : float, default=0.0
+        :math:`\kappa \ge 0`: each step also descends :math:`\kappa` times the mean log-loss of
+        a batch of ``batch_size`` training rows drawn uniformly (see
+        :class:`COTClassifier`). ``0`` is the method of [1]_.
     batch_size : int, default=100
         :math:`N_S = N_{\bar S}`.
     history_every : int or None, default=None
@@ -97,6 +101,7 @@ class DOTClassifier(OTInProcessingClassifier):
         group_mode: Literal["intersection", "marginal"] = "intersection",
         step_size: float = 1e-3,
         n_updates: int = 100_000,
+        loss_weight: float = 0.0,
         batch_size: int = 100,
         history_every: int | None = None,
         verbose: bool = False,
@@ -108,6 +113,7 @@ class DOTClassifier(OTInProcessingClassifier):
         self.group_mode = group_mode
         self.step_size = step_size
         self.n_updates = n_updates
+        self.loss_weight = loss_weight
         self.batch_size = batch_size
         self.history_every = history_every
         self.verbose = verbose
@@ -174,7 +180,17 @@ class DOTClassifier(OTInProcessingClassifier):
         pass
 
     def _run_chunk(
-        self, indices, values, members, offsets, batches, target_batches, objectives, diagnostics
+        self,
+        indices,
+        values,
+        members,
+        offsets,
+        batches,
+        target_batches,
+        labels,
+        loss_batches,
+        objectives,
+        diagnostics,
     ):
         return dot_kernel(
             self._theta,
@@ -188,4 +204,7 @@ class DOTClassifier(OTInProcessingClassifier):
             float(self.step_size),
             objectives,
             diagnostics,
+            labels,
+            loss_batches,
+            float(self.loss_weight),
         )

@@ -90,6 +90,14 @@ def _descend(theta, indices, values, grad_rows, grad_coef, step_size):
 
 
 @njit(cache=True, inline="always")
+def _loss_step(theta, indices, values, labels, rows, coef, weight, step_size):
+    r"""Descend ``weight`` times the log-loss gradient :math:`(s - y)(x, 1)` of ``rows``."""
+    for i in range(rows.shape[0]):
+        coef[0, i] = weight * (_score(theta, indices, values, rows[i]) - labels[rows[i]])
+    _descend(theta, indices, values, rows.reshape(1, -1), coef, step_size)
+
+
+@njit(cache=True, inline="always")
 def _sign(x):
     if x > 0.0:
         return 1.0
@@ -148,8 +156,13 @@ def _cot_updates(
     all_pairs,
     objectives,
     diagnostics,
+    labels=None,
+    loss_positions=None,
+    loss_weight=0.0,
 ):
     """The COT updates; ``targets`` has one row (shared) or one per group.
+
+    ``loss_positions`` (rows of ``X`` per update; ``None``: the paper's) add a log-loss term.
 
     Returns the number of updates completed and a status; ``diagnostics[0]`` holds the offending
     exponent :math:`z` when the status is not OK.
@@ -174,6 +187,7 @@ def _cot_updates(
     grad_rows = np.empty((n_groups, n_batch), dtype=np.int64)
     grad_coef = np.empty((n_groups, n_batch))
     mu = np.empty(n_dual)
+    loss_coef = np.empty((1, n_batch))
 
     per_group = targets.shape[0] > 1
     for k in range(n_updates):
@@ -265,6 +279,9 @@ def _cot_updates(
                     for q in range(n_dual):
                         target_duals[a, q] += f * psi_t[j, q]
         objectives[k] = total
+        if loss_positions is not None:  # at the theta of the fairness gradient above
+            rows = loss_positions[k]
+            _loss_step(theta, indices, values, labels, rows, loss_coef, loss_weight, step_size)
         # Model descent step: the paper's sum over groups and batch.
         _descend(theta, indices, values, grad_rows, grad_coef, step_size)
         if not math.isfinite(theta[d]):
@@ -350,8 +367,11 @@ def _dot_updates(
     step_size,
     objectives,
     diagnostics,
+    labels=None,
+    loss_positions=None,
+    loss_weight=0.0,
 ):
-    """The DOT updates; ``targets`` has one row (shared) or one per group.
+    """The DOT updates; ``targets`` has one row (shared) or one per group; loss term as COT's.
 
     The optimal 1-D coupling of two equal-size uniform samples is the sorted matching (stable
     sorts, as :func:`fairot.transport.optimal_coupling_1d`), each pair carrying mass ``1/N``.
@@ -366,6 +386,8 @@ def _dot_updates(
     order = np.empty(n_batch, dtype=np.int64)
     buckets = np.empty(n_batch + 1, dtype=np.int64)
     tb_sorted = np.empty(n_batch)
+    loss_coef = np.empty((1, n_batch))
+    loss_mean = loss_weight / n_batch
     per_group = targets.shape[0] > 1
     for k in range(n_updates):
         total = 0.0
@@ -385,6 +407,9 @@ def _dot_updates(
             for i in range(n_batch):
                 grad_coef[a, i] = signs[i] / n_batch * s[i] * (1.0 - s[i])
         objectives[k] = total
+        if loss_positions is not None:
+            rows = loss_positions[k]
+            _loss_step(theta, indices, values, labels, rows, loss_coef, loss_mean, step_size)
         _descend(theta, indices, values, grad_rows, grad_coef, step_size)
         if not math.isfinite(theta[d]):
             diagnostics[0] = theta[d]

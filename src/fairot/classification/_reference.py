@@ -56,6 +56,7 @@ __all__ = [
     "cot_objective_and_gradients",
     "cot_updates_numpy",
     "dot_updates_numpy",
+    "log_loss_gradient",
     "pair_terms",
     "scores",
     "sigmoid",
@@ -65,6 +66,25 @@ __all__ = [
 def scores(theta: np.ndarray, X: np.ndarray) -> np.ndarray:
     r""":math:`s = \sigma(\theta^\top (x, 1))`; the intercept is ``theta[-1]``."""
     return sigmoid(X @ theta[:-1] + theta[-1])
+
+
+def log_loss_gradient(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    r"""Gradient in :math:`\theta` of the mean log-loss :math:`\mathcal L(\theta)` of ``(X, y)``.
+
+    .. math:: \nabla_\theta \frac1n \sum_i \ell\big(y_i, \sigma(\theta^\top (x_i, 1))\big)
+       = \frac1n \sum_i (s_i - y_i)\,(x_i, 1),
+
+    the term that ``loss_weight`` adds to the model steps of COT and DOT.
+    """
+    residual = scores(theta, X) - y
+    return np.append(residual @ X, residual.sum()) / X.shape[0]
+
+
+def _loss_term(theta, X, labels, loss_positions, k) -> np.ndarray:
+    if loss_positions is None or loss_positions.shape[1] == 0:
+        return np.zeros_like(theta)
+    rows = loss_positions[k]
+    return log_loss_gradient(theta, X[rows], labels[rows])
 
 
 class CotGradients(NamedTuple):
@@ -132,6 +152,9 @@ def cot_updates_numpy(
     target_positions: np.ndarray,
     features: FourierFeatures | FeatureTable,
     params: CotParams,
+    labels: np.ndarray | None = None,
+    loss_positions: np.ndarray | None = None,
+    loss_weight: float = 0.0,
 ) -> np.ndarray:
     r"""Run Algorithm 1 for ``len(batch_positions)`` updates, in place.
 
@@ -151,6 +174,13 @@ def cot_updates_numpy(
         Target batch of each update, as positions into ``target_samples``.
     features : FourierFeatures or FeatureTable
     params : CotParams
+    labels : ndarray of shape (n_samples,), optional
+        0/1 labels of ``X`` (for the loss term).
+    loss_positions : ndarray of int of shape (n_updates, N_S), optional
+        Rows of ``X`` in each update's loss batch; the model step then also descends
+        ``loss_weight`` times the batch's mean log-loss, scaled by :math:`N_S` like :math:`J`.
+    loss_weight : float, default=0.0
+        :math:`\kappa`.
 
     Returns
     -------
@@ -166,10 +196,11 @@ def cot_updates_numpy(
             theta, duals, target_duals, batches, target_batch, features, params
         )
         objectives[k] = grad.objective
+        loss = _loss_term(theta, X, labels, loss_positions, k)
         duals += params.dual_step_size * grad.duals
         if not params.constrain_duals:
             target_duals += params.dual_step_size * grad.target_duals
-        theta -= params.step_size * n_batch * grad.theta
+        theta -= params.step_size * n_batch * (grad.theta + loss_weight * loss)
     return objectives
 
 
@@ -181,6 +212,9 @@ def dot_updates_numpy(
     batch_positions: np.ndarray,
     target_positions: np.ndarray,
     step_size: float,
+    labels: np.ndarray | None = None,
+    loss_positions: np.ndarray | None = None,
+    loss_weight: float = 0.0,
 ) -> np.ndarray:
     r"""Run DOT's updates for ``len(batch_positions)`` steps, in place.
 
@@ -188,7 +222,9 @@ def dot_updates_numpy(
     :math:`T^*_a` of Eq. (8) (marginals :math:`1/N`, from
     :func:`fairot.transport.optimal_coupling_1d`) and sets
     :math:`\theta \leftarrow \theta - \epsilon_\theta \sum_a \sum_{ij} T^*_a(i, j)
-    \,\mathrm{sign}(s^i_a - \bar s^j)\nabla_\theta s^i_a`.
+    \,\mathrm{sign}(s^i_a - \bar s^j)\nabla_\theta s^i_a`, plus ``loss_weight`` times the
+    mean log-loss gradient of the rows ``loss_positions[k]`` of ``X`` (as in
+    :func:`cot_updates_numpy`, without the :math:`N` factor: DOT's steps are means).
 
     Returns
     -------
@@ -199,7 +235,7 @@ def dot_updates_numpy(
     objectives = np.empty(n_updates)
     for k in range(n_updates):
         target_batch = target_samples[..., target_positions[k]]
-        grad = np.zeros_like(theta)
+        grad = loss_weight * _loss_term(theta, X, labels, loss_positions, k)
         total = 0.0
         for a, rows in enumerate(group_rows):
             xb = X[rows[batch_positions[k, a]]]

@@ -18,6 +18,11 @@ from fairot.cli._io import (
     require_columns,
     split_columns,
 )
+from fairot.cli._verification import (
+    VERIFICATION_FILES,
+    add_verification_arguments,
+    verification_audit,
+)
 
 PRINT_FORMATS = ("text", "md", "json", "html")
 MSG_THRESHOLD = "--threshold must be a number in [0, 1]; got {value}"
@@ -78,6 +83,12 @@ def register(subparsers) -> None:
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--data", type=Path, metavar="FILE", help="CSV/TSV file to audit")
     source.add_argument(
+        "--scores",
+        type=Path,
+        metavar="FILE",
+        help="with --task verification: CSV of face-verification pairs (score, is_same, group)",
+    )
+    source.add_argument(
         "--dataset",
         choices=BUILTIN_DATASETS + BUILTIN_REGRESSION_DATASETS,
         help=(
@@ -103,7 +114,10 @@ def register(subparsers) -> None:
         metavar="COL",
         help="column of non-negative sample weights (e.g. survey weights); needs --n-bootstrap 0",
     )
-    p.add_argument("--task", choices=("classification", "regression"), default="classification")
+    p.add_argument(
+        "--task", choices=("classification", "regression", "verification"), default="classification"
+    )
+    add_verification_arguments(p)
     p.add_argument(
         "--group-mode",
         choices=("intersection", "marginal"),
@@ -171,7 +185,9 @@ def read_audit_columns(
     return frame, labels, scores, frame[columns]
 
 
-def emit(result, args: argparse.Namespace) -> None:
+def emit(
+    result, args: argparse.Namespace, files: str = "report.html, report.md, metrics.json, plots"
+) -> None:
     """Write the report folder (if asked), then print: nothing is printed before a failure."""
     fmt = "json" if getattr(args, "json", False) else args.format
     rendered = {
@@ -185,7 +201,7 @@ def emit(result, args: argparse.Namespace) -> None:
     sys.stdout.write(rendered + "\n")
     if args.out is not None and fmt == "text":
         print(
-            f"\nReport written to {args.out}/ (report.html, report.md, metrics.json, plots)",
+            f"\nReport written to {args.out}/ ({files})",
             file=sys.stderr,
         )
 
@@ -211,6 +227,9 @@ def run(args: argparse.Namespace) -> int:
         audit_logistic_regression,
     )
 
+    if args.task == "verification" or args.scores is not None:
+        emit(verification_audit(args), args, VERIFICATION_FILES)
+        return 0
     check_report_arguments(args)
     plots = args.out is not None or args.format == "html"
     options = {

@@ -26,6 +26,7 @@ STUDIES: dict[str, str] = {
     "afr-classification": "fairot.experiments.afr:run_afr_classification",
     "mbn-synthetic": "fairot.experiments.mbn:run_mbn_synthetic",
     "torch-adult": "fairot.experiments.cot:run_torch_adult",
+    "frontier": "fairot.experiments.frontier:run_frontier",
 }
 
 MSG_UNKNOWN_STUDY = "unknown study {name!r}; available: {names}."

@@ -17,12 +17,17 @@ References
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from fairot.metrics import group_accuracy_std, skewed_error_ratio
+from fairot.metrics import (
+    GroupVerification,
+    VerificationResult,
+    kfold_verification_accuracy,
+    verification_accuracy_by_group,
+)
+from fairot.metrics.checks import MSG_BOTH_CLASSES as BOTH_CLASSES_ERROR
 
 __all__ = [
     "GroupVerification",
@@ -38,11 +43,6 @@ PAIRS_ERROR = (
     "{name} must be a 2-D array of shape (n_pairs, dim) matching the other embeddings; got {shape}."
 )
 IS_SAME_ERROR = "is_same must be a 1-D boolean array of length n_pairs={n}; got shape {shape}."
-FOLDS_ERROR = "n_folds must be an int in [2, n_pairs={n}]; got {value!r}."
-BOTH_CLASSES_ERROR = (
-    "{where} needs both genuine (same identity) and impostor pairs; got {n_same} genuine and "
-    "{n_diff} impostor pairs."
-)
 FAR_ERROR = "far must be in (0, 1); got {value!r}."
 GROUPS_ERROR = "groups must be a 1-D array of length {n}; got shape {shape}."
 NAN_ERROR = "{name} contains NaN or infinite values."
@@ -91,75 +91,6 @@ def cosine_similarity(emb1, emb2) -> np.ndarray:
     return np.einsum("ij,ij->i", a, b)
 
 
-def _best_threshold(similarity: np.ndarray, is_same: np.ndarray) -> tuple[float, float]:
-    """Threshold maximising accuracy of ``similarity > t`` (exact, over every cut point)."""
-    order = np.argsort(similarity, kind="stable")
-    s, y = similarity[order], is_same[order]
-    n = len(s)
-    # cut after k sorted pairs (k = 0..n): pairs [0, k) predicted different, [k, n) same.
-    diff_below = np.concatenate(([0], np.cumsum(~y)))
-    same_above = np.concatenate(([0], np.cumsum(y[::-1])))[::-1]
-    correct = diff_below + same_above
-    # a cut between equal similarities cannot be realised by a threshold
-    valid = np.ones(n + 1, dtype=bool)
-    valid[1:n] = s[1:] > s[:-1]
-    correct = np.where(valid, correct, -1)
-    k = int(np.argmax(correct))
-    if k == 0:
-        threshold = s[0] - 1.0
-    elif k == n:
-        threshold = s[-1]
-    else:
-        threshold = 0.5 * (s[k - 1] + s[k])
-    return float(threshold), correct[k] / n
-
-
-@dataclass(frozen=True)
-class VerificationResult:
-    """Result of :func:`verification_accuracy`.
-
-    Attributes
-    ----------
-    accuracy : float
-        Mean of the fold accuracies.
-    std : float
-        Standard deviation of the fold accuracies (ddof=0, as insightface's LFW evaluation).
-    fold_accuracies : ndarray of shape (n_folds,)
-    thresholds : ndarray of shape (n_folds,)
-        Cosine threshold chosen on the other folds for each test fold.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fairot.face.evaluation import VerificationResult
-    >>> VerificationResult(0.9, 0.1, np.array([0.8, 1.0]), np.array([0.3, 0.4])).accuracy
-    0.9
-    """
-
-    accuracy: float
-    std: float
-    fold_accuracies: np.ndarray
-    thresholds: np.ndarray
-
-
-def _kfold_verification(similarity: np.ndarray, is_same: np.ndarray, n_folds: int):
-    n = len(similarity)
-    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)):
-        raise ValueError(FOLDS_ERROR.format(n=n, value=n_folds))
-    if not 2 <= n_folds <= n:
-        raise ValueError(FOLDS_ERROR.format(n=n, value=n_folds))
-    folds = np.array_split(np.arange(n), n_folds)  # contiguous, unshuffled: the LFW protocol
-    accs, thresholds = [], []
-    for test in folds:
-        train = np.ones(n, dtype=bool)
-        train[test] = False
-        t, _ = _best_threshold(similarity[train], is_same[train])
-        accs.append(np.mean((similarity[test] > t) == is_same[test]))
-        thresholds.append(t)
-    accs = np.asarray(accs)
-    return VerificationResult(float(accs.mean()), float(accs.std()), accs, np.asarray(thresholds))
-
-
 def verification_accuracy(emb1, emb2, is_same, n_folds: int = 10) -> VerificationResult:
     """Verification accuracy under the LFW/RFW 10-fold protocol.
 
@@ -194,7 +125,7 @@ def verification_accuracy(emb1, emb2, is_same, n_folds: int = 10) -> Verificatio
     """
     sim = cosine_similarity(emb1, emb2)
     same = _as_bool(is_same, len(sim))
-    return _kfold_verification(sim, same, n_folds)
+    return kfold_verification_accuracy(same, sim, n_folds=n_folds)
 
 
 def _as_groups(groups, n: int) -> np.ndarray:
@@ -202,45 +133,6 @@ def _as_groups(groups, n: int) -> np.ndarray:
     if arr.shape != (n,):
         raise ValueError(GROUPS_ERROR.format(n=n, shape=arr.shape))
     return arr
-
-
-@dataclass(frozen=True)
-class GroupVerification:
-    """Per-group verification accuracy and MBN's fairness summary.
-
-    Attributes
-    ----------
-    by_group : pandas.DataFrame
-        Index: the groups; columns ``accuracy``, ``fold_std``, ``threshold`` (mean over folds),
-        ``n_pairs``.
-    mean_accuracy : float
-        Average of the group accuracies (the paper's "Avg").
-    std : float
-        STD of the group accuracies, ddof=0 (:func:`fairot.metrics.group_accuracy_std`).
-    ser : float
-        Skewed error ratio (:func:`fairot.metrics.skewed_error_ratio`); ``inf`` when some group
-        makes no error. With a single group, STD is 0 and SER is 1.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from fairot.face.evaluation import GroupVerification
-    >>> by_group = pd.DataFrame({"accuracy": [0.9, 0.8]}, index=["a", "b"])
-    >>> GroupVerification(by_group, 0.85, 0.05, 2.0).summary().round(2).to_dict()
-    {'a': 0.9, 'b': 0.8, 'mean': 0.85, 'std': 0.05, 'ser': 2.0}
-    """
-
-    by_group: pd.DataFrame
-    mean_accuracy: float
-    std: float
-    ser: float
-
-    def summary(self) -> pd.Series:
-        """Group accuracies followed by ``mean``, ``std`` and ``ser``, as one Series."""
-        values = self.by_group["accuracy"].copy()
-        values.index = [str(g) for g in values.index]
-        extra = pd.Series({"mean": self.mean_accuracy, "std": self.std, "ser": self.ser})
-        return pd.concat([values, extra])
 
 
 def group_verification(emb1, emb2, is_same, groups, n_folds: int = 10) -> GroupVerification:
@@ -274,31 +166,7 @@ def group_verification(emb1, emb2, is_same, groups, n_folds: int = 10) -> GroupV
     sim = cosine_similarity(emb1, emb2)
     same = _as_bool(is_same, len(sim))
     grp = _as_groups(groups, len(sim))
-    rows = {}
-    for g in np.unique(grp):
-        in_g = grp == g
-        if same[in_g].all() or not same[in_g].any():
-            raise ValueError(
-                BOTH_CLASSES_ERROR.format(
-                    where=f"group {g!r}",
-                    n_same=int(same[in_g].sum()),
-                    n_diff=int((~same[in_g]).sum()),
-                )
-            )
-        res = _kfold_verification(sim[in_g], same[in_g], n_folds)
-        rows[g] = {
-            "accuracy": res.accuracy,
-            "fold_std": res.std,
-            "threshold": float(res.thresholds.mean()),
-            "n_pairs": int(in_g.sum()),
-        }
-    by_group = pd.DataFrame.from_dict(rows, orient="index")
-    by_group.index.name = "group"
-    acc = by_group["accuracy"]
-    if len(acc) == 1:  # one group: no disparity to measure
-        return GroupVerification(by_group, float(acc.iloc[0]), 0.0, 1.0)
-    ser = float("inf") if (acc >= 1.0).any() else skewed_error_ratio(acc)
-    return GroupVerification(by_group, float(acc.mean()), group_accuracy_std(acc), ser)
+    return verification_accuracy_by_group(same, sim, sensitive_features=grp, n_folds=n_folds)
 
 
 def threshold_at_far(similarity, is_same, far: float) -> tuple[float, float]:

@@ -21,9 +21,15 @@ from ._evaluation import (
     _as_2d,
     _as_bool,
     _as_groups,
+    cosine_similarity,
 )
 
-__all__ = ["feature_scatter", "sample_pairs", "select_difficult_pairs"]
+__all__ = ["feature_scatter", "pair_scores", "sample_pairs", "select_difficult_pairs"]
+
+PAIR_INDEX_ERROR = (
+    "pairs must be a DataFrame with integer columns 'i' and 'j' or an int array of shape "
+    "(n_pairs, 2), indexing rows of embeddings (0 to {last}); {problem}."
+)
 
 
 def select_difficult_pairs(similarity, is_same, n_pairs: int) -> np.ndarray:
@@ -130,6 +136,56 @@ def sample_pairs(
         frames.append(frame)
     out = pd.concat(frames, ignore_index=True)
     return out.astype({"i": np.int64, "j": np.int64, "is_same": bool})
+
+
+def pair_scores(embeddings, pairs) -> pd.DataFrame:
+    r"""Pair scores from embeddings: the cosine similarity of each pair's L2-normalised rows.
+
+    .. math:: s_{ij} = \frac{e_i}{\lVert e_i \rVert} \cdot \frac{e_j}{\lVert e_j \rVert}
+
+    The table it returns is what :func:`fairot.metrics.verification_rates` and ``fairot audit
+    --task verification --scores FILE`` read (``to_csv`` it): embeddings in, pair scores out.
+
+    Parameters
+    ----------
+    embeddings : array-like or Tensor of shape (n_samples, dim)
+    pairs : pandas.DataFrame or array-like of int, shape (n_pairs, 2)
+        A frame with columns ``i`` and ``j`` (as :func:`sample_pairs` returns, whose other
+        columns, e.g. ``is_same`` and ``group``, are kept) or an array of index pairs.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The pairs' columns (``i``, ``j`` for an array) and ``score``.
+
+    Examples
+    --------
+    >>> from fairot.face.evaluation import pair_scores
+    >>> embeddings = [[1.0, 0.0], [3.0, 0.0], [0.0, 2.0]]
+    >>> pair_scores(embeddings, [[0, 1], [0, 2]])["score"].tolist()
+    [1.0, 0.0]
+    """
+    emb = _as_2d(embeddings, "embeddings")
+    if isinstance(pairs, pd.DataFrame):
+        if not {"i", "j"} <= set(pairs.columns):
+            problem = f"got columns {list(pairs.columns)}"
+            raise ValueError(PAIR_INDEX_ERROR.format(last=len(emb) - 1, problem=problem))
+        frame = pairs.copy()
+        index = frame[["i", "j"]].to_numpy()
+    else:
+        index = np.asarray(pairs)
+        if index.ndim != 2 or index.shape[1] != 2:
+            problem = f"got shape {index.shape}"
+            raise ValueError(PAIR_INDEX_ERROR.format(last=len(emb) - 1, problem=problem))
+        frame = pd.DataFrame({"i": index[:, 0], "j": index[:, 1]})
+    if index.dtype.kind not in "iu":
+        problem = f"got dtype {index.dtype}"
+        raise ValueError(PAIR_INDEX_ERROR.format(last=len(emb) - 1, problem=problem))
+    if index.size and (index.min() < 0 or index.max() >= len(emb)):
+        problem = f"got indices in [{index.min()}, {index.max()}]"
+        raise ValueError(PAIR_INDEX_ERROR.format(last=len(emb) - 1, problem=problem))
+    frame["score"] = cosine_similarity(emb[index[:, 0]], emb[index[:, 1]])
+    return frame
 
 
 def feature_scatter(embeddings, labels, groups) -> pd.DataFrame:

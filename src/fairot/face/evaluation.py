@@ -1,4 +1,11 @@
-"""Verification fairness evaluation: LFW/RFW protocol per group, ROC operating points, scatter."""
+"""Verification fairness evaluation: LFW/RFW protocol per group, ROC operating points, scatter.
+
+:func:`pair_scores` turns embeddings into the pair-score table that
+:func:`fairot.metrics.verification_rates` and ``fairot audit --task verification`` read; the
+10-fold protocol itself lives in :mod:`fairot.metrics`
+(:func:`~fairot.metrics.kfold_verification_accuracy`), which :func:`verification_accuracy` and
+:func:`group_verification` call on cosine similarities.
+"""
 
 from ._evaluation import (
     GroupVerification,
@@ -9,7 +16,7 @@ from ._evaluation import (
     threshold_at_far,
     verification_accuracy,
 )
-from ._pairs import feature_scatter, sample_pairs, select_difficult_pairs
+from ._pairs import feature_scatter, pair_scores, sample_pairs, select_difficult_pairs
 
 __all__ = [
     "GroupVerification",
@@ -17,6 +24,7 @@ __all__ = [
     "cosine_similarity",
     "feature_scatter",
     "group_verification",
+    "pair_scores",
     "roc_by_group",
     "sample_pairs",
     "select_difficult_pairs",

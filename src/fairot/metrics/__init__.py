@@ -4,6 +4,10 @@ Classification (COT paper): :func:`error_rate` (Err-.5), :func:`wass1`,
 :func:`strong_demographic_disparity` (SDD), :func:`strong_pairwise_demographic_disparity` (SPDD).
 Regression (approximate demographic parity paper): :func:`max_pairwise_wasserstein`.
 Face recognition (MBN paper): :func:`group_accuracy_std` (STD), :func:`skewed_error_ratio` (SER).
+Face verification on pair scores: :func:`verification_rates` (FMR and FNMR per group at one
+threshold set by :func:`fmr_threshold` for a target overall FMR, as NIST FRVT reads them, and
+their max/min ratios), :func:`det_curves`, and the LFW/RFW 10-fold protocol
+(:func:`kfold_verification_accuracy`, :func:`verification_accuracy_by_group`: MBN's Avg, STD, SER).
 Any task: :func:`wasserstein_distance`, :func:`fairness_report`, :func:`fairness_summary`.
 Rates at a threshold: :func:`group_rates`, :func:`demographic_parity_difference`,
 :func:`equalized_odds_difference`, :func:`bootstrap_intervals` (stratified bootstrap; its building
@@ -56,6 +60,19 @@ from fairot.metrics._scorers import (
     neg_wass1_scorer,
     neg_wasserstein_gap_scorer,
 )
+from fairot.metrics._verification import (
+    VerificationRates,
+    det_curves,
+    fmr_threshold,
+    verification_rates,
+)
+from fairot.metrics._verification_accuracy import (
+    GroupVerification,
+    VerificationResult,
+    best_accuracy_threshold,
+    kfold_verification_accuracy,
+    verification_accuracy_by_group,
+)
 from fairot.metrics.resampling import BootstrapIntervals, bootstrap_intervals
 
 __all__ = [
@@ -63,20 +80,27 @@ __all__ = [
     "CollapseDiagnosis",
     "FairnessBudgetRefit",
     "FairnessScorer",
+    "GroupVerification",
     "PairwiseGap",
+    "VerificationRates",
+    "VerificationResult",
+    "best_accuracy_threshold",
     "bootstrap_intervals",
     "degenerate_model_message",
     "demographic_parity_difference",
+    "det_curves",
     "diagnose_collapse",
     "equalized_odds_difference",
     "error_rate",
     "fair_accuracy_scorer",
     "fairness_report",
     "fairness_summary",
+    "fmr_threshold",
     "get_fairness_scorer",
     "get_fairness_scorer_names",
     "group_accuracy_std",
     "group_rates",
+    "kfold_verification_accuracy",
     "make_fairness_scorer",
     "max_pairwise_wasserstein",
     "neg_fair_mse_scorer",
@@ -87,6 +111,8 @@ __all__ = [
     "skewed_error_ratio",
     "strong_demographic_disparity",
     "strong_pairwise_demographic_disparity",
+    "verification_accuracy_by_group",
+    "verification_rates",
     "wass1",
     "wasserstein_distance",
     "within_fairness_budget",

@@ -8,6 +8,10 @@
   raw and the mitigated model on one page: ``fairot mitigate``, ``fairot demo``).
 - :func:`plot_group_histograms`, :func:`plot_group_quantile_functions`,
   :func:`plot_group_metrics` — ``matplotlib.figure.Figure`` objects, no pyplot state.
+- :func:`audit_verification` / :class:`VerificationAudit` — face verification from pair scores:
+  per-group FMR and FNMR at one threshold set for a target overall FMR (NIST FRVT's reading),
+  their max/min ratios, per-group DET curves (:func:`plot_det_curves`) and MBN's 10-fold
+  accuracy, STD and SER (``fairot audit --task verification``).
 - :class:`FairnessMonitor` / :class:`WindowResult` — windowed metrics of a score stream with
   stratified bootstrap bands, alerts against a permutation null, and closed-loop re-adjustment of
   a COT/DOT estimator (``fairot monitor``); :data:`MONITOR_METRICS` lists what it can watch.
@@ -30,6 +34,11 @@ from fairot.reporting._plots import (
     plot_group_metrics,
     plot_group_quantile_functions,
 )
+from fairot.reporting._verification import (
+    VerificationAudit,
+    audit_verification,
+    plot_det_curves,
+)
 
 __all__ = [
     "BUILTIN_DATASETS",
@@ -38,13 +47,16 @@ __all__ = [
     "Audit",
     "AuditComparison",
     "FairnessMonitor",
+    "VerificationAudit",
     "WindowResult",
     "audit",
     "audit_gradient_boosting",
     "audit_logistic_regression",
+    "audit_verification",
     "compare_audits",
     "load_baseline_split",
     "plot_group_histograms",
     "plot_group_metrics",
     "plot_group_quantile_functions",
+    "plot_det_curves",
 ]

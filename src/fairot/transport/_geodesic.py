@@ -48,6 +48,16 @@ def check_tau(tau) -> float:
     Returns
     -------
     float
+
+    Examples
+    --------
+    >>> from fairot.transport import check_tau
+    >>> check_tau(1)
+    1.0
+    >>> check_tau(1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: tau must be ...
     """
     if (
         isinstance(tau, bool)

@@ -1,0 +1,23 @@
+"""The accuracy/fairness frontier without the attribute as an input (issue 22).
+
+``fairot reproduce frontier``: every fairot classifier over its knob beside scikit-learn's
+unaware logistic model and fairlearn's reductions and post-processing, on Adult, German Credit
+and Communities & Crime with the sensitive attributes removed from ``X``.
+
+``_data`` builds the unaware splits, ``_methods`` traces each method into points, ``_study``
+runs the study and draws one figure per data set.
+"""
+
+from fairot.experiments.frontier._data import ATTRIBUTE_COLUMNS, FRONTIER_DATASETS, unaware_split
+from fairot.experiments.frontier._methods import point_metrics
+from fairot.experiments.frontier._study import BUDGETS, frontier_at, run_frontier
+
+__all__ = [
+    "ATTRIBUTE_COLUMNS",
+    "BUDGETS",
+    "FRONTIER_DATASETS",
+    "frontier_at",
+    "point_metrics",
+    "run_frontier",
+    "unaware_split",
+]
