@@ -221,3 +221,47 @@ def test_allowed_class_by_constructor_call_is_refused(tmp_path):
     with pytest.raises(UntrustedModelError, match="constructor call") as raised:
         load_model(buffer.getvalue())
     assert raised.value.types == ["fairot.utils._score_column.ScoreColumn"]
+
+
+def _zip(members) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
+    return buffer.getvalue()
+
+
+_LIST_NODE = {
+    "__class__": "list",
+    "__module__": "builtins",
+    "__loader__": "ListNode",
+    "protocol": 2,
+}
+
+
+@pytest.mark.parametrize(
+    ("content", "cause"),
+    [
+        # found by tests/utils/test_persistence_fuzz.py: each raised skops' or zipfile's own
+        # error (BadZipFile, KeyError, AttributeError, an unrelated ValueError) before
+        (b"", "Exactly one of data or file"),
+        (b"not a zip file", "BadZipFile"),
+        (_zip({"other.json": "{}"}), "KeyError"),
+        (_zip({"schema.json": "{"}), "JSONDecodeError"),
+        (_zip({"schema.json": json.dumps({**_LIST_NODE, "__id__": 1})}), "KeyError"),
+        (_zip({"schema.json": json.dumps({**_LIST_NODE, "content": ["x"], "__id__": 1})}), ""),
+    ],
+)
+def test_unreadable_files_raise_one_clear_value_error(content, cause):
+    with pytest.raises(ValueError, match="^Cannot read the model: the model bytes") as raised:
+        load_model(content)
+    assert not isinstance(raised.value, UntrustedModelError)
+    assert cause in str(raised.value)
+
+
+def test_truncated_model_file_raises_a_clear_value_error(tmp_path):
+    data = skops.io.dumps(make_pipeline(StandardScaler(), Ridge()).fit([[0.0], [1.0]], [0, 1]))
+    path = tmp_path / "model.skops"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match=f"^Cannot read the model: {path}"):
+        load_model(path)

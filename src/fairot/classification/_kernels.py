@@ -22,6 +22,10 @@ import numpy as np
 import scipy.sparse as sp
 from numba import njit
 
+from fairot.utils.compilation import install_compile_notice
+
+install_compile_notice()  # one log line if a cold cache makes the first call compile long
+
 STATUS_OK = 0
 STATUS_DUAL_OVERFLOW = 1
 STATUS_NOT_FINITE = 2

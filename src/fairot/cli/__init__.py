@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
+import logging
 import os
 import pkgutil
 import sys
@@ -20,6 +21,9 @@ from collections.abc import Sequence
 from fairot import __version__
 
 EXIT_USAGE = 2
+#: The logger of :mod:`fairot.utils.compilation` (named here: importing it would load numba
+#: before ``--help``).
+COMPILE_LOGGER = "fairot.compile"
 # The status of a process killed by SIGPIPE (128 + 13), as `yes | head` reports for `yes`.
 EXIT_BROKEN_PIPE = 141
 
@@ -51,6 +55,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _StderrLines(logging.Handler):
+    """Each record as one line on the current ``sys.stderr`` (read at emit time, not bound)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(self.format(record), file=sys.stderr, flush=True)
+
+
+def show_compile_notice() -> None:
+    """Print fairot's one "compiling numba kernels" line on stderr (the library only logs it)."""
+    logger = logging.getLogger(COMPILE_LOGGER)
+    if not any(isinstance(h, _StderrLines) for h in logger.handlers):
+        logger.addHandler(_StderrLines())
+    logger.setLevel(logging.INFO)
+
+
 def _one_line(exc: BaseException) -> str:
     if isinstance(exc, KeyError) and exc.args:
         text = str(exc.args[0])
@@ -68,6 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help()
         return EXIT_USAGE
+    show_compile_notice()
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()

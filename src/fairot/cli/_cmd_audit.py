@@ -26,9 +26,6 @@ from fairot.cli._verification import (
 
 PRINT_FORMATS = ("text", "md", "json", "html")
 MSG_THRESHOLD = "--threshold must be a number in [0, 1]; got {value}"
-MSG_WEIGHTED_BOOTSTRAP = (
-    "--sample-weight needs --n-bootstrap 0 (the bootstrap does not resample weights)"
-)
 MSG_WEIGHTS = "column {column!r} must hold non-negative weights with a positive sum"
 MSG_NEEDS_COLUMNS = "--data needs --score COL and --sensitive COL[,COL]"
 MSG_DATASET_TASK = "--dataset {name} is {task} data; pass --task {task}"
@@ -112,7 +109,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--sample-weight",
         metavar="COL",
-        help="column of non-negative sample weights (e.g. survey weights); needs --n-bootstrap 0",
+        help="column of non-negative sample weights (e.g. survey weights); weighted intervals",
     )
     p.add_argument(
         "--task", choices=("classification", "regression", "verification"), default="classification"
@@ -241,8 +238,6 @@ def run(args: argparse.Namespace) -> int:
         "plots": plots,
     }
     weight_column = getattr(args, "sample_weight", None)
-    if weight_column and args.n_bootstrap:
-        raise CLIError(MSG_WEIGHTED_BOOTSTRAP)
     if args.dataset:
         if weight_column:
             raise CLIError("--sample-weight needs --data")

@@ -28,7 +28,6 @@ import numpy as np
 import pandas as pd
 
 from fairot.cli._cmd_audit import (
-    MSG_WEIGHTED_BOOTSTRAP,
     add_report_arguments,
     check_report_arguments,
     read_audit_columns,
@@ -113,7 +112,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--sample-weight",
         metavar="COL",
-        help="non-negative sample weights, for the fit and the audits; needs --n-bootstrap 0",
+        help="non-negative sample weights, for the fit and the audits (and their intervals)",
     )
     p.add_argument(
         "--method",
@@ -155,8 +154,6 @@ def _check_arguments(args: argparse.Namespace) -> None:
             raise CLIError(MSG_TOLERANCE_VALUE.format(name=name, value=value))
     check_report_arguments(args)
     check_holdout_arguments(args)
-    if args.sample_weight and args.n_bootstrap:
-        raise CLIError(MSG_WEIGHTED_BOOTSTRAP)
     if args.apply is not None and args.apply.resolve().is_relative_to(args.out.resolve()):
         raise CLIError(MSG_SAME_FILE.format(path=args.apply))
 

@@ -22,11 +22,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairot.metrics._calling import group_metric
+from fairot.metrics._calling import MSG_EMPTY_WEIGHT, group_metric
 from fairot.metrics._rates import check_rate_inputs, rate_matrix, rate_summary
 from fairot.metrics._scaled import unit_scale
+from fairot.metrics._weighted_replicates import accuracy_summary, weighted_distribution_summary
 from fairot.transport import MASS_TOLERANCE, joint_quantile_cells
-from fairot.utils.groups import GroupsMode
+from fairot.utils.arrays import check_sample_weight
+from fairot.utils.groups import GroupsMode, sensitive_frame
 from fairot.utils.sensitive import check_sensitive_features
 
 __all__ = [
@@ -176,7 +178,7 @@ def _distribution_summary(
     ]
     by_order = {p: np.stack([v[k] for v in pair_values], axis=1) for k, p in enumerate(orders)}
     if task == "classification":
-        pooled = np.sort(pred, axis=1)
+        pooled = np.sort(pred / scale, axis=1)  # in the unit of the groups, scaled back below
         out["sdd"] = sum(batched_wasserstein(g, pooled, (1.0,))[0] for g in sorted_groups)
         out["spdd"] = by_order[1.0].sum(axis=1)
     else:
@@ -188,26 +190,51 @@ def _distribution_summary(
         return {k: v * scale for k, v in out.items()}
 
 
-def _replicate_summary(y, pred, member, rows, task, threshold):
-    rates = rate_matrix(y, pred, member, task, threshold)
-    summary = _distribution_summary(pred, rows, task)
+def _replicate_summary(y, pred, member, rows, task, threshold, weight=None, names=None):
+    rates = rate_matrix(y, pred, member, task, threshold, weight)
+    if weight is None:
+        summary = _distribution_summary(pred, rows, task)
+    else:
+        summary = weighted_distribution_summary(pred, weight, rows, names, task)
     summary.update(rate_summary(rates, task))
+    if y is not None:
+        summary.update(accuracy_summary(y, pred, weight, task, threshold))
     if y is not None and task == "classification":
-        summary["err"] = 1.0 - ((pred > threshold) == (y == 1)).mean(axis=1)
         accuracy = rates["accuracy"]
         summary["accuracy_std"] = accuracy.std(axis=1)
-        errors = 1.0 - accuracy
-        with np.errstate(divide="ignore"):
-            summary["skewed_error_ratio"] = np.where(
-                errors.min(axis=1) > 0, errors.max(axis=1) / errors.min(axis=1), np.inf
-            )
-    elif y is not None:
-        mse = ((y - pred) ** 2).mean(axis=1)
-        summary["mse"] = mse
-        variance = y.var(axis=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            summary["r2"] = np.where(variance > 0, 1.0 - mse / variance, np.nan)
+        summary["skewed_error_ratio"] = _skewed_error_ratio(1.0 - accuracy)
     return rates, summary
+
+
+def _skewed_error_ratio(errors: np.ndarray) -> np.ndarray:
+    # A replicate with an error-free group has an unbounded ratio: inf, as the point estimate.
+    low, high = errors.min(axis=1), errors.max(axis=1)
+    out = np.full(low.shape, np.inf)
+    np.divide(high, low, out=out, where=low > 0)
+    return out
+
+
+def _linear_quantile(values: pd.DataFrame, q: float) -> pd.Series:
+    """Linear quantile of each column as pandas computes it (NaN skipped), exact with infinities.
+
+    Interpolating between two equal infinities (an unbounded skewed error ratio, a distance
+    beyond the float range) computes ``inf - inf``: NaN and a RuntimeWarning. Between ranks
+    ``a <= b`` the quantile is ``a`` at an exact rank, else ``b`` when ``b`` is infinite.
+    """
+    with np.errstate(invalid="ignore"):  # the NaN it makes is replaced just below
+        out = values.quantile(q)
+    lower = values.quantile(q, interpolation="lower")
+    higher = values.quantile(q, interpolation="higher")
+    position = q * (values.count() - 1)
+    exact = (position == np.floor(position)) | (lower == higher)
+    undefined = out.isna() & lower.notna()
+    return out.where(~undefined, lower.where(exact, higher))
+
+
+def _percentile_interval(values: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    return pd.DataFrame(
+        {"low": _linear_quantile(values, alpha), "high": _linear_quantile(values, 1 - alpha)}
+    )
 
 
 @group_metric("y_true", "y_pred", backend=False)
@@ -222,6 +249,7 @@ def bootstrap_intervals(
     n_bootstrap: int = 200,
     confidence: float = 0.95,
     random_state: int | np.random.Generator | None = None,
+    sample_weight: ArrayLike | None = None,
 ) -> BootstrapIntervals:
     r"""Stratified percentile-bootstrap intervals of every summary metric and per-group rate.
 
@@ -233,6 +261,13 @@ def bootstrap_intervals(
     ``err``, ``accuracy_std``, ``skewed_error_ratio``; ``mse``, ``r2``) and the threshold
     disparities (``demographic_parity_difference``, ``demographic_parity_ratio``,
     ``equalized_odds_difference``).
+
+    With ``sample_weight``, each replicate carries the weights of the rows it draws and every
+    metric is the weighted one of :func:`fairot.metrics.fairness_report` on that replicate (the
+    weighted bootstrap); rows of zero weight are left out first, so integer weights resample
+    like the rows they stand for. The Wasserstein metrics are then coupled replicate by
+    replicate (about ``n_bootstrap`` weighted reports of work), where unweighted replicates
+    share one coupling.
 
     Parameters
     ----------
@@ -249,6 +284,9 @@ def bootstrap_intervals(
     confidence : float in (0, 1), default=0.95
     random_state : int, numpy.random.Generator or None
         Seed of the resampling.
+    sample_weight : array-like of shape (n_samples,), optional
+        Non-negative weights with a positive sum (e.g. survey weights), carried by the rows
+        into every replicate; ``None``: every row counts 1.
 
     Returns
     -------
@@ -274,6 +312,16 @@ def bootstrap_intervals(
     y, pred, enc, threshold = check_rate_inputs(
         y_true, y_pred, sensitive_features, task, group_mode, threshold
     )
+    weight = check_sample_weight(sample_weight, pred.shape[0])
+    if weight is not None and not (weight > 0).all():
+        # A zero-weight row counts for nothing in the weighted statistic: resample the others.
+        keep = weight > 0
+        for name, idx in zip(enc.names, enc.indices(), strict=True):
+            if not keep[idx].any():
+                raise ValueError(MSG_EMPTY_WEIGHT.format(group=name))
+        sensitive_features = sensitive_frame(sensitive_features, "sensitive_features")[keep]
+        y, pred, weight = None if y is None else y[keep], pred[keep], weight[keep]
+        enc = check_sensitive_features(sensitive_features, pred.shape[0], group_mode=group_mode)
     if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)):
         raise ValueError(MSG_N_BOOTSTRAP.format(value=n_bootstrap))
     if n_bootstrap < 10:
@@ -292,7 +340,14 @@ def bootstrap_intervals(
     for start in range(0, n_bootstrap, chunk):
         take = stratified_indices(cells, min(chunk, n_bootstrap - start), rng)
         rates, summary = _replicate_summary(
-            None if y is None else y[take], pred[take], member, rows, task, threshold
+            None if y is None else y[take],
+            pred[take],
+            member,
+            rows,
+            task,
+            threshold,
+            None if weight is None else weight[take],
+            enc.names,
         )
         for key, value in rates.items():
             rate_parts.setdefault(key, []).append(value)
@@ -300,16 +355,9 @@ def bootstrap_intervals(
             summary_parts.setdefault(key, []).append(value)
     alpha = (1.0 - confidence) / 2
     replicates = pd.DataFrame({k: np.concatenate(v) for k, v in summary_parts.items()})
-    summary_ci = pd.DataFrame(
-        {
-            "low": replicates.quantile(alpha),
-            "high": replicates.quantile(1 - alpha),
-        }
-    )
+    summary_ci = _percentile_interval(replicates, alpha)
     group_ci = {}
     for key, parts in rate_parts.items():
         values = pd.DataFrame(np.concatenate(parts), columns=enc.names)
-        group_ci[key] = pd.DataFrame(
-            {"low": values.quantile(alpha), "high": values.quantile(1 - alpha)}
-        ).rename_axis("group")
+        group_ci[key] = _percentile_interval(values, alpha).rename_axis("group")
     return BootstrapIntervals(summary_ci, group_ci, replicates, float(confidence))

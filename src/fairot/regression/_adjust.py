@@ -30,8 +30,8 @@ from fairot.transport import check_p as _check_wasserstein_order
 from fairot.transport import midpoint_grid
 
 from ._costs import InducedCost, resolve_cost
-from ._dual_newton import project_pairs_w2
-from ._dykstra import WorkBudget, dykstra_projection, projected_gradient
+from ._dykstra import WorkBudget, projected_gradient
+from ._fastest import fastest_projection
 from ._feasibility import feasibility_bound, magnitude_scale
 from ._pointwise import pointwise_sup
 from ._projections import pairwise_grid_distances, project_lp_ball, project_monotone_box
@@ -67,8 +67,6 @@ MSG_STOPPED_EARLY = (
 # meet it in floating point, so it is solved as epsilon = 0 (and a 1e-300 radius no longer
 # reaches the soft threshold's arithmetic).
 EPSILON_RESOLUTION = 8 * np.finfo(np.float64).eps
-FEW_GROUPS = 10
-QUICK_DYKSTRA_WORK = 1e7
 
 Method = Literal[
     "auto", "closed_form", "projection", "pointwise", "projected_gradient", "barycenter_ball"
@@ -216,33 +214,6 @@ def _closed_form(target, weights, p, epsilon):
     same = delta == delta_star
     curves[:, same] = target[:, same]
     return curves, 1
-
-
-def _projection(target, weights, p, epsilon, bounds, tol, budget, target_is_curve):
-    r"""The weighted projection of the target curves (Proposition 1 of [1]_), fastest solver first.
-
-    ``p = 2`` with nondecreasing targets inside the range: projected Newton on the dual
-    (:func:`._dual_newton.project_pairs_w2`), whose cost does not grow with Dykstra's cycle
-    count; should it stall, Dykstra finishes from scratch on the remaining work budget.
-    """
-    if p == 2.0 and epsilon > 0.0 and target_is_curve:
-        if target.shape[0] <= FEW_GROUPS:
-            # Few groups: Dykstra's compiled cycles usually finish in well under a millisecond,
-            # where Newton's dense algebra costs milliseconds (a K = 3 path of 25 tolerances:
-            # 2 ms against 200 ms); it gets a small slice of the budget, Newton the rest.
-            quick_budget = WorkBudget(min(budget.remaining, QUICK_DYKSTRA_WORK))
-            quick = dykstra_projection(
-                target, weights, p=p, epsilon=epsilon, bounds=bounds, tol=tol, budget=quick_budget
-            )
-            budget.spend(quick_budget.used)
-            if quick.converged:
-                return quick
-        newton = project_pairs_w2(target, weights, epsilon=epsilon, tol=tol, budget=budget)
-        if newton.converged or budget.remaining <= 0:
-            return newton
-    return dykstra_projection(
-        target, weights, p=p, epsilon=epsilon, bounds=bounds, tol=tol, budget=budget
-    )
 
 
 def _barycenter_ball(target, weights, p, epsilon):
@@ -424,7 +395,7 @@ def adjust_quantiles(
     elif method == "projection":
         if target is None:
             raise ValueError(MSG_METHOD_NEEDS.format(method=method, what="a squared cost"))
-        adjusted, n_iter, converged = _projection(
+        adjusted, n_iter, converged = fastest_projection(
             target, w, p, solve_epsilon / scale, bounds_s, projection_tol, budget, target_is_curve
         )
     elif method == "pointwise":

@@ -21,6 +21,10 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from fairot.utils.compilation import install_compile_notice
+
+install_compile_notice()  # one log line if a cold cache makes the first call compile long
+
 __all__ = [
     "grid_norm",
     "pairwise_grid_distances",

@@ -20,6 +20,10 @@ import math
 import numba
 import numpy as np
 
+from fairot.utils.compilation import install_compile_notice
+
+install_compile_notice()  # one log line if a cold cache makes the first call compile long
+
 
 # inlined at the IR level: a call per rank and group with array arguments costs 10x the work
 @numba.njit(cache=True, nogil=True, inline="always")

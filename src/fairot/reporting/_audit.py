@@ -33,10 +33,6 @@ from fairot.utils.groups import GroupsMode
 FORMATS = ("html", "md", "json")
 MSG_MIN_GROUP_SIZE = "min_group_size must be an integer >= 1; got {value!r}."
 MSG_N_BOOTSTRAP = "n_bootstrap must be 0 (no intervals) or an integer >= 10; got {value!r}."
-MSG_WEIGHTED_BOOTSTRAP = (
-    "the bootstrap intervals do not resample sample weights; pass n_bootstrap=0 with "
-    "sample_weight (--n-bootstrap 0 on the command line)."
-)
 MSG_FORMAT = "formats must be a subset of {choices}; got {value!r}."
 SMALL_GROUP_NOTE = "n < {size}"
 UNDEFINED_REASONS = {
@@ -312,7 +308,8 @@ def audit(
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative sample weights (e.g. survey weights): every share, mean, error, rate and
         distribution of the report and its summary is weighted; ``size`` still counts rows and
-        the plots show the rows unweighted. Needs ``n_bootstrap=0``.
+        the plots show the rows unweighted. The intervals are those of the weighted bootstrap
+        (:func:`fairot.metrics.bootstrap_intervals` with ``sample_weight``).
 
     Returns
     -------
@@ -332,8 +329,6 @@ def audit(
     if task == "classification":
         threshold = check_threshold(threshold)
     n_bootstrap = _check_bootstrap(n_bootstrap)
-    if sample_weight is not None and n_bootstrap:
-        raise ValueError(MSG_WEIGHTED_BOOTSTRAP)
     if (
         isinstance(min_group_size, bool)
         or not isinstance(min_group_size, (int, np.integer))
@@ -410,6 +405,7 @@ def audit(
             n_bootstrap=n_bootstrap,
             confidence=confidence,
             random_state=random_state,
+            sample_weight=w_s,
         )
     figures = {}
     if plots:

@@ -7,6 +7,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from fairot.utils.arrays import check_array_1d, check_sample_weight
+from fairot.utils.compilation import install_compile_notice
+
+install_compile_notice()  # one log line if a cold cache makes the first call compile long
 
 # One tolerance, in probability mass, for every comparison of ranks: quantile levels against
 # cumulative weights here, breakpoints of different samples in the couplings, the half-mass of a

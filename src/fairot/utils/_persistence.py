@@ -24,6 +24,7 @@ arguments from the file) is refused too, so no class's ``__init__`` runs on file
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import io
 import json
@@ -34,7 +35,7 @@ from typing import Any
 
 from fairot.exceptions import UntrustedModelError
 
-__all__ = ["SKLEARN_DATA_TYPES", "is_allowed_type", "load_model"]
+__all__ = ["MSG_UNREADABLE", "SKLEARN_DATA_TYPES", "is_allowed_type", "load_model"]
 
 #: scikit-learn's compiled tree structures: state holders, not estimators, and not trusted by
 #: skops by default.
@@ -59,6 +60,10 @@ MSG_LOADER = (
 #: How skops may rebuild an allowed type: from its state, as a class reference, or (for
 #: scikit-learn's ``Tree``) by skops' own tree loader. Named tuples come as ``TupleNode``.
 ALLOWED_LOADERS = frozenset({"ObjectNode", "TypeNode", "TreeNode"})
+MSG_UNREADABLE = (
+    "Cannot read the model: {source} is not a skops file that fairot.load_model can rebuild "
+    "({reason}). Save models with skops.io.dump (as fairot mitigate does)."
+)
 MSG_SOURCE = "model must be a path to a .skops file or its bytes; got {kind}."
 
 
@@ -170,6 +175,9 @@ def load_model(model: str | os.PathLike | bytes) -> Any:
     fairot.exceptions.UntrustedModelError
         When the file names any type outside :func:`is_allowed_type`; nothing of the file is
         constructed then.
+    ValueError
+        When the bytes are not a skops file that can be rebuilt (not a zip, truncated, a
+        malformed ``schema.json``); the message starts with "Cannot read the model".
 
     Examples
     --------
@@ -195,13 +203,34 @@ def load_model(model: str | os.PathLike | bytes) -> Any:
     else:
         raise TypeError(MSG_SOURCE.format(kind=type(model).__name__))
     # Read the type list from the bytes that will be loaded: the file cannot change in between.
-    listed = skops.io.get_untrusted_types(data=data)
+    with _unreadable_as_value_error(source):
+        listed = skops.io.get_untrusted_types(data=data)
     refused = sorted(name for name in listed if not is_allowed_type(name))
     if refused:
         raise UntrustedModelError(
             MSG_UNTRUSTED.format(source=source, types=", ".join(refused)), refused
         )
-    called = _constructed_by_call(data, set(listed))
+    with _unreadable_as_value_error(source):
+        called = _constructed_by_call(data, set(listed))
     if called:
         raise UntrustedModelError(MSG_LOADER.format(source=source, types=", ".join(called)), called)
-    return skops.io.loads(data, trusted=listed)
+    with _unreadable_as_value_error(source):
+        return skops.io.loads(data, trusted=listed)
+
+
+@contextlib.contextmanager
+def _unreadable_as_value_error(source: str):
+    """Any failure to parse the file becomes one ValueError that says so (MSG_UNREADABLE).
+
+    The bytes are untrusted input: a truncated zip (``BadZipFile``), a missing
+    ``schema.json`` or node field (``KeyError``), a node of the wrong shape (``AttributeError``,
+    ``TypeError``), a number too long to parse or nesting too deep for ``json`` all mean the
+    same to the caller. Only what :func:`load_model` itself refuses is an UntrustedModelError.
+    """
+    try:
+        yield
+    except UntrustedModelError:
+        raise
+    except Exception as error:  # every parse failure of the untrusted bytes
+        reason = f"{type(error).__name__}: {error}"[:300]
+        raise ValueError(MSG_UNREADABLE.format(source=source, reason=reason)) from error
