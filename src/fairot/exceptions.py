@@ -5,9 +5,26 @@
 - :class:`UntrustedModelError` — a saved model holds types that :func:`fairot.load_model` will
   not construct (anything outside fairot's own classes and the scikit-learn/NumPy types that
   fairot models contain).
+- :class:`DegenerateModelWarning` — a mitigation returned a model that meets its fairness target
+  by no longer telling anyone apart (scores collapsed to a constant, or ranking the labels at
+  chance while the model it started from did not); the message says what to change.
 """
 
-__all__ = ["DivergenceError", "UntrustedModelError"]
+__all__ = ["DegenerateModelWarning", "DivergenceError", "UntrustedModelError"]
+
+
+class DegenerateModelWarning(UserWarning):
+    """A fitted model is degenerate: its scores collapsed, or its AUC fell to chance.
+
+    Issued (at the user's line) by ``COTClassifier``, ``DOTClassifier``,
+    ``WassersteinParityPenalty``, ``FairTrainer`` and ``FairMLPClassifier`` when
+    :func:`fairot.metrics.diagnose_collapse` finds that the fitted scores no longer spread or
+    rank the labels while the starting model's did. Wass1 of a constant is 0: "perfectly fair"
+    and useless. The usual causes are too large a step size or penalty weight, too few updates
+    at a smaller step, a tolerance of 0 where a little unfairness would keep the ranking, or a
+    sensitive attribute that is the only signal in the data. Turn it into an error with
+    ``warnings.simplefilter("error", DegenerateModelWarning)``.
+    """
 
 
 class UntrustedModelError(ValueError):

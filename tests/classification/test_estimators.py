@@ -183,7 +183,7 @@ def test_saturation_is_detected(cls, biased):
 
 
 def test_saturated_share_counts_scores_at_the_ends():
-    from fairot.classification._base import SATURATION_MARGIN, saturated_share
+    from fairot.classification._degenerate import SATURATION_MARGIN, saturated_share
 
     s = np.array([0.0, SATURATION_MARGIN / 2, 0.5, 1.0 - SATURATION_MARGIN / 2, 0.3, 1.0])
     # By hand: the ends (0, 1) and the two within the margin of them.

@@ -8,8 +8,9 @@ import pytest
 from sklearn.utils._param_validation import InvalidParameterError
 
 from fairot.classification import COTClassifier, DOTClassifier
-from fairot.classification._kernels import STATUS_OK, cot_kernel, dot_kernel, padded_rows
+from fairot.classification._kernels import STATUS_OK, cot_kernel, dot_kernel
 from fairot.classification._reference import CotParams, cot_updates_numpy, dot_updates_numpy
+from fairot.classification._rows import padded_rows
 from fairot.transport import TAU_MEANING, draw_fourier_features, tabulate_features
 from tests.helpers import make_biased
 

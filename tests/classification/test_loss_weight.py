@@ -7,13 +7,14 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import log_loss
 
 from fairot.classification import COTClassifier, DOTClassifier
-from fairot.classification._kernels import STATUS_OK, cot_kernel, dot_kernel, padded_rows
+from fairot.classification._kernels import STATUS_OK, cot_kernel, dot_kernel
 from fairot.classification._reference import (
     CotParams,
     cot_updates_numpy,
     dot_updates_numpy,
     log_loss_gradient,
 )
+from fairot.classification._rows import padded_rows
 from fairot.transport import draw_fourier_features, tabulate_features
 
 

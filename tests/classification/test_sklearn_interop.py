@@ -256,7 +256,8 @@ def test_sparse_adult_gives_the_dense_metrics(name):
 
 
 def test_sparse_and_dense_share_the_layout():
-    from fairot.classification._kernels import logits, padded_rows
+    from fairot.classification._kernels import logits
+    from fairot.classification._rows import padded_rows
 
     X, _, _ = make_biased(n=50)
     X[::3, 1] = 0.0

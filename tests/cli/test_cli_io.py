@@ -53,6 +53,7 @@ def test_mitigate_keeps_01_and_1_apart(coded_csv, tmp_path, capsys):
     code, _, err = _run(
         capsys, "mitigate", "--data", path, "--score", "score", "--sensitive", "group",
         "--method", "dpp", "--out", out, "--apply", path, "--n-bootstrap", 0,
+        "--eval", path,  # fitted on every row, so that the oracle below holds
     )  # fmt: skip
     assert code == 0, err
     metrics = json.loads((out / "before" / "metrics.json").read_text())
@@ -140,6 +141,7 @@ def test_failed_write_leaves_existing_out_unchanged(coded_csv, tmp_path, capsys,
     assert _snapshot(out) == before
     assert sorted(p.name for p in out.iterdir()) == [
         "adjusted.csv", "after", "before", "model.skops", "notes.txt",
+        "report.html", "report.json", "report.md",
     ]  # fmt: skip
 
 
@@ -150,7 +152,9 @@ def test_rerun_replaces_outputs_together(coded_csv, tmp_path, capsys):
     (out / "notes.txt").write_text("mine")
     # Without --apply, the adjusted table of the first run would belong to no model: removed.
     assert _run(capsys, *_mitigate_args(path, out))[0] == 0
-    assert sorted(p.name for p in out.iterdir()) == ["after", "before", "model.skops", "notes.txt"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "after", "before", "model.skops", "notes.txt", "report.html", "report.json", "report.md",
+    ]  # fmt: skip
     assert (out / "notes.txt").read_text() == "mine"
 
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from fairot.cli import main
 from fairot.monitoring import FairnessMonitor
+from tests.helpers import IGNORE_SMALL_GROUPS
 
 pytestmark = pytest.mark.fuzz
 
@@ -83,6 +84,7 @@ def test_audit_never_tracebacks(tmp_path_factory, table, extra):
     _check_outcome(code, err)
 
 
+@pytest.mark.filterwarnings(IGNORE_SMALL_GROUPS)  # tiny groups on purpose
 @given(
     table=tables(),
     method=st.sampled_from(["dpp", "regression"]),
@@ -151,6 +153,7 @@ def mitigate_tables(draw):
     return buffer.getvalue(), sep
 
 
+@pytest.mark.filterwarnings(IGNORE_SMALL_GROUPS)  # tiny groups on purpose
 @given(
     data=mitigate_tables(),
     apply=st.one_of(st.none(), mitigate_tables()),

@@ -66,6 +66,8 @@ def test_dpp_end_to_end(train_csv, tmp_path, capsys):
         out,
         "--apply",
         path,
+        "--eval",  # fit on all the rows and audit them: the in-sample check of this test
+        path,
         "--n-bootstrap",
         0,
     )
@@ -131,6 +133,8 @@ def test_regression_tolerance(train_csv, tmp_path, capsys):
         "--out",
         out,
         "--apply",
+        path,
+        "--eval",
         path,
         "--n-bootstrap",
         0,

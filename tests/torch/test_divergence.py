@@ -20,7 +20,7 @@ from fairot.torch._divergence import (
     advice,
 )
 from fairot.torch._trainer import MSG_PARAM
-from tests.helpers import shifted_groups
+from tests.helpers import IGNORE_SMALL_GROUPS, shifted_groups
 
 
 def _data(seed=0, n=400):
@@ -203,6 +203,7 @@ def test_non_finite_step_arguments_are_refused(name, value):
         FairTrainer(_linear(), WassersteinParityPenalty(2), **{name: value})
 
 
+@pytest.mark.filterwarnings(IGNORE_SMALL_GROUPS)  # two rows, one per group, on purpose
 @pytest.mark.parametrize(
     ("warmup_epochs", "n_epochs", "where"),
     [

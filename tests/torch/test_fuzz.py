@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from fairot.classification import DivergenceError
+from fairot.exceptions import DegenerateModelWarning
 from fairot.torch import FairMLPClassifier, FairTrainer, WassersteinParityPenalty
 from tests.helpers import IGNORE_SMALL_GROUPS
 
@@ -258,12 +259,19 @@ def test_trainer_returns_an_unsaturated_model_or_raises_divergence(log_lr, seed,
         batch_size=16, learning_rate=10.0**log_lr, random_state=seed,
     )  # fmt: skip
     try:
-        trainer.fit(X, y, a)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", DegenerateModelWarning)
+            trainer.fit(X, y, a)
     except DivergenceError as error:
         event("DivergenceError")
         assert "Lower learning_rate" in str(error)
         return
     event("trained")
+    degenerate = [w for w in caught if issubclass(w.category, DegenerateModelWarning)]
+    if degenerate:
+        # A collapse the trainer reports (a huge step): the model is still a finite one.
+        event("DegenerateModelWarning")
+        assert "learning_rate" in str(degenerate[0].message)
     # Oracle: the returned model itself, evaluated directly.
     assert all(bool(torch.isfinite(p).all()) for p in model.parameters())
     with torch.no_grad():

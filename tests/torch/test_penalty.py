@@ -14,8 +14,9 @@ import pytest
 import torch
 
 from fairot.classification import DivergenceError
-from fairot.classification._kernels import cot_kernel, dot_kernel, padded_rows
+from fairot.classification._kernels import cot_kernel, dot_kernel
 from fairot.classification._reference import REG_ENTROPIC, REG_L2
+from fairot.classification._rows import padded_rows
 from fairot.torch import WassersteinParityPenalty
 from fairot.torch._penalty_checks import (
     MSG_DEVICE,

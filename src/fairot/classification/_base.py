@@ -25,9 +25,18 @@ from fairot.classification._common import (
     fit_base_estimator,
     user_stacklevel,
 )
-from fairot.classification._kernels import STATUS_OK, logits, padded_rows, score_rows
+from fairot.classification._degenerate import (
+    SATURATED_SHARE,
+    SATURATION_MARGIN,
+    saturated_share,
+    start_theta,
+    warn_if_degenerate,
+)
+from fairot.classification._kernels import STATUS_OK, logits, score_rows
 from fairot.classification._objective import sigmoid
+from fairot.classification._rows import padded_rows
 from fairot.exceptions import DivergenceError
+from fairot.metrics import diagnose_collapse
 from fairot.metrics.reductions import sum_w1_to_reference
 from fairot.transport import check_tau, geodesic_targets
 from fairot.utils.arrays import check_consistent_length, check_sample_weight
@@ -61,20 +70,6 @@ MSG_NOT_FINITE = (
     "Lower step_size (epsilon_theta, now {step:g}){extra}."
 )
 MSG_EVAL_SET = "eval_set must be a tuple (X, y, sensitive_features); got {value!r}."
-
-# A fair model keeps roughly the spread of its target; one whose scores spread this much less
-# has collapsed to a constant (Err-.5 = share of the minority class, Wass1 ~ 0: "fair" and useless).
-COLLAPSE_SPREAD_RATIO = 0.1
-# The other failure of too large steps: |logits| past ~20, scores 0 or 1 to the last bits. A fair
-# model keeps roughly its target's share of such scores; a majority, and twice the target's, is
-# divergence, not fairness.
-SATURATION_MARGIN = 1e-9
-SATURATED_SHARE = 0.5
-
-
-def saturated_share(scores: np.ndarray) -> float:
-    """Share of scores within ``SATURATION_MARGIN`` of 0 or 1."""
-    return float(np.mean(np.minimum(scores, 1.0 - scores) < SATURATION_MARGIN))
 
 
 class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
@@ -227,7 +222,10 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
         evaluation = self._check_eval_set(eval_set)
         every = self.history_every or max(1, n_updates // 100)
         target = np.concatenate(self._targets)
-        target_spread = float(np.std(target))
+        start_scores = score_rows(start_theta(self), indices, values)
+        # A target that is itself near-constant (the raw model's signal was the attribute's)
+        # is reached by a constant model: no divergence, the final check says what happened.
+        flat_target = diagnose_collapse(None, target, start_scores=start_scores)
         target_saturated = saturated_share(target)
         # The per-record evaluations are small vector operations: BLAS threads only contend
         # with the kernel (and with other processes on a shared machine).
@@ -267,13 +265,17 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
                 done += m
                 bar.update(m)
                 s = score_rows(self._theta, indices, values)
-                if target_spread > 0 and np.std(s) < COLLAPSE_SPREAD_RATIO * target_spread:
+                # A fair model keeps roughly the spread of its target; one whose scores spread
+                # ten times less has collapsed to a constant (Err-.5 = share of the minority
+                # class, Wass1 ~ 0: "fair" and useless). The steps' fault: an error.
+                spread = diagnose_collapse(None, s, start_scores=target)
+                if spread.spread_collapsed and not flat_target.spread_collapsed:
                     raise DivergenceError(
                         MSG_COLLAPSE.format(
                             name=self._display_name,
                             update=self.n_updates_,
-                            spread=np.std(s),
-                            target=target_spread,
+                            spread=spread.spread,
+                            target=spread.start_spread,
                             step=self.step_size,
                             extra=self._extra_advice(),
                         )
@@ -308,6 +310,8 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
                 self._history.append(record)
         self.coef_ = self._theta[None, :-1].copy()
         self.intercept_ = self._theta[-1:].copy()
+        if n_updates > 0:
+            warn_if_degenerate(self, s, start_scores, y01, sample_weight, evaluation, flat_target)
 
     def _draw_loss_batches(self, n_rows: int, n_updates: int, cumulative) -> np.ndarray | None:
         """Rows of the log-loss term: uniform (or by weight) over all rows; none at weight 0.

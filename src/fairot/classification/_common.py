@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
-import sys
 
 import numpy as np
 from sklearn import get_config
@@ -22,6 +21,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.validation import has_fit_parameter
 
 from fairot.transport import TAU_MEANING
+from fairot.utils.stacklevel import user_stacklevel  # noqa: F401  (the classifiers import it here)
 
 MSG_NO_WEIGHTS = (
     "sample_weight was given but estimator {name} does not accept sample_weight in fit (nor "
@@ -29,22 +29,6 @@ MSG_NO_WEIGHTS = (
     "for a meta-estimator, or fit it yourself and wrap it in FrozenEstimator."
 )
 MSG_ZERO_WEIGHT_GROUP = "group {group!r} has zero total sample_weight; no row of it can be drawn."
-
-
-def user_stacklevel() -> int:
-    """The ``stacklevel`` that points a warning at the user's line, past fairot and sklearn.
-
-    The estimators' methods are wrapped (parameter validation, atomic fits), so the depth of
-    the user's call differs from one path to another.
-    """
-    frame = sys._getframe(1)
-    level = 1
-    while frame is not None and frame.f_globals.get("__name__", "").startswith(
-        ("fairot.", "sklearn.")
-    ):
-        frame = frame.f_back
-        level += 1
-    return level
 
 
 def fit_base_estimator(base, X, y, sample_weight: np.ndarray | None):

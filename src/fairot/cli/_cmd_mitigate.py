@@ -5,9 +5,15 @@ scores mapped onto their barycenter: strong demographic parity, or ``1 - τ`` of
 with ``--tau``); ``--method regression`` fits
 :class:`~fairot.regression.WassersteinFairRegressor` (every pair of groups within ε in W_p, or
 τ times the current gap). Both wrap :class:`fairot.utils.ScoreColumn`, so the user's scores are
-the model. Writes ``model.skops``, ``before/`` and ``after/`` audits of the fit data and, with
-``--apply``, ``adjusted.csv`` (``adjusted.tsv`` for a tab-separated ``--apply`` table): the new
-table with a ``<score>_fair`` column. ``--sample-weight`` weighs the fit and both audits.
+the model. The model is fitted on part of ``--data`` and audited, before and after, on the
+held-out rest (a split stratified on group x label, ``--test-size``, seeded by
+``--random-state``), or fitted on all of ``--data`` and audited on ``--eval FILE``
+(:mod:`fairot.cli._holdout`). Writes ``report.html`` / ``report.md`` / ``report.json`` (the raw
+and the adjusted scores side by side on the held-out rows,
+:func:`fairot.reporting.compare_audits`), ``model.skops``, the ``before/`` and ``after/``
+audits and, with ``--apply``, ``adjusted.csv`` (``adjusted.tsv`` for a tab-separated
+``--apply`` table): the new table with a ``<score>_fair`` column. ``--sample-weight`` weighs
+the fit and the audits.
 """
 
 from __future__ import annotations
@@ -28,6 +34,13 @@ from fairot.cli._cmd_audit import (
     read_audit_columns,
     read_weights,
     report_options,
+)
+from fairot.cli._holdout import (
+    DEFAULT_TEST_SIZE,
+    Rows,
+    add_holdout_arguments,
+    check_holdout_arguments,
+    split_rows,
 )
 from fairot.cli._io import (
     add_table_arguments,
@@ -53,7 +66,16 @@ ADJUSTED_CSV = "adjusted.csv"
 ADJUSTED_TSV = "adjusted.tsv"
 #: Every entry mitigate writes in --out; all are replaced together (a stale adjusted table of an
 #: earlier run with --apply is removed, so it never sits beside a model it did not come from).
-OWNED = ("model.skops", "before", "after", ADJUSTED_CSV, ADJUSTED_TSV)
+OWNED = (
+    "model.skops",
+    "before",
+    "after",
+    "report.html",
+    "report.md",
+    "report.json",
+    ADJUSTED_CSV,
+    ADJUSTED_TSV,
+)
 COMPARED = (
     "sdd",
     "wass1",
@@ -72,8 +94,11 @@ def register(subparsers) -> None:
         "mitigate",
         help="post-process scores from a CSV to fairness; save the model and before/after audits",
         description=(
-            "Fit a fairness post-processor on the scores in --data and write to --out: "
-            "model.skops (load with fairot.load_model), before/ and after/ audits (report.html, "
+            "Fit a fairness post-processor on the scores in --data (all but a held-out "
+            "--test-size share, stratified on group x label; or all of it with --eval FILE) and "
+            "write to --out: report.html, report.md and report.json (the scores before and "
+            "after, side by side, on the held-out rows), model.skops (load with "
+            "fairot.load_model), before/ and after/ audits of the held-out rows (report.html, "
             "report.md, metrics.json) and, with --apply, adjusted.csv (the --apply table with a "
             "<score>_fair column, in the --apply file's separator; adjusted.tsv when that is a "
             "tab). All outputs appear together or not at all: they replace those of an earlier "
@@ -109,6 +134,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--p", default="2", choices=("1", "2", "inf"), help="regression: order of W_p (2)"
     )
+    add_holdout_arguments(p)
     p.add_argument("--apply", type=Path, metavar="FILE", help="table of new scores to adjust")
     p.add_argument("--out", type=Path, required=True, help="output folder")
     add_report_arguments(p)
@@ -129,15 +155,17 @@ def _check_arguments(args: argparse.Namespace) -> None:
         if not (math.isfinite(value) and value >= 0):
             raise CLIError(MSG_TOLERANCE_VALUE.format(name=name, value=value))
     check_report_arguments(args)
+    check_holdout_arguments(args)
     if args.apply is not None and args.apply.resolve().is_relative_to(args.out.resolve()):
         raise CLIError(MSG_SAME_FILE.format(path=args.apply))
 
 
-def _fit(args: argparse.Namespace, scores: np.ndarray, labels, sensitive: pd.DataFrame, weights):
+def _fit(args: argparse.Namespace, rows: Rows):
     from sklearn.frozen import FrozenEstimator
 
     from fairot.utils import ScoreColumn
 
+    scores, labels, sensitive, weights = rows.scores, rows.labels, rows.sensitive, rows.weights
     X = scores[:, None]
     if args.method == "dpp":
         from fairot.classification import QuantileParityPostProcessor
@@ -152,8 +180,7 @@ def _fit(args: argparse.Namespace, scores: np.ndarray, labels, sensitive: pd.Dat
         model = QuantileParityPostProcessor(
             estimator=scorer, tau=0.0 if args.tau is None else args.tau
         )
-        model.fit(X, y, sensitive_features=sensitive, sample_weight=weights)
-        return model, model.predict_proba(X, sensitive_features=sensitive)[:, 1]
+        return model.fit(X, y, sensitive_features=sensitive, sample_weight=weights)
     from fairot.regression import WassersteinFairRegressor
 
     model = WassersteinFairRegressor(
@@ -169,7 +196,14 @@ def _fit(args: argparse.Namespace, scores: np.ndarray, labels, sensitive: pd.Dat
         sensitive_features=sensitive,
         sample_weight=weights,
     )
-    return model, model.predict(X, sensitive_features=sensitive)
+    return model
+
+
+def _predict(model, method: str, scores: np.ndarray, sensitive: pd.DataFrame) -> np.ndarray:
+    """The adjusted scores of rows (scores and their sensitive columns)."""
+    if method == "dpp":
+        return model.predict_proba(scores[:, None], sensitive_features=sensitive)[:, 1]
+    return model.predict(scores[:, None], sensitive_features=sensitive)
 
 
 def _adjust(model, args: argparse.Namespace, frame: pd.DataFrame, path: Path) -> np.ndarray:
@@ -180,16 +214,13 @@ def _adjust(model, args: argparse.Namespace, frame: pd.DataFrame, path: Path) ->
     require_columns(frame, [args.score, *columns], path)
     scores = numeric_column(frame, args.score, path)
     check_no_missing(frame, columns, path)
-    X = scores[:, None]
-    if args.method == "dpp":
-        if scores.min() < 0 or scores.max() > 1:
-            from fairot.cli import CLIError
+    if args.method == "dpp" and (scores.min() < 0 or scores.max() > 1):
+        from fairot.cli import CLIError
 
-            raise CLIError(
-                MSG_SCORE_RANGE.format(column=args.score, low=scores.min(), high=scores.max())
-            )
-        return model.predict_proba(X, sensitive_features=frame[columns])[:, 1]
-    return model.predict(X, sensitive_features=frame[columns])
+        raise CLIError(
+            MSG_SCORE_RANGE.format(column=args.score, low=scores.min(), high=scores.max())
+        )
+    return _predict(model, args.method, scores, frame[columns])
 
 
 def _comparison(before, after) -> pd.DataFrame:
@@ -202,19 +233,9 @@ def _comparison(before, after) -> pd.DataFrame:
     return table
 
 
-def run(args: argparse.Namespace) -> int:
-    """Fit, adjust, audit, then write everything; print the before/after comparison."""
-    import skops.io
-
-    from fairot.cli import CLIError
-    from fairot.cli._outdir import staged_folder
-    from fairot.reporting import audit
-    from fairot.utils import write_atomic
-
-    _check_arguments(args)
-    task = "classification" if args.method == "dpp" else "regression"
+def _read_rows(args: argparse.Namespace, path: Path, task: str) -> tuple[pd.DataFrame, Rows]:
     frame, labels, scores, sensitive = read_audit_columns(
-        args.data,
+        path,
         score=args.score,
         sensitive=args.sensitive,
         label=args.label,
@@ -222,25 +243,62 @@ def run(args: argparse.Namespace) -> int:
         sep=args.sep,
         pos_label=args.pos_label,
     )
+    weights = None if not args.sample_weight else read_weights(frame, args.sample_weight, path)
+    return frame, Rows(scores, labels, sensitive.reset_index(drop=True), weights)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Fit, adjust, audit on held-out rows, then write everything; print before and after."""
+    import skops.io
+
+    from fairot.cli import CLIError
+    from fairot.cli._outdir import staged_folder
+    from fairot.reporting import audit, compare_audits
+    from fairot.utils import write_atomic
+
+    _check_arguments(args)
+    task = "classification" if args.method == "dpp" else "regression"
+    _, rows = _read_rows(args, args.data, task)
+    if args.eval is not None:
+        fit_rows = rows
+        _, held = _read_rows(args, args.eval, task)
+        how = f"Fitted on all {len(rows.scores)} rows of {args.data.name}, audited on the "
+        how += f"{len(held.scores)} rows of {args.eval.name}."
+    else:
+        size = DEFAULT_TEST_SIZE if args.test_size is None else args.test_size
+        fit_rows, held, how = split_rows(
+            rows, task=task, test_size=size, random_state=args.random_state
+        )
     apply_frame = (
         None
         if args.apply is None
         else read_table(args.apply, args.sep, text_columns=split_columns(args.sensitive))
     )
-    weights = None if not args.sample_weight else read_weights(frame, args.sample_weight, args.data)
-    model, fair = _fit(args, scores, labels, sensitive, weights)
+    model = _fit(args, fit_rows)
+    fair = _predict(model, args.method, held.scores, held.sensitive)
     applied = None if apply_frame is None else _adjust(model, args, apply_frame, args.apply)
 
     options = {
         "task": task,
         **report_options(args),
-        "sample_weight": weights,
+        "sample_weight": held.weights,
         "provenance_extra": input_provenance(args, args.data),
     }
     name = args.data.name
-    before = audit(labels, scores, sensitive, title=f"Before: {args.score} on {name}", **options)
+    before = audit(
+        held.labels, held.scores, held.sensitive, title=f"Before: {args.score} on {name}", **options
+    )
     after = audit(
-        labels, fair, sensitive, title=f"After {args.method}: {args.score} on {name}", **options
+        held.labels,
+        fair,
+        held.sensitive,
+        title=f"After {args.method}: {args.score} on {name}",
+        **options,
+    )
+    comparison = compare_audits(
+        {"before": before, f"after {args.method}": after},
+        title=f"fairot mitigate --method {args.method}: {args.score} on {name}",
+        notes=[how],
     )
     model_bytes = skops.io.dumps(model)
 
@@ -252,6 +310,7 @@ def run(args: argparse.Namespace) -> int:
         adjusted_name = ADJUSTED_TSV if sep == "\t" else ADJUSTED_CSV
     try:
         with staged_folder(args.out, OWNED) as stage:
+            comparison.write(stage, figures=False)
             before.write(stage / "before")
             after.write(stage / "after")
             write_atomic(stage / "model.skops", model_bytes)
@@ -264,9 +323,10 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CLIError(MSG_WRITE_FAILED.format(path=args.out, reason=exc.strerror or exc)) from None
 
-    comparison = _comparison(before, after)
-    print(f"fairot mitigate --method {args.method}: {args.score} on {name}\n")
-    print(comparison.to_string(float_format=lambda v: f"{v:.4f}"))
-    written = "model.skops, before/, after/" + (f", {adjusted_name}" if adjusted_name else "")
+    print(f"fairot mitigate --method {args.method}: {args.score} on {name}")
+    print(how + "\n")
+    print(_comparison(before, after).to_string(float_format=lambda v: f"{v:.4f}"))
+    written = "report.html, report.md, report.json, model.skops, before/, after/"
+    written += f", {adjusted_name}" if adjusted_name else ""
     print(f"\nWritten to {args.out}/: {written}", file=sys.stderr)
     return 0

@@ -29,6 +29,8 @@ The group metrics take one calling form (the score-only form is gone), fairlearn
 :data:`neg_fair_mse_scorer`, :data:`neg_wasserstein_gap_scorer`; by name with
 :func:`get_fairness_scorer`) route ``sensitive_features`` to the estimator and the metric;
 :func:`within_fairness_budget` is a ``refit`` that keeps the best candidate within a budget.
+Degenerate models: :func:`diagnose_collapse` (score spread and AUC against the starting model;
+:class:`CollapseDiagnosis`, :func:`degenerate_model_message`), used by every mitigation.
 """
 
 from fairot.metrics._budget import FairnessBudgetRefit, within_fairness_budget
@@ -37,6 +39,11 @@ from fairot.metrics._classification import (
     strong_demographic_disparity,
     strong_pairwise_demographic_disparity,
     wass1,
+)
+from fairot.metrics._collapse import (
+    CollapseDiagnosis,
+    degenerate_model_message,
+    diagnose_collapse,
 )
 from fairot.metrics._distances import PairwiseGap, max_pairwise_wasserstein, wasserstein_distance
 from fairot.metrics._groups import group_accuracy_std, skewed_error_ratio
@@ -81,6 +88,7 @@ from fairot.metrics.resampling import BootstrapIntervals, bootstrap_intervals
 
 __all__ = [
     "BootstrapIntervals",
+    "CollapseDiagnosis",
     "FairnessBudgetRefit",
     "FairnessScorer",
     "GroupVerification",
@@ -89,8 +97,10 @@ __all__ = [
     "VerificationResult",
     "best_accuracy_threshold",
     "bootstrap_intervals",
+    "degenerate_model_message",
     "demographic_parity_difference",
     "det_curves",
+    "diagnose_collapse",
     "equalized_odds_difference",
     "error_rate",
     "fair_accuracy_scorer",

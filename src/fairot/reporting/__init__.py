@@ -6,6 +6,8 @@
   markdown, self-contained HTML and ``metrics.json``; :func:`audit_logistic_regression` audits
   the COT paper's LR baseline on a built-in data set, :func:`audit_gradient_boosting` a
   regressor on the built-in regression data (ACS excerpts).
+- :func:`compare_audits` / :class:`AuditComparison` — audits of the same rows side by side (the
+  raw and the mitigated model on one page: ``fairot mitigate``, ``fairot demo``).
 - :func:`plot_group_histograms`, :func:`plot_group_quantile_functions`,
   :func:`plot_group_metrics` — ``matplotlib.figure.Figure`` objects, no pyplot state.
 - :func:`audit_verification` / :class:`VerificationAudit` — face verification from pair scores:
@@ -28,6 +30,7 @@ from fairot.datasets import BUILTIN_DATASETS, BUILTIN_REGRESSION_DATASETS, load_
 from fairot.reporting._audit import Audit, audit
 from fairot.reporting._baseline import audit_logistic_regression
 from fairot.reporting._baseline_regression import audit_gradient_boosting
+from fairot.reporting._comparison import AuditComparison, compare_audits
 from fairot.reporting._monitor import MONITOR_METRICS, FairnessMonitor, WindowResult
 from fairot.reporting._plots import (
     plot_group_histograms,
@@ -49,6 +52,7 @@ __all__ = [
     "BUILTIN_REGRESSION_DATASETS",
     "MONITOR_METRICS",
     "Audit",
+    "AuditComparison",
     "FairnessMonitor",
     "Verdict",
     "VerificationAudit",
@@ -57,6 +61,7 @@ __all__ = [
     "audit_gradient_boosting",
     "audit_logistic_regression",
     "audit_verification",
+    "compare_audits",
     "file_provenance",
     "load_baseline_split",
     "plot_group_histograms",

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from fairot.torch._collapse import CollapseWatch
 from fairot.torch._cot import (
     GroupTerms,
     TargetTerms,
@@ -185,7 +186,9 @@ class WassersteinParityPenalty(nn.Module):
     holding it) and any ``.to()``, ``.cuda()``, ``.double()``...; a buffer other than the duals
     written in place otherwise (``penalty.frequencies.mul_(2)``) is not seen until
     :meth:`clear_caches` (or write it through ``load_state_dict``). The duals are read afresh at
-    every call.
+    every call. In training mode, every 50th call also reads the batch's scores and warns once
+    (:class:`~fairot.exceptions.DegenerateModelWarning`) if their spread fell under a tenth of
+    the fixed target's (or of the widest batch seen): a collapse to a constant (docs/torch.md).
 
     References
     ----------
@@ -254,6 +257,8 @@ class WassersteinParityPenalty(nn.Module):
         self._target_cache: _FixedTarget | None = None
         self._features_cache: tuple[tuple, FeatureMap] | None = None
         self.register_load_state_dict_post_hook(_clear_caches_after_load)
+        # Warns once if the scores' spread collapses (DegenerateModelWarning, docs/torch.md).
+        self._collapse_watch = CollapseWatch()
 
         rng = (
             np.random.RandomState(random_state)
@@ -380,6 +385,8 @@ class WassersteinParityPenalty(nn.Module):
         else:
             t = self._target_batch(scores, batch_groups.max_count, layout, diagonal, call)
         self.last_target = t
+        if self.training and torch.is_grad_enabled():
+            self._collapse_watch.observe(scores, self.target_samples)
         rows = scores.shape[0]
         if self.method == "sinkhorn":
             rows = self.n_groups * batch_groups.max_count

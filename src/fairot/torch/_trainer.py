@@ -15,6 +15,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from fairot.exceptions import DivergenceError
+from fairot.torch._collapse import warn_if_degenerate
 from fairot.torch._divergence import DivergenceMonitor, advice, default_adam
 from fairot.torch._penalty import WassersteinParityPenalty
 from fairot.torch._trainer_checks import MSG_PARAM, check_arguments, check_count
@@ -296,6 +297,11 @@ class FairTrainer(CheckpointedTrainer):
             If the loss, a parameter or a logit became non-finite, every logit ran past ±110
             (scores exactly 0/1) while the starting model's did not, or an epoch's
             cross-entropy rose past ten times the start's (see ``docs/torch.md``).
+
+        Warns
+        -----
+        fairot.exceptions.DegenerateModelWarning
+            If the returned model collapsed against the one the penalty started from.
         """
         check_count(checkpoint_every, "checkpoint_every", 1)
         device, dtype = self._device(), self._dtype()
@@ -353,6 +359,8 @@ class FairTrainer(CheckpointedTrainer):
         self._loop = (run, opt, scheduler, rng, monitor)
         self.model.train()
         self.penalty.train()
+        # The trainer checks the returned model against the penalty's start itself (below).
+        watching, self.penalty._collapse_watch.enabled = self.penalty._collapse_watch.enabled, False
         self.run_callbacks("on_fit_start")
         saved = None
         for epoch in tqdm(range(run.epoch, self.n_epochs), disable=not self.verbose, desc="epochs"):
@@ -370,6 +378,8 @@ class FairTrainer(CheckpointedTrainer):
                     self.predict_scores(Xt), membership, sample_weight
                 )
                 self.penalty.set_target(self.target_samples_)
+            if lam > 0 and run.start_scores is None:
+                run.start_scores = torch.as_tensor(self.predict_scores(Xt))
             totals = torch.zeros(3, dtype=torch.float64, device=device)
             for step in range(steps_per_epoch):
                 rows = draw_rows(members, per_group, rng, drawing)
@@ -437,6 +447,8 @@ class FairTrainer(CheckpointedTrainer):
             self.model.load_state_dict(run.best_state[0])
             self.penalty.load_state_dict(run.best_state[1])
         monitor.check_model(self.model, Xt, run.epoch - 1, run.lam)
+        self.penalty._collapse_watch.enabled = watching
+        warn_if_degenerate(self, Xt, yt, run.start_scores, sample_weight, run.lam)
         self.history_ = pd.DataFrame(run.history)
         self.run_callbacks("on_fit_end")
         return self

@@ -32,6 +32,8 @@ class Run:
     best_value: float = np.inf
     best_state: tuple | None = None
     stale: int = 0
+    # The training scores when the penalty started: the reference of the collapse check.
+    start_scores: torch.Tensor | None = None
 
 
 def loop_state(trainer, run: Run, opt, scheduler, rng, monitor) -> dict[str, Any]:

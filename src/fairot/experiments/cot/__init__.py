@@ -26,16 +26,23 @@ from fairot.experiments.cot._drift import (
     run_cot_drift,
 )
 from fairot.experiments.cot._duals import run_cot_duals
-from fairot.experiments.cot._table1 import run_cot_table1, run_demo_comparison
+from fairot.experiments.cot._table1 import (
+    DemoScores,
+    demo_test_scores,
+    run_cot_table1,
+    run_demo_comparison,
+)
 from fairot.experiments.cot._torch_adult import run_torch_adult
 
 __all__ = [
     "DRIFT_FEMALE_POSITIVE_RATES",
+    "DemoScores",
     "METHODS",
     "METRICS",
     "PAPER_TABLE1",
     "TABLE1_DATASETS",
     "TABLE1_METRICS",
+    "demo_test_scores",
     "fit_methods",
     "resample_positive_rate",
     "run_cot_batch_size",

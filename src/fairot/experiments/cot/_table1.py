@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import time
+from typing import Any, NamedTuple
 
+import numpy as np
 import pandas as pd
 
 from fairot.experiments._result import StudyResult
@@ -83,17 +85,38 @@ def run_cot_table1(
     )
 
 
-def run_demo_comparison(
+class DemoScores(NamedTuple):
+    """The demo's fitted methods: Adult's official split and each method's test scores.
+
+    Attributes
+    ----------
+    split : BaselineSplit
+        Adult, official split, the COT paper's four groups.
+    scores : dict of str to ndarray
+        Test scores of ``"LR"``, ``"DOT"``, ``"DPP"`` and ``"COT"``.
+    models : dict
+        The fitted models.
+    n_updates : int
+        Updates of COT and DOT.
+    """
+
+    split: Any
+    scores: dict[str, np.ndarray]
+    models: dict[str, Any]
+    n_updates: int
+
+
+def demo_test_scores(
     *,
     quick: bool = True,
     random_state: int = 0,
     progress: bool = True,
     n_updates: int | None = None,
-) -> StudyResult:
-    """LR vs COT vs DOT vs DPP on Adult: the table and score histograms before and after.
+) -> DemoScores:
+    """Fit the demo's LR, COT, DOT and DPP on Adult and score its test rows.
 
-    ``quick=True`` (the demo): 30,000 updates per method (about 30 s on 2 shared cores); else
-    100,000. ``n_updates`` overrides both.
+    Parameters are those of :func:`run_demo_comparison`, which it serves (and ``fairot demo``,
+    which also audits each method's held-out scores side by side).
     """
     if n_updates is None:
         n_updates = 30_000 if quick else 100_000
@@ -107,6 +130,28 @@ def run_demo_comparison(
         dot=spec["dot"],
         progress=progress,
     )
+    return DemoScores(split, scores, models, n_updates)
+
+
+def run_demo_comparison(
+    *,
+    quick: bool = True,
+    random_state: int = 0,
+    progress: bool = True,
+    n_updates: int | None = None,
+    fitted: DemoScores | None = None,
+) -> StudyResult:
+    """LR vs COT vs DOT vs DPP on Adult: the table and score histograms before and after.
+
+    ``quick=True`` (the demo): 30,000 updates per method (about 30 s on 2 shared cores); else
+    100,000. ``n_updates`` overrides both. ``fitted``: the methods already fitted by
+    :func:`demo_test_scores` (the other arguments are then unused).
+    """
+    if fitted is None:
+        fitted = demo_test_scores(
+            quick=quick, random_state=random_state, progress=progress, n_updates=n_updates
+        )
+    split, scores, models, n_updates = fitted
     table = pd.DataFrame(
         [{"method": m, **metrics} for m, metrics in table1_metrics(split, scores, models).items()]
     )
