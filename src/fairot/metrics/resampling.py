@@ -23,6 +23,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from fairot.metrics._calling import MSG_EMPTY_WEIGHT, group_metric
+from fairot.metrics._count_replicates import SortedGroups, replicate_counts
 from fairot.metrics._intervals import (
     MSG_CONFIDENCE,
     MSG_METHOD,
@@ -196,21 +197,38 @@ def _distribution_summary(
     """The distributional summary metrics of :func:`fairness_report` for a batch of replicates."""
     scale = unit_scale(pred)  # as the point estimate: W_p of scaled scores, scaled back
     sorted_groups = [np.sort(pred[:, r] / scale, axis=1) for r in rows]
+    return _sorted_summary(sorted_groups, lambda: np.sort(pred / scale, axis=1), scale, task)
+
+
+def _count_distribution_summary(
+    presorted: SortedGroups, counts: np.ndarray, task: str
+) -> dict[str, np.ndarray]:
+    """:func:`_distribution_summary` of the replicates given by row ``counts``, without copies."""
+    groups = presorted.groups(counts)
+    # The batch's largest magnitude is at an end of a sorted group (every row is in a group).
+    scale = unit_scale(np.concatenate([g[:, [0, -1]] for g in groups], axis=1))
+    return _sorted_summary(
+        [g / scale for g in groups], lambda: presorted.pooled_sample(counts) / scale, scale, task
+    )
+
+
+def _sorted_summary(sorted_groups, pooled_sample, scale, task) -> dict[str, np.ndarray]:
+    """The distributional metrics of row-wise sorted, scaled group replicates, scaled back."""
     out: dict[str, np.ndarray] = {}
     # The W1 barycenter of equally weighted groups is a median of their quantiles on each joint
     # cell, and every median gives the same sum of distances (Section "Metrics" of the COT paper).
-    index, mass = joint_quantile_cells([g[0] for g in sorted_groups], [None] * len(rows))
+    index, mass = joint_quantile_cells([g[0] for g in sorted_groups], [None] * len(sorted_groups))
     quantiles = np.stack([g[:, i] for g, i in zip(sorted_groups, index, strict=True)])
     out["wass1"] = np.abs(quantiles - np.median(quantiles, axis=0)).sum(axis=0) @ mass
     orders = (1.0, 2.0) if task == "classification" else (1.0, 2.0, math.inf)
     pair_values = [
         batched_wasserstein(sorted_groups[i], sorted_groups[j], orders)
-        for i, j in itertools.combinations(range(len(rows)), 2)
+        for i, j in itertools.combinations(range(len(sorted_groups)), 2)
     ]
     by_order = {p: np.stack([v[k] for v in pair_values], axis=1) for k, p in enumerate(orders)}
     if task == "classification":
         # Scaled like the groups: unscaled, SDD was off whenever max|score| was not in [1, 2).
-        pooled = np.sort(pred / scale, axis=1)
+        pooled = pooled_sample()
         out["sdd"] = sum(batched_wasserstein(g, pooled, (1.0,))[0] for g in sorted_groups)
         out["spdd"] = by_order[1.0].sum(axis=1)
     else:
@@ -228,6 +246,41 @@ def _replicate_summary(y, pred, member, rows, task, threshold, weight=None, name
         summary = _distribution_summary(pred, rows, task)
     else:
         summary = weighted_distribution_summary(pred, weight, rows, names, task)
+    return rates, _with_rates(summary, rates, y, pred, weight, task, threshold)
+
+
+def _count_summary(y, pred, member, presorted, counts, task, threshold, weight=None, **copy):
+    """:func:`_replicate_summary` of the replicates given by their row ``counts`` (B, n).
+
+    A replicate drawing row ``i`` ``c_i`` times is the data with weights ``c_i`` (times the
+    sample weight): rates and errors are counted, and unweighted distances are read from the
+    presorted groups (``presorted``, a :class:`SortedGroups`), so no row is copied. Weighted
+    distances still couple each replicate on its resampled rows: ``copy`` holds the index
+    matrix ``take``, ``rows`` and ``names`` for :func:`weighted_distribution_summary`.
+    """
+    w = counts if weight is None else counts * weight
+    if task == "regression":  # the residual helpers scale per replicate row
+        pred = np.broadcast_to(pred, counts.shape)
+        y = None if y is None else np.broadcast_to(y, counts.shape)
+    else:
+        pred, y = pred[None, :], None if y is None else y[None, :]
+    rates = rate_matrix(y, pred, member, task, threshold, w)
+    if weight is None:
+        summary = _count_distribution_summary(presorted, counts, task)
+    else:
+        take = copy["take"]
+        summary = weighted_distribution_summary(
+            pred[0][take],
+            weight[take],
+            copy["rows"],
+            copy["names"],
+            task,
+        )
+    return rates, _with_rates(summary, rates, y, pred, w, task, threshold)
+
+
+def _with_rates(summary, rates, y, pred, weight, task, threshold):
+    """Add the rate disparities and, with labels, the error metrics to ``summary``."""
     summary.update(rate_summary(rates, task))
     if y is not None:
         summary.update(accuracy_summary(y, pred, weight, task, threshold))
@@ -235,7 +288,7 @@ def _replicate_summary(y, pred, member, rows, task, threshold, weight=None, name
         accuracy = rates["accuracy"]
         summary["accuracy_std"] = accuracy.std(axis=1)
         summary["skewed_error_ratio"] = _skewed_error_ratio(1.0 - accuracy)
-    return rates, summary
+    return summary
 
 
 def _skewed_error_ratio(errors: np.ndarray) -> np.ndarray:
@@ -353,20 +406,17 @@ def bootstrap_intervals(
     member = enc.membership.astype(float)
     rows = enc.indices()
     chunk = max(1, _CHUNK_CELLS // max(pred.shape[0], 1))
+    presorted = SortedGroups(pred, rows) if weight is None else None
     rate_parts: dict[str, list] = {}
     summary_parts: dict[str, list] = {}
     for start in range(0, n_bootstrap, chunk):
+        # The same draws as a copy of the rows would take, kept as counts per row.
         take = stratified_indices(cells, min(chunk, n_bootstrap - start), rng)
-        rates, summary = _replicate_summary(
-            None if y is None else y[take],
-            pred[take],
-            member,
-            rows,
-            task,
-            threshold,
-            None if weight is None else weight[take],
-            enc.names,
-        )
+        counts = replicate_counts(take)
+        rates, summary = _count_summary(
+            y, pred, member, presorted, counts, task, threshold, weight,
+            take=take, rows=rows, names=enc.names,
+        )  # fmt: skip
         for key, value in rates.items():
             rate_parts.setdefault(key, []).append(value)
         for key, value in summary.items():

@@ -1,0 +1,68 @@
+r"""Bootstrap replicates as counts on the sorted groups, without resampled copies of the rows.
+
+A stratified bootstrap replicate that draws, in a group of :math:`n_g` rows, the rows
+:math:`i_1, \dots, i_{n_g}` with replacement is the count vector
+:math:`c_j = \#\{k : i_k = j\}` (a multinomial draw of :math:`n_g` trials over the group's
+rows). Every statistic of the replicate is a statistic of the weighted empirical distribution
+:math:`\sum_j c_j \delta_{x_j}`:
+
+* a rate is a ratio of counted indicators, :math:`\sum_j c_j \mathbb 1[\cdot]`, one matrix
+  product of the counts for all groups and replicates;
+* the sorted replicate of a group is read from its *presorted* values: with the counts in the
+  sorted order, position :math:`k` of the sorted replicate holds :math:`x_{(j)}` for the first
+  :math:`j` with :math:`c_{(1)} + \dots + c_{(j)} > k`, i.e. ``np.repeat(sorted_values, counts)``
+  (the quantile function of the weighted distribution), so no replicate is sorted.
+
+Internal surface (for :mod:`fairot.metrics.resampling`): :func:`replicate_counts`,
+:func:`SortedGroups`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def replicate_counts(take: np.ndarray) -> np.ndarray:
+    """Counts (B, n) of every row in each replicate of the index matrix ``take`` (B, n)."""
+    n_rep, n = take.shape
+    offsets = (np.arange(n_rep, dtype=np.intp) * n)[:, None]
+    flat = np.bincount((take + offsets).ravel(), minlength=n_rep * n)
+    return flat.reshape(n_rep, n).astype(float)
+
+
+class SortedGroups:
+    """The groups' values sorted once; sorted replicates are then read from counts.
+
+    Parameters
+    ----------
+    values : ndarray of shape (n,)
+        The scores.
+    rows : list of ndarray
+        Positions of each group's rows (groups may overlap, as marginal groups do).
+    """
+
+    def __init__(self, values: np.ndarray, rows: list[np.ndarray]) -> None:
+        self.orders = [r[np.argsort(values[r], kind="stable")] for r in rows]
+        self.sorted = [values[o] for o in self.orders]
+        self.pooled_order = np.argsort(values, kind="stable")
+        self.pooled = values[self.pooled_order]
+
+    @staticmethod
+    def _expand(sorted_values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        # Each replicate's counts sum to the group's size (a stratified draw keeps the sizes),
+        # so repeating the sorted values by their counts gives (B, size) sorted replicates.
+        n_rep, size = counts.shape
+        reps = counts.astype(np.intp).ravel()
+        if int(reps.sum()) != n_rep * size:
+            raise AssertionError("a replicate does not keep its group's size")  # pragma: no cover
+        return np.repeat(np.tile(sorted_values, n_rep), reps).reshape(n_rep, size)
+
+    def groups(self, counts: np.ndarray) -> list[np.ndarray]:
+        """The sorted replicates (B, n_g) of every group, from the row counts (B, n)."""
+        return [
+            self._expand(s, counts[:, o]) for s, o in zip(self.sorted, self.orders, strict=True)
+        ]
+
+    def pooled_sample(self, counts: np.ndarray) -> np.ndarray:
+        """The sorted replicates (B, n) of all rows together."""
+        return self._expand(self.pooled, counts[:, self.pooled_order])
