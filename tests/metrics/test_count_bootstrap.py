@@ -88,6 +88,8 @@ def test_sorted_replicates_without_sorting():
     presorted = SortedGroups(values, [np.arange(4), np.array([4])])
     counts = np.array([[2.0, 0.0, 1.0, 1.0, 1.0]])
     groups = presorted.groups(counts)
-    np.testing.assert_array_equal(groups[0], [[2.0, 3.0, 3.0, 5.0]])
-    np.testing.assert_array_equal(groups[1], [[0.0]])
-    np.testing.assert_array_equal(presorted.pooled_sample(counts), [[0.0, 2.0, 3.0, 3.0, 5.0]])
+    assert presorted.scale == 4.0  # max |value| 5 scaled into [1, 2)
+    np.testing.assert_array_equal(groups[0] * 4, [[2.0, 3.0, 3.0, 5.0]])
+    np.testing.assert_array_equal(groups[1] * 4, [[0.0]])
+    pooled = presorted.pooled_sample(counts) * 4
+    np.testing.assert_array_equal(pooled, [[0.0, 2.0, 3.0, 3.0, 5.0]])

@@ -11,7 +11,8 @@ rows). Every statistic of the replicate is a statistic of the weighted empirical
 * the sorted replicate of a group is read from its *presorted* values: with the counts in the
   sorted order, position :math:`k` of the sorted replicate holds :math:`x_{(j)}` for the first
   :math:`j` with :math:`c_{(1)} + \dots + c_{(j)} > k`, i.e. ``np.repeat(sorted_values, counts)``
-  (the quantile function of the weighted distribution), so no replicate is sorted.
+  (the quantile function of the weighted distribution), so no replicate is sorted; the
+  distances are read from the counts directly (:mod:`fairot.metrics._count_kernels`).
 
 Internal surface (for :mod:`fairot.metrics.resampling`): :func:`replicate_counts`,
 :func:`SortedGroups`.
@@ -20,6 +21,8 @@ Internal surface (for :mod:`fairot.metrics.resampling`): :func:`replicate_counts
 from __future__ import annotations
 
 import numpy as np
+
+from fairot.metrics._scaled import unit_scale
 
 
 def replicate_counts(take: np.ndarray) -> np.ndarray:
@@ -31,7 +34,7 @@ def replicate_counts(take: np.ndarray) -> np.ndarray:
 
 
 class SortedGroups:
-    """The groups' values sorted once; sorted replicates are then read from counts.
+    """The groups' values sorted once, scaled (:func:`unit_scale`), laid end to end.
 
     Parameters
     ----------
@@ -39,30 +42,46 @@ class SortedGroups:
         The scores.
     rows : list of ndarray
         Positions of each group's rows (groups may overlap, as marginal groups do).
+
+    Attributes
+    ----------
+    values : ndarray
+        The groups' sorted values divided by ``scale``, group after group, then all rows sorted.
+    starts : ndarray of shape (n_groups + 1,)
+        Where each group starts in ``values`` (the last entry: where the pooled rows start).
+    scale : float
+        The power of two the values were divided by (exact).
     """
 
     def __init__(self, values: np.ndarray, rows: list[np.ndarray]) -> None:
-        self.orders = [r[np.argsort(values[r], kind="stable")] for r in rows]
-        self.sorted = [values[o] for o in self.orders]
-        self.pooled_order = np.argsort(values, kind="stable")
-        self.pooled = values[self.pooled_order]
+        self.scale = unit_scale(values)  # as the point estimate: W_p of scaled scores
+        orders = [r[np.argsort(values[r], kind="stable")] for r in rows]
+        orders.append(np.argsort(values, kind="stable"))
+        self._orders = np.concatenate(orders)
+        self.values = values[self._orders] / self.scale
+        self.starts = np.cumsum([0] + [o.shape[0] for o in orders[:-1]])
+        self._groups_end = int(self.starts[-1])
 
-    @staticmethod
-    def _expand(sorted_values: np.ndarray, counts: np.ndarray) -> np.ndarray:
-        # Each replicate's counts sum to the group's size (a stratified draw keeps the sizes),
-        # so repeating the sorted values by their counts gives (B, size) sorted replicates.
-        n_rep, size = counts.shape
-        reps = counts.astype(np.intp).ravel()
-        if int(reps.sum()) != n_rep * size:
-            raise AssertionError("a replicate does not keep its group's size")  # pragma: no cover
-        return np.repeat(np.tile(sorted_values, n_rep), reps).reshape(n_rep, size)
+    def positions(self, pooled: bool) -> np.ndarray:
+        """The rows in the order of ``values`` (with or without the pooled block)."""
+        return self._orders if pooled else self._orders[: self._groups_end]
 
     def groups(self, counts: np.ndarray) -> list[np.ndarray]:
-        """The sorted replicates (B, n_g) of every group, from the row counts (B, n)."""
+        """The sorted replicates (B, n_g) of every group, from the row counts (B, n), scaled."""
         return [
-            self._expand(s, counts[:, o]) for s, o in zip(self.sorted, self.orders, strict=True)
+            _expand(self.values[a:b], counts[:, self._orders[a:b]])
+            for a, b in zip(self.starts[:-1], self.starts[1:], strict=True)
         ]
 
     def pooled_sample(self, counts: np.ndarray) -> np.ndarray:
-        """The sorted replicates (B, n) of all rows together."""
-        return self._expand(self.pooled, counts[:, self.pooled_order])
+        """The sorted replicates (B, n) of all rows together, scaled."""
+        a = self._groups_end
+        return _expand(self.values[a:], counts[:, self._orders[a:]])
+
+
+def _expand(sorted_values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    # Each replicate's counts sum to the group's size (a stratified draw keeps the sizes), so
+    # repeating the sorted values by their counts gives the (B, size) sorted replicates.
+    n_rep, size = counts.shape
+    reps = counts.astype(np.intp).ravel()
+    return np.repeat(np.tile(sorted_values, n_rep), reps).reshape(n_rep, size)

@@ -23,6 +23,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from fairot.metrics._calling import MSG_EMPTY_WEIGHT, group_metric
+from fairot.metrics._count_kernels import count_distances
 from fairot.metrics._count_replicates import SortedGroups, replicate_counts
 from fairot.metrics._intervals import (
     MSG_CONFIDENCE,
@@ -204,12 +205,21 @@ def _count_distribution_summary(
     presorted: SortedGroups, counts: np.ndarray, task: str
 ) -> dict[str, np.ndarray]:
     """:func:`_distribution_summary` of the replicates given by row ``counts``, without copies."""
-    groups = presorted.groups(counts)
-    # The batch's largest magnitude is at an end of a sorted group (every row is in a group).
-    scale = unit_scale(np.concatenate([g[:, [0, -1]] for g in groups], axis=1))
-    return _sorted_summary(
-        [g / scale for g in groups], lambda: presorted.pooled_sample(counts) / scale, scale, task
-    )
+    classification = task == "classification"
+    wass1, w1, w2, winf, sdd = count_distances(
+        presorted.values, counts[:, presorted.positions(classification)], presorted.starts,
+        classification,
+    )  # fmt: skip
+    out = {"wass1": wass1}
+    if classification:
+        out["sdd"], out["spdd"] = sdd, w1.sum(axis=1)
+    else:
+        out["max_pairwise_w1"] = w1.max(axis=1)
+    out["max_pairwise_w2"] = w2.max(axis=1)
+    if not classification:
+        out["max_pairwise_winf"] = winf.max(axis=1)
+    with np.errstate(over="ignore"):  # inf only where the true distance exceeds the float max
+        return {k: v * presorted.scale for k, v in out.items()}
 
 
 def _sorted_summary(sorted_groups, pooled_sample, scale, task) -> dict[str, np.ndarray]:
