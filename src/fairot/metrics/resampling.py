@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
+from tqdm.auto import tqdm
 
 from fairot.metrics._calling import MSG_EMPTY_WEIGHT, group_metric
 from fairot.metrics._count_kernels import count_distances
@@ -419,6 +421,8 @@ def bootstrap_intervals(
     presorted = SortedGroups(pred, rows) if weight is None else None
     rate_parts: dict[str, list] = {}
     summary_parts: dict[str, list] = {}
+    # Long bootstraps show progress on a terminal (never in logs, pipes or tests).
+    bar = tqdm(total=n_bootstrap, desc="bootstrap", leave=False, disable=not sys.stderr.isatty())
     for start in range(0, n_bootstrap, chunk):
         # The same draws as a copy of the rows would take, kept as counts per row.
         take = stratified_indices(cells, min(chunk, n_bootstrap - start), rng)
@@ -431,6 +435,8 @@ def bootstrap_intervals(
             rate_parts.setdefault(key, []).append(value)
         for key, value in summary.items():
             summary_parts.setdefault(key, []).append(value)
+        bar.update(counts.shape[0])
+    bar.close()
     alpha = (1.0 - confidence) / 2
     replicates = pd.DataFrame({k: np.concatenate(v) for k, v in summary_parts.items()})
     estimates = {}
