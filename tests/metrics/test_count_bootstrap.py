@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy.stats import wasserstein_distance
 
+from fairot.metrics._count_kernels import count_distances
 from fairot.metrics._count_replicates import SortedGroups, replicate_counts
 from fairot.metrics._rates import check_rate_inputs
 from fairot.metrics.resampling import _count_summary, _replicate_summary, stratified_indices
@@ -81,15 +83,23 @@ def test_counts_are_the_draws():
     np.testing.assert_array_equal(replicate_counts(take), expected)
 
 
-def test_sorted_replicates_without_sorting():
-    # Hand-written: group rows 0..3 with values [3, 1, 2, 5]; counts 2, 0, 1, 1 (a draw of 4 rows)
-    # sort to [2, 3, 3, 5]; the pooled sample of all rows with 1 in row 4 (value 0) prepended.
-    values = np.array([3.0, 1.0, 2.0, 5.0, 0.0])
-    presorted = SortedGroups(values, [np.arange(4), np.array([4])])
-    counts = np.array([[2.0, 0.0, 1.0, 1.0, 1.0]])
-    groups = presorted.groups(counts)
-    assert presorted.scale == 4.0  # max |value| 5 scaled into [1, 2)
-    np.testing.assert_array_equal(groups[0] * 4, [[2.0, 3.0, 3.0, 5.0]])
-    np.testing.assert_array_equal(groups[1] * 4, [[0.0]])
-    pooled = presorted.pooled_sample(counts) * 4
-    np.testing.assert_array_equal(pooled, [[0.0, 2.0, 3.0, 3.0, 5.0]])
+def test_count_distances_against_scipy_and_by_hand():
+    # Group a: values [3, 1, 2, 5] drawn 2, 0, 1, 1 times (the sample [2, 3, 3, 5]); group b:
+    # [0, 4, 6, 1] drawn 1, 2, 0, 1 times ([0, 1, 4, 4]); pooled: all eight rows.
+    values = np.array([3.0, 1.0, 2.0, 5.0, 0.0, 4.0, 6.0, 1.0])
+    counts = np.array([[2.0, 0.0, 1.0, 1.0, 1.0, 2.0, 0.0, 1.0]])
+    presorted = SortedGroups(values, [np.arange(4), np.arange(4, 8)])
+    wass1, w1, w2, winf, sdd = count_distances(
+        presorted.values, counts[:, presorted.positions(True)], presorted.starts, True
+    )
+    a, b = np.array([2.0, 3.0, 3.0, 5.0]), np.array([0.0, 1.0, 4.0, 4.0])
+    scale = presorted.scale
+    assert w1[0, 0] * scale == pytest.approx(wasserstein_distance(a, b), abs=1e-12)
+    # Equal sizes: the sorted samples are matched in order.
+    assert w2[0, 0] * scale == pytest.approx(np.sqrt(np.mean((a - b) ** 2)), abs=1e-12)
+    assert winf[0, 0] * scale == pytest.approx(np.max(np.abs(a - b)), abs=1e-12)
+    pooled = np.r_[a, b]
+    sdd_expected = wasserstein_distance(a, pooled) + wasserstein_distance(b, pooled)
+    assert sdd[0] * scale == pytest.approx(sdd_expected, abs=1e-12)
+    # Two groups: every median is between them, the sum of the W1 to it is W1(a, b).
+    assert wass1[0] * scale == pytest.approx(wasserstein_distance(a, b), abs=1e-12)

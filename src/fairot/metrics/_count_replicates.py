@@ -15,7 +15,7 @@ rows). Every statistic of the replicate is a statistic of the weighted empirical
   distances are read from the counts directly (:mod:`fairot.metrics._count_kernels`).
 
 Internal surface (for :mod:`fairot.metrics.resampling`): :func:`replicate_counts`,
-:func:`SortedGroups`.
+:class:`SortedGroups`.
 """
 
 from __future__ import annotations
@@ -65,23 +65,3 @@ class SortedGroups:
     def positions(self, pooled: bool) -> np.ndarray:
         """The rows in the order of ``values`` (with or without the pooled block)."""
         return self._orders if pooled else self._orders[: self._groups_end]
-
-    def groups(self, counts: np.ndarray) -> list[np.ndarray]:
-        """The sorted replicates (B, n_g) of every group, from the row counts (B, n), scaled."""
-        return [
-            _expand(self.values[a:b], counts[:, self._orders[a:b]])
-            for a, b in zip(self.starts[:-1], self.starts[1:], strict=True)
-        ]
-
-    def pooled_sample(self, counts: np.ndarray) -> np.ndarray:
-        """The sorted replicates (B, n) of all rows together, scaled."""
-        a = self._groups_end
-        return _expand(self.values[a:], counts[:, self._orders[a:]])
-
-
-def _expand(sorted_values: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    # Each replicate's counts sum to the group's size (a stratified draw keeps the sizes), so
-    # repeating the sorted values by their counts gives the (B, size) sorted replicates.
-    n_rep, size = counts.shape
-    reps = counts.astype(np.intp).ravel()
-    return np.repeat(np.tile(sorted_values, n_rep), reps).reshape(n_rep, size)
