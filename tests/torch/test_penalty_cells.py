@@ -37,8 +37,11 @@ def _data(n, seed, shift=1.0):
         ({"tau": 1.5}, "tau must be"),
         ({"tau": 0.5, "constraint": "equalized_odds"}, "tau > 0"),
         ({"constraint": "parity"}, "constraint must be one of"),
-        ({"method": "cot", "tau": 0.5}, "method='cot' supports only"),
-        ({"method": "cot", "constraint": "equal_opportunity"}, "method='cot' supports only"),
+        ({"method": "cot", "tau": 0.5, "pairing": "diagonal"}, "pairing='diagonal' supports"),
+        (
+            {"method": "cot", "constraint": "equal_opportunity", "pairing": "diagonal"},
+            "pairing='diagonal' supports",
+        ),
     ],
 )
 def test_bad_options(kwargs, match):
@@ -148,10 +151,10 @@ class _WarmScores(Callback):
             self.scores = trainer.predict_scores(self.X)
 
 
-def _fit(tau, X, y, a, callbacks=()):
+def _fit(tau, X, y, a, callbacks=(), method="dot"):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
-    pen = WassersteinParityPenalty(2, method="dot", tau=tau)
+    pen = WassersteinParityPenalty(2, method=method, tau=tau, random_state=0)
     trainer = FairTrainer(model, pen, lam=3.0, warmup_epochs=3, n_epochs=15, batch_size=64,
                           learning_rate=1e-2, random_state=0, callbacks=callbacks)  # fmt: skip
     return trainer.fit(X, y, a)
@@ -165,21 +168,23 @@ def test_trainer_targets_are_geodesic_targets():
     np.testing.assert_allclose(trainer.penalty.cell_targets.numpy(), np.stack(expected))
 
 
-def test_tau_interpolates_held_out_w1():
+@pytest.mark.parametrize("method", ["dot", "cot"])
+def test_tau_interpolates_held_out_w1(method):
     X, y, a = _data(600, 3, shift=1.5)
     Xt, _, at = _data(2000, 4, shift=1.5)
     w1 = {}
     for tau in (0.0, 0.5, 1.0):
-        trainer = _fit(tau, X, y, a)
+        trainer = _fit(tau, X, y, a, method=method)
         s = trainer.predict_scores(Xt)
         w1[tau] = sum(wasserstein_distance(s[at == g], trainer.target_samples_) for g in (0, 1))
     assert w1[0.0] < w1[0.5] < w1[1.0]
 
 
-def test_equalized_odds_lowers_disparity():
+@pytest.mark.parametrize("method", ["dot", "cot"])
+def test_equalized_odds_lowers_disparity(method):
     X, y, a = _data(1500, 5, shift=1.5)
     Xt, yt, at = _data(3000, 6, shift=1.5)
-    common = dict(method="dot", hidden_layer_sizes=(8,), warmup_epochs=5, batch_size=128,
+    common = dict(method=method, hidden_layer_sizes=(8,), warmup_epochs=5, batch_size=128,
                   learning_rate=1e-2, patience=None, random_state=0)  # fmt: skip
     warm = FairMLPClassifier(n_epochs=5, **common).fit(X, y, sensitive_features=a)
     fair = FairMLPClassifier(n_epochs=20, lam=5.0, constraint="equalized_odds", **common)
@@ -204,8 +209,36 @@ def test_soft_labels_refused_with_label_constraint():
         trainer.fit(X, np.clip(y, 0.2, 0.8), a)
 
 
-def test_estimator_refuses_cot_with_constraint():
+def test_estimator_refuses_diagonal_cot_with_constraint():
     X, y, a = _data(100, 8)
-    clf = FairMLPClassifier(method="cot", constraint="equalized_odds", n_epochs=1)
-    with pytest.raises(ValueError, match="method='cot' supports only"):
+    clf = FairMLPClassifier(method="cot", constraint="equalized_odds", n_epochs=1,
+                            penalty_params={"pairing": "diagonal"})  # fmt: skip
+    with pytest.raises(ValueError, match="pairing='diagonal' supports"):
         clf.fit(X, y, sensitive_features=a)
+
+
+@pytest.mark.parametrize("reg", ["entropic", "l2"])
+def test_cot_cells_match_shared_target_when_targets_agree(reg):
+    # Balanced groups of k scores, every cell's target the same k samples t: the cell pass must
+    # give the shared-target pass's value, score gradient and dual ascent (both in training mode).
+    rng = np.random.default_rng(9)
+    k = 12
+    scores = rng.uniform(0, 1, 3 * k)
+    groups = torch.tensor(np.repeat([0, 1, 2], k))
+    t = np.sort(rng.uniform(0, 1, k))
+    kw = {"method": "cot", "reg": reg, "dual_step_size": 0.5, "random_state": 0}
+    shared = WassersteinParityPenalty(3, target=t, **kw)
+    cells = WassersteinParityPenalty(3, tau=0.5, **kw)
+    cells.set_cell_targets(np.stack([t, t, t]))
+    for _ in range(3):  # the duals move: later calls read non-zero potentials
+        out = []
+        for pen in (shared, cells):
+            s = torch.tensor(scores, requires_grad=True)
+            value = pen(s, groups)
+            value.backward()
+            out.append((float(value.detach()), s.grad.clone()))
+        assert out[1][0] == pytest.approx(out[0][0], rel=1e-10, abs=1e-12)
+        torch.testing.assert_close(out[1][1], out[0][1], rtol=1e-10, atol=1e-12)
+        torch.testing.assert_close(cells.duals, shared.duals, rtol=1e-10, atol=1e-12)
+        torch.testing.assert_close(cells.target_duals, shared.target_duals, rtol=1e-10, atol=1e-12)
+    assert float(shared.duals.abs().sum()) > 0

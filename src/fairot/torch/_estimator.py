@@ -82,11 +82,11 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
 default="demographic_parity"
         ``"equalized_odds"``: each group's scores given each label are pulled to the barycenter
         of the groups' warm-start scores given that label (``"equal_opportunity"``: the
-        positives only); nothing more is read at prediction time. DOT and Sinkhorn only.
+        positives only); nothing more is read at prediction time.
     tau : float in [0, 1], default=0.0
         Fraction of the raw disparity kept: each group's target is its point at ``tau`` on the
         :math:`W_1` geodesic from the barycenter to its warm-start scores (``tau=1`` keeps the
-        warm model's distributions). Demographic parity, DOT and Sinkhorn only.
+        warm model's distributions). Demographic parity only.
     penalty_params : dict or None, default=None
         Further arguments of :class:`WassersteinParityPenalty` (``reg_strength``,
         ``n_fourier_features``, ...).

@@ -132,19 +132,20 @@ class WassersteinParityPenalty(nn.Module):
 default="demographic_parity"
         ``"equalized_odds"``: the (group, label) cells take the place of the groups, each pulled
         to its label's target :math:`\bar p_y` (``"equal_opportunity"``: the positives only);
-        calls then take ``labels``. DOT and Sinkhorn only; needs :meth:`set_cell_targets`.
+        calls then take ``labels``. Needs :meth:`set_cell_targets` (:class:`FairTrainer` calls it);
+        COT then keeps one pair of potentials per cell (``duals`` has one row per cell).
     tau : float in [0, 1], default=0.0
         With ``tau > 0`` each group has its own target, its point at ``tau`` on the
         :math:`W_1` geodesic to its warm-start scores (``fairot.transport.geodesic_targets``):
-        ``tau=1`` keeps the warm model's distributions. Demographic parity, DOT and Sinkhorn
-        only; needs :meth:`set_cell_targets` (:class:`FairTrainer` calls it).
+        ``tau=1`` keeps the warm model's distributions. Demographic parity only; needs
+        :meth:`set_cell_targets`. Neither option with COT's ``pairing="diagonal"``.
     random_state : int, RandomState instance or None, default=None
         Seeds the Fourier features (drawn as by ``COTClassifier``: the same seed gives the same
         features) and the diagonal pairing's target levels.
 
     Attributes
     ----------
-    duals : Tensor of shape (n_groups, D)
+    duals : Tensor of shape (n_groups, D), or (n_cells, D) with ``tau`` or a label constraint
         Buffer: :math:`\lambda_{S_a}` coefficients (COT).
     target_duals : Tensor of shape (n_groups, D)
         Buffer: :math:`\lambda_{\bar S,a}` coefficients (``-duals`` under the constraint).
@@ -221,7 +222,8 @@ default="demographic_parity"
         check_option("method", method, METHODS)
         check_option("reg", reg, ("entropic", "l2"))
         check_option("pairing", pairing, ("all", "diagonal"))
-        self.constraint, self.tau = check_cell_options(method, constraint, tau)
+        self.constraint, self.tau = check_cell_options(method, constraint, tau, pairing)
+        self.n_cells = int(n_groups) * len(constraint_labels(self.constraint))
         if reg_strength is None:
             reg_strength = DEFAULT_REG_STRENGTH[method]
         elif method != "dot":
@@ -267,7 +269,7 @@ default="demographic_parity"
         self._generator = torch.Generator().manual_seed(int(rng.randint(np.iinfo(np.int32).max)))
         self.register_buffer("frequencies", torch.tensor(features.frequencies, dtype=dtype))
         self.register_buffer("phases", torch.tensor(features.phases, dtype=dtype))
-        shape = (self.n_groups, n_fourier_features)
+        shape = (self.n_cells, n_fourier_features)  # one potential per group (or cell)
         self.register_buffer("duals", torch.zeros(shape, dtype=dtype))
         self.register_buffer("target_duals", torch.zeros(shape, dtype=dtype))
         if feature_grid_size is None:
@@ -281,7 +283,6 @@ default="demographic_parity"
             )
         self.register_buffer("target_samples", check_target(target, dtype))
         self.target = "barycenter" if self.target_samples.numel() == 0 else "fixed"
-        self.n_cells = self.n_groups * len(constraint_labels(self.constraint))
         if self.uses_cells:  # only then: the default penalty's state_dict is unchanged
             self.register_buffer("cell_targets", torch.empty((0, 0), dtype=dtype))
             self._register_load_state_dict_pre_hook(resize_cell_targets, with_module=True)

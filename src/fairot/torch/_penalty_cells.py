@@ -12,8 +12,9 @@ warm-start scores given :math:`Y = y`, as COT and DOT do (``fairot.classificatio
 numbered label-major: cell ``t * n_groups + a`` for the ``t``-th moved label.
 
 Both need fixed targets, one sorted row per cell (:meth:`set_cell_targets`; ``FairTrainer``
-builds them after its warm-up with :func:`build_cell_targets`), and the exact-:math:`W_1` (DOT)
-or Sinkhorn estimator; COT's potentials are one shared target's (``MSG_COT_CELLS``).
+builds them after its warm-up with :func:`build_cell_targets`). DOT and Sinkhorn compare each
+cell with its target here; COT runs its pass cell by cell (:mod:`._penalty_cells_cot`), except
+under ``pairing="diagonal"`` (``MSG_COT_CELLS``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from fairot.torch._penalty_cells_cot import cot_cells
 from fairot.torch._penalty_checks import check_group_codes
 from fairot.torch._trainer_data import barycenter_target
 from fairot.torch._transport import group_layout, sinkhorn_to_target, sorted_quantiles
@@ -33,8 +35,8 @@ MSG_TAU_CONSTRAINT = (
     "got tau={tau!r} with constraint={constraint!r}."
 )
 MSG_COT_CELLS = (
-    "method='cot' supports only one shared target: tau={tau!r} with constraint={constraint!r} "
-    "is not implemented for COT; use method='dot' or method='sinkhorn' (or tau=0 with "
+    "method='cot' with pairing='diagonal' supports only one shared target: tau={tau!r} with "
+    "constraint={constraint!r} is not implemented for it; use pairing='all' (or tau=0 with "
     "constraint='demographic_parity')."
 )
 MSG_NO_CELL_TARGETS = (
@@ -65,14 +67,14 @@ def constraint_labels(constraint: str) -> tuple[int, ...]:
     return {"equalized_odds": (0, 1), "equal_opportunity": (1,)}.get(constraint, (0,))
 
 
-def check_cell_options(method: str, constraint, tau) -> tuple[str, float]:
+def check_cell_options(method: str, constraint, tau, pairing: str = "all") -> tuple[str, float]:
     """``constraint`` and ``tau`` checked together, and against the estimator."""
     if constraint not in CONSTRAINTS:
         raise ValueError(MSG_CONSTRAINT.format(options=CONSTRAINTS, value=constraint))
     tau = check_tau(tau)
     if tau > 0 and constraint != "demographic_parity":
         raise ValueError(MSG_TAU_CONSTRAINT.format(tau=tau, constraint=constraint))
-    if method == "cot" and (tau > 0 or constraint != "demographic_parity"):
+    if method == "cot" and pairing == "diagonal" and (tau > 0 or constraint != CONSTRAINTS[0]):
         raise ValueError(MSG_COT_CELLS.format(tau=tau, constraint=constraint))
     return constraint, tau
 
@@ -154,6 +156,8 @@ def cell_forward(penalty, scores: torch.Tensor, group_codes: torch.Tensor, label
     cells, keep = cell_codes(group_codes, labels, penalty.constraint, penalty.n_groups)
     scores = scores if keep is None else scores[keep]
     penalty.last_target = penalty.cell_targets
+    if penalty.method == "cot":
+        return cot_cells(penalty, scores, cells, penalty.cell_targets)
     return cell_penalty(
         scores, cells, penalty.cell_targets, penalty.method, penalty.reg_strength,
         penalty.sinkhorn_max_iter, penalty.sinkhorn_tol,
