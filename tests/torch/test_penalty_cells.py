@@ -34,13 +34,19 @@ def _data(n, seed, shift=1.0):
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"tau": 1.5}, "tau must be"),
-        ({"tau": 0.5, "constraint": "equalized_odds"}, "tau > 0"),
+        ({"tau": 1.5}, re.escape(MSG_TAU.format(value=1.5))),
+        (
+            {"tau": 0.5, "constraint": "equalized_odds"},
+            re.escape(MSG_TAU_CONSTRAINT.format(tau=0.5, constraint="equalized_odds")),
+        ),
         ({"constraint": "parity"}, "constraint must be one of"),
-        ({"method": "cot", "tau": 0.5, "pairing": "diagonal"}, "pairing='diagonal' supports"),
+        (
+            {"method": "cot", "tau": 0.5, "pairing": "diagonal"},
+            re.escape(MSG_COT_CELLS.format(tau=0.5, constraint="demographic_parity")),
+        ),
         (
             {"method": "cot", "constraint": "equal_opportunity", "pairing": "diagonal"},
-            "pairing='diagonal' supports",
+            re.escape(MSG_COT_CELLS.format(tau=0.0, constraint="equal_opportunity")),
         ),
     ],
 )
@@ -50,8 +56,21 @@ def test_bad_options(kwargs, match):
         WassersteinParityPenalty(2, **kwargs)
 
 
-def test_messages_are_constants():
-    assert "tau" in MSG_TAU and "COT" in MSG_COT_CELLS and "tau > 0" in MSG_TAU_CONSTRAINT
+def test_checkpoint_restores_cell_targets(tmp_path):
+    X, y, a = _data(200, 10)
+    path = tmp_path / "run.pt"
+
+    def trainer():
+        torch.manual_seed(0)
+        model = torch.nn.Linear(2, 1)
+        pen = WassersteinParityPenalty(2, method="cot", tau=0.5, random_state=0)
+        return FairTrainer(model, pen, warmup_epochs=1, n_epochs=3, batch_size=64, random_state=0)
+
+    first = trainer().fit(X, y, a, checkpoint_path=path)
+    second = trainer().load_checkpoint(path)
+    assert second.penalty.cell_targets.shape == (2, first.target_samples_.shape[0])
+    assert torch.equal(second.penalty.cell_targets, first.penalty.cell_targets)
+    assert torch.equal(second.penalty.duals, first.penalty.duals)
 
 
 def test_default_state_dict_unchanged():
@@ -213,7 +232,9 @@ def test_estimator_refuses_diagonal_cot_with_constraint():
     X, y, a = _data(100, 8)
     clf = FairMLPClassifier(method="cot", constraint="equalized_odds", n_epochs=1,
                             penalty_params={"pairing": "diagonal"})  # fmt: skip
-    with pytest.raises(ValueError, match="pairing='diagonal' supports"):
+    with pytest.raises(
+        ValueError, match=re.escape(MSG_COT_CELLS.format(tau=0.0, constraint="equalized_odds"))
+    ):
         clf.fit(X, y, sensitive_features=a)
 
 
