@@ -92,6 +92,8 @@ class FairTrainer(CheckpointedTrainer):
         Fix the target to the barycenter of the training scores at the end of the warm-up
         (when ``warmup_epochs > 0``).
         Otherwise the penalty keeps its own ``target`` (e.g. the moving batch barycenter).
+        A penalty with ``tau > 0`` or a label ``constraint`` gets one target per cell instead
+        (``WassersteinParityPenalty.set_cell_targets``; the labels are passed to its calls).
     monitor : {"wass1", "objective"}, default="wass1"
         Early-stopping criterion on ``eval_set``: validation Wass1 to the fixed target, or the
         validation cross-entropy plus ``lam`` times Wass1. Only penalised epochs are compared.
