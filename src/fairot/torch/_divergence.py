@@ -172,7 +172,9 @@ class DivergenceMonitor:
                 )
             )
 
-    def penalty(self, penalty: nn.Module, logits: torch.Tensor, groups, epoch: int, lam: float):
+    def penalty(
+        self, penalty: nn.Module, logits: torch.Tensor, groups, epoch: int, lam: float, labels=None
+    ):
         """``penalty(sigmoid(logits), groups)``, with non-finite logits a ``DivergenceError``.
 
         The penalty refuses non-finite scores with a ``ValueError`` about its input; in the loop
@@ -180,7 +182,9 @@ class DivergenceMonitor:
         The logits are only inspected when the penalty refused them (no sync otherwise).
         """
         try:
-            return penalty(torch.sigmoid(logits), groups)
+            if labels is None:
+                return penalty(torch.sigmoid(logits), groups)
+            return penalty(torch.sigmoid(logits), groups, labels=labels)
         except ValueError:
             n_bad = int((~torch.isfinite(logits)).sum())
             if not n_bad:

@@ -78,6 +78,15 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         Penalty weight after the warm-up: larger is fairer and less accurate.
     group_mode : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns define groups (``"marginal"``: overlapping groups).
+    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
+default="demographic_parity"
+        ``"equalized_odds"``: each group's scores given each label are pulled to the barycenter
+        of the groups' warm-start scores given that label (``"equal_opportunity"``: the
+        positives only); nothing more is read at prediction time.
+    tau : float in [0, 1], default=0.0
+        Fraction of the raw disparity kept: each group's target is its point at ``tau`` on the
+        :math:`W_1` geodesic from the barycenter to its warm-start scores (``tau=1`` keeps the
+        warm model's distributions). Demographic parity only.
     penalty_params : dict or None, default=None
         Further arguments of :class:`WassersteinParityPenalty` (``reg_strength``,
         ``n_fourier_features``, ...).
@@ -183,6 +192,8 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         method: Literal["dot", "cot", "sinkhorn"] = "dot",
         lam: float = 3.0,
         group_mode: Literal["intersection", "marginal"] = "intersection",
+        constraint: str = "demographic_parity",
+        tau: float = 0.0,
         penalty_params: dict | None = None,
         warmup_epochs: int = 5,
         n_epochs: int = 40,
@@ -200,6 +211,8 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         self.method = method
         self.lam = lam
         self.group_mode = group_mode
+        self.constraint = constraint
+        self.tau = tau
         self.penalty_params = penalty_params
         self.warmup_epochs = warmup_epochs
         self.n_epochs = n_epochs
@@ -268,8 +281,9 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             self.model_ = build_mlp(X.shape[1], sizes).to(device)
+        options = {"constraint": self.constraint, "tau": self.tau, **(self.penalty_params or {})}
         self.penalty_ = WassersteinParityPenalty(
-            encoding.n_groups, method=self.method, random_state=seed, **(self.penalty_params or {})
+            encoding.n_groups, method=self.method, random_state=seed, **options
         )
         trainer = FairTrainer(
             self.model_,

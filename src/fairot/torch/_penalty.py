@@ -3,7 +3,7 @@ r"""Strong demographic parity as a differentiable penalty: COT, DOT or Sinkhorn 
 from __future__ import annotations
 
 from numbers import Integral, Real
-from typing import Literal, NamedTuple
+from typing import Literal
 
 import numpy as np
 import torch
@@ -18,7 +18,20 @@ from fairot.torch._cot import (
     target_terms,
     value_with_gradient,
 )
-from fairot.torch._features import FeatureMap, feature_map
+from fairot.torch._features import FeatureMap
+from fairot.torch._penalty_cache import (
+    BatchGroups,
+    FixedTarget,
+    cached_feature_map,
+    clear_caches_after_load,
+)
+from fairot.torch._penalty_cells import (
+    cell_forward,
+    check_cell_options,
+    check_cell_targets,
+    constraint_labels,
+    resize_cell_targets,
+)
 from fairot.torch._penalty_checks import (
     METHODS,
     check_dual_exponent,
@@ -42,38 +55,6 @@ from fairot.torch._transport import (
 from fairot.transport import draw_fourier_features, tabulate_features
 
 DEFAULT_REG_STRENGTH = {"cot": 0.1, "dot": 0.0, "sinkhorn": 0.01}
-
-
-class _BatchGroups(NamedTuple):
-    """A batch's group codes and what the penalty derives from them.
-
-    ``codes`` is a copy (the caller may write new codes into its tensor); ``terms`` are COT's.
-    """
-
-    codes: torch.Tensor
-    dtype: torch.dtype
-    counts: torch.Tensor
-    max_count: int
-    terms: GroupTerms | None
-
-
-class _FixedTarget:
-    """A fixed target's quantiles at the ``m`` midpoint levels, and (COT) their terms.
-
-    ``key`` is ``(m, dtype, device, inference mode)`` of the call that made them: tensors made
-    under ``torch.inference_mode`` cannot be saved for backward (DOT and Sinkhorn do) outside it.
-    """
-
-    def __init__(self, key: tuple, samples: torch.Tensor):
-        self.key = key
-        self.samples = samples
-        self.terms: TargetTerms | None = None
-
-
-def _clear_caches_after_load(module: WassersteinParityPenalty, incompatible_keys) -> None:
-    # A load_state_dict post-hook (module level, so that the penalty stays picklable): runs when
-    # the penalty's own load_state_dict or that of a module holding it has copied new buffers.
-    module.clear_caches()
 
 
 class WassersteinParityPenalty(nn.Module):
@@ -147,13 +128,24 @@ class WassersteinParityPenalty(nn.Module):
     sinkhorn_tol : float, default=1e-4
         Sinkhorn stops when the plan's marginals are within this L1 error (a warning says when
         it did not).
+    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
+default="demographic_parity"
+        ``"equalized_odds"``: the (group, label) cells take the place of the groups, each pulled
+        to its label's target :math:`\bar p_y` (``"equal_opportunity"``: the positives only);
+        calls then take ``labels``. Needs :meth:`set_cell_targets` (:class:`FairTrainer` calls it);
+        COT then keeps one pair of potentials per cell (``duals`` has one row per cell).
+    tau : float in [0, 1], default=0.0
+        With ``tau > 0`` each group has its own target, its point at ``tau`` on the
+        :math:`W_1` geodesic to its warm-start scores (``fairot.transport.geodesic_targets``):
+        ``tau=1`` keeps the warm model's distributions. Demographic parity only; needs
+        :meth:`set_cell_targets`. Neither option with COT's ``pairing="diagonal"``.
     random_state : int, RandomState instance or None, default=None
         Seeds the Fourier features (drawn as by ``COTClassifier``: the same seed gives the same
         features) and the diagonal pairing's target levels.
 
     Attributes
     ----------
-    duals : Tensor of shape (n_groups, D)
+    duals : Tensor of shape (n_groups, D), or (n_cells, D) with ``tau`` or a label constraint
         Buffer: :math:`\lambda_{S_a}` coefficients (COT).
     target_duals : Tensor of shape (n_groups, D)
         Buffer: :math:`\lambda_{\bar S,a}` coefficients (``-duals`` under the constraint).
@@ -221,6 +213,8 @@ class WassersteinParityPenalty(nn.Module):
         feature_grid_size: int | None = None,
         sinkhorn_max_iter: int = 1000,
         sinkhorn_tol: float = 1e-4,
+        constraint: str = "demographic_parity",
+        tau: float = 0.0,
         random_state: int | np.random.RandomState | None = None,
     ):
         super().__init__()
@@ -228,6 +222,8 @@ class WassersteinParityPenalty(nn.Module):
         check_option("method", method, METHODS)
         check_option("reg", reg, ("entropic", "l2"))
         check_option("pairing", pairing, ("all", "diagonal"))
+        self.constraint, self.tau = check_cell_options(method, constraint, tau, pairing)
+        self.n_cells = int(n_groups) * len(constraint_labels(self.constraint))
         if reg_strength is None:
             reg_strength = DEFAULT_REG_STRENGTH[method]
         elif method != "dot":
@@ -253,10 +249,10 @@ class WassersteinParityPenalty(nn.Module):
         # (checked against each call's codes), a fixed target's quantiles for the last batch's
         # largest group, and the feature map for the last call's dtype and device (cleared
         # whenever the buffers they are made of change: clear_caches).
-        self._groups_cache: _BatchGroups | None = None
-        self._target_cache: _FixedTarget | None = None
+        self._groups_cache: BatchGroups | None = None
+        self._target_cache: FixedTarget | None = None
         self._features_cache: tuple[tuple, FeatureMap] | None = None
-        self.register_load_state_dict_post_hook(_clear_caches_after_load)
+        self.register_load_state_dict_post_hook(clear_caches_after_load)
         # Warns once if the scores' spread collapses (DegenerateModelWarning, docs/torch.md).
         self._collapse_watch = CollapseWatch()
 
@@ -273,7 +269,7 @@ class WassersteinParityPenalty(nn.Module):
         self._generator = torch.Generator().manual_seed(int(rng.randint(np.iinfo(np.int32).max)))
         self.register_buffer("frequencies", torch.tensor(features.frequencies, dtype=dtype))
         self.register_buffer("phases", torch.tensor(features.phases, dtype=dtype))
-        shape = (self.n_groups, n_fourier_features)
+        shape = (self.n_cells, n_fourier_features)  # one potential per group (or cell)
         self.register_buffer("duals", torch.zeros(shape, dtype=dtype))
         self.register_buffer("target_duals", torch.zeros(shape, dtype=dtype))
         if feature_grid_size is None:
@@ -287,6 +283,20 @@ class WassersteinParityPenalty(nn.Module):
             )
         self.register_buffer("target_samples", check_target(target, dtype))
         self.target = "barycenter" if self.target_samples.numel() == 0 else "fixed"
+        if self.uses_cells:  # only then: the default penalty's state_dict is unchanged
+            self.register_buffer("cell_targets", torch.empty((0, 0), dtype=dtype))
+            self._register_load_state_dict_pre_hook(resize_cell_targets, with_module=True)
+
+    @property
+    def uses_cells(self) -> bool:
+        """Whether calls read one target per cell (``tau > 0`` or a label constraint)."""
+        return self.tau > 0 or self.constraint != "demographic_parity"
+
+    def set_cell_targets(self, targets) -> None:
+        """Fix one sorted target per cell: shape ``(n_groups * n_moved_labels, m)``, label-major."""
+        self.cell_targets = check_cell_targets(targets, self.n_cells, self.duals.dtype).to(
+            self.duals.device
+        )
 
     def set_target(self, target) -> None:
         """Fix the target distribution (1-D scores in [0, 1]) or return to ``"barycenter"``."""
@@ -312,7 +322,7 @@ class WassersteinParityPenalty(nn.Module):
         self.clear_caches()
         return super()._apply(fn, *args, **kwargs)
 
-    def _batch_groups(self, groups: torch.Tensor, dtype: torch.dtype) -> _BatchGroups:
+    def _batch_groups(self, groups: torch.Tensor, dtype: torch.dtype) -> BatchGroups:
         """The batch's group counts (and COT's group terms), after checking the codes.
 
         Balanced batches drawn group by group repeat the same codes at every step: while they
@@ -332,7 +342,7 @@ class WassersteinParityPenalty(nn.Module):
         terms = None
         if self.method == "cot":
             terms = group_terms(groups, counts, self.n_groups, dtype)
-        self._groups_cache = _BatchGroups(groups.clone(), dtype, counts, int(counts.max()), terms)
+        self._groups_cache = BatchGroups(groups.clone(), dtype, counts, int(counts.max()), terms)
         return self._groups_cache
 
     # ----------------------------------------------------------------- forward
@@ -341,6 +351,7 @@ class WassersteinParityPenalty(nn.Module):
         scores: torch.Tensor,
         group_codes: torch.Tensor,
         target_samples: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
     ) -> torch.Tensor:
         r"""The penalty on one batch.
 
@@ -354,6 +365,8 @@ class WassersteinParityPenalty(nn.Module):
         target_samples : Tensor of shape (M,), optional
             Samples of :math:`p_{\bar S}` for this call, overriding ``target`` (shape ``(n,)``,
             paired element-wise, under COT's ``pairing="diagonal"``).
+        labels : Tensor of shape (n,), optional
+            The batch's 0/1 labels: required by a label ``constraint``, unused otherwise.
 
         Returns
         -------
@@ -371,6 +384,8 @@ class WassersteinParityPenalty(nn.Module):
             scores = scores.float()
         if group_codes.dtype != torch.long:
             group_codes = group_codes.long()
+        if self.uses_cells:
+            return cell_forward(self, scores, group_codes, labels)
         batch_groups = self._batch_groups(group_codes, scores.dtype)
         call = (scores.dtype, scores.device, torch.is_inference_mode_enabled())
         diagonal = self.method == "cot" and self.pairing == "diagonal"
@@ -422,25 +437,8 @@ class WassersteinParityPenalty(nn.Module):
         t = sorted_quantiles(self.target_samples.to(scores.dtype), levels)
         if not diagonal:
             # A fixed target gives the same M quantiles (and features) at every balanced step.
-            self._target_cache = _FixedTarget(key, t)
+            self._target_cache = FixedTarget(key, t)
         return t
-
-    def _feature_map(self, call: tuple) -> FeatureMap:
-        """The feature map in the dtype and on the device of the call ``call``, made once."""
-        cached = self._features_cache
-        if cached is not None and cached[0] == call:
-            return cached[1]
-        dtype, device, _ = call
-        features = feature_map(
-            self.frequencies,
-            self.phases,
-            self.feature_values,
-            self.feature_derivatives,
-            dtype,
-            device,
-        )
-        self._features_cache = (call, features)
-        return features
 
     def _target_terms(self, t: torch.Tensor, features: FeatureMap, diagonal: bool) -> TargetTerms:
         """The target's COT terms, kept with a fixed target's cached quantiles."""
@@ -462,7 +460,7 @@ class WassersteinParityPenalty(nn.Module):
         scores and the dual ascent in one pass without autograd (sparing it a graph of the
         N × M terms); the returned tensor carries that gradient.
         """
-        features = self._feature_map(call)
+        features = cached_feature_map(self, call)
         duals, target_duals = self.duals, self.target_duals
         terms = cot_batch_terms(
             scores, groups, self._target_terms(t, features, diagonal), duals, target_duals,
@@ -491,4 +489,5 @@ class WassersteinParityPenalty(nn.Module):
         return (
             f"n_groups={self.n_groups}, method={self.method!r}, target={self.target!r}, "
             f"reg={self.reg!r}, reg_strength={self.reg_strength:g}, pairing={self.pairing!r}"
+            + (f", constraint={self.constraint!r}, tau={self.tau:g}" if self.uses_cells else "")
         )

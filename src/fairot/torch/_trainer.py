@@ -18,11 +18,11 @@ from fairot.exceptions import DivergenceError
 from fairot.torch._collapse import warn_if_degenerate
 from fairot.torch._divergence import DivergenceMonitor, advice, default_adam
 from fairot.torch._penalty import WassersteinParityPenalty
+from fairot.torch._penalty_cells import fix_targets
 from fairot.torch._trainer_checks import MSG_PARAM, check_arguments, check_count
 from fairot.torch._trainer_data import (
     MSG_EMPTY_GROUP,
     as_tensor,
-    barycenter_target,
     check_data,
     check_row_weights,
     draw_rows,
@@ -92,6 +92,8 @@ class FairTrainer(CheckpointedTrainer):
         Fix the target to the barycenter of the training scores at the end of the warm-up
         (when ``warmup_epochs > 0``).
         Otherwise the penalty keeps its own ``target`` (e.g. the moving batch barycenter).
+        A penalty with ``tau > 0`` or a label ``constraint`` gets one target per cell instead
+        (``WassersteinParityPenalty.set_cell_targets``; the labels are passed to its calls).
     monitor : {"wass1", "objective"}, default="wass1"
         Early-stopping criterion on ``eval_set``: validation Wass1 to the fixed target, or the
         validation cross-entropy plus ``lam`` times Wass1. Only penalised epochs are compared.
@@ -374,10 +376,10 @@ class FairTrainer(CheckpointedTrainer):
                 and epoch >= self.warmup_epochs
             ):
                 monitor.check_model(self.model, Xt, epoch, lam)  # a NaN target is no target
-                self.target_samples_ = barycenter_target(
-                    self.predict_scores(Xt), membership, sample_weight
+                scores = self.predict_scores(Xt)
+                self.target_samples_ = fix_targets(
+                    self.penalty, scores, membership, yt, sample_weight
                 )
-                self.penalty.set_target(self.target_samples_)
             if lam > 0 and run.start_scores is None:
                 run.start_scores = torch.as_tensor(self.predict_scores(Xt))
             totals = torch.zeros(3, dtype=torch.float64, device=device)
@@ -387,7 +389,8 @@ class FairTrainer(CheckpointedTrainer):
                 logits = self.model(Xt[idx]).reshape(-1)
                 ce = (weights * bce(logits, yt[idx])).sum()
                 if lam > 0:
-                    pen = monitor.penalty(self.penalty, logits, batch_groups, epoch, lam)
+                    labels = yt[idx] if self.penalty.uses_cells else None
+                    pen = monitor.penalty(self.penalty, logits, batch_groups, epoch, lam, labels)
                     loss = ce + lam * pen
                 else:
                     pen = torch.zeros((), dtype=dtype, device=device)
