@@ -444,6 +444,9 @@ def test_cli_mitigate_regression(labels, weights, boot, tmp_path, capsys):
     out = tmp_path / "out"
     args = ["mitigate", "--data", path, "--score", "p", "--sensitive", "g"]
     args += ["--method", "regression", "--tau", "0.5", "--apply", path, "--out", out]
+    # --eval on the fitted file: the audits are of the rows the oracle reads (the held-out
+    # split itself is tested in tests/cli/test_mitigate_holdout.py).
+    args += ["--eval", path]
     args += ["--n-bootstrap", boot, "--min-group-size", 1] + (["--label", "y"] if labels else [])
     args += ["--sample-weight", "w"] if weights else []
     code = main(list(map(str, args)))
@@ -522,7 +525,7 @@ def test_cli_mitigate_dpp_weighted(tmp_path, capsys):
     out = tmp_path / "out"
     args = ["mitigate", "--data", path, "--score", "p", "--sensitive", "g", "--label", "y"]
     args += ["--method", "dpp", "--apply", path, "--out", out, "--sample-weight", "w"]
-    args += ["--n-bootstrap", 0, "--min-group-size", 1]
+    args += ["--n-bootstrap", 0, "--min-group-size", 1, "--eval", path]
     assert main(list(map(str, args))) == 0, capsys.readouterr().err
     data = pd.read_csv(out / "adjusted.csv", dtype={"g": str})
     y, g, w = data["y"].to_numpy(), data["g"].to_numpy(), data["w"].to_numpy()

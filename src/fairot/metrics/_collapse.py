@@ -79,6 +79,16 @@ class CollapseDiagnosis(NamedTuple):
     auc_collapsed : bool
         The AUC is near chance (within the band, or with less than a fifth of the start's
         distance from 1/2) while the start's was outside twice the band.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.metrics import diagnose_collapse
+    >>> y = np.tile([0, 1], 100)
+    >>> start = np.where(y == 1, 0.8, 0.2) + np.linspace(0, 0.1, 200)
+    >>> d = diagnose_collapse(y, np.full(200, 0.5) + 1e-6 * start, start_scores=start)
+    >>> d.spread_collapsed, d.collapsed
+    (True, True)
     """
 
     spread: float
@@ -205,5 +215,14 @@ def degenerate_model_message(
     Returns
     -------
     str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.metrics import degenerate_model_message, diagnose_collapse
+    >>> start = np.linspace(0, 1, 50)
+    >>> d = diagnose_collapse(None, 0.5 + 1e-6 * start, start_scores=start)
+    >>> degenerate_model_message("COTClassifier", d, "a smaller step_size")
+    'COTClassifier: degenerate model, the standard deviation of its scores is ...'
     """
     return MSG_DEGENERATE.format(name=name, what=diagnosis.describe(), cause=cause, advice=advice)

@@ -48,6 +48,22 @@ class AuditComparison:
         What was compared.
     notes : list of str
         Lines shown under the title (how the rows were chosen, what was fitted where).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.reporting import audit, compare_audits
+    >>> g = np.repeat(["a", "b"], 40)
+    >>> raw = np.r_[np.linspace(0.1, 0.5, 40), np.linspace(0.4, 0.9, 40)]
+    >>> fair = np.r_[np.linspace(0.2, 0.7, 40), np.linspace(0.2, 0.7, 40)]
+    >>> page = compare_audits(
+    ...     {
+    ...         "raw": audit(None, raw, g, plots=False, n_bootstrap=0),
+    ...         "fair": audit(None, fair, g, plots=False, n_bootstrap=0),
+    ...     }
+    ... )
+    >>> list(page.summary_table().columns)
+    ['raw', 'fair', 'change']
     """
 
     audits: dict[str, Audit]

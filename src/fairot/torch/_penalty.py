@@ -129,7 +129,7 @@ class WassersteinParityPenalty(nn.Module):
         Sinkhorn stops when the plan's marginals are within this L1 error (a warning says when
         it did not).
     constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
-default="demographic_parity"
+            default="demographic_parity"
         ``"equalized_odds"``: the (group, label) cells take the place of the groups, each pulled
         to its label's target :math:`\bar p_y` (``"equal_opportunity"``: the positives only);
         calls then take ``labels``. Needs :meth:`set_cell_targets` (:class:`FairTrainer` calls it);
