@@ -432,9 +432,10 @@ def test_demo_mitigates(tmp_path, capsys):
     # Every mitigation must cut the logistic regression's Wass1 several-fold.
     for method in ("COT", "DOT", "DPP"):
         assert rows[method]["Wass1"] < rows["LR"]["Wass1"] / 4
-    assert "| metric | logistic regression | COT | DOT | DPP | change |" in (
-        out / "report.md"
-    ).read_text()
+    assert (
+        "| metric | logistic regression | COT | DOT | DPP | change |"
+        in (out / "report.md").read_text()
+    )
     assert (out / "mitigation" / "histograms.png").is_file()
     assert (out / "logistic" / "report.md").is_file()
     assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
