@@ -137,5 +137,14 @@ def render_text_section(section: Section) -> list[str]:
     for caption, frame in tables:
         if caption:
             parts.append(caption + ":")
-        parts.append(frame.to_string(float_format=format_value, na_rep="—"))
+        # Text columns (definitions, sources, verdict lines) read left-aligned; pandas would
+        # right-align them to the longest entry.
+        text = {
+            column: f"{{:<{frame[column].astype(str).str.len().max()}}}".format
+            for column in frame.columns
+            if not pd.api.types.is_numeric_dtype(frame[column]) and len(frame)
+        }
+        parts.append(
+            frame.to_string(float_format=format_value, na_rep="—", formatters=text, justify="left")
+        )
     return parts
