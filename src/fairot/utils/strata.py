@@ -28,10 +28,12 @@ from .groups import SMALL_GROUP_SIZE, GroupEncoding, sensitive_frame
 from .sensitive import check_sensitive_features, resolve_sensitive_features
 
 __all__ = [
+    "POOLED",
     "SMALL_STRATA",
     "StrataFit",
     "check_control_at_predict",
     "encode_strata",
+    "report_small_strata",
     "small_strata",
     "strata_codes",
 ]
@@ -58,8 +60,7 @@ MSG_TOO_SMALL = (
 MSG_POOLED = " Their rows are mapped with the map fitted on all strata together."
 MSG_ERROR = " Merge small strata, collect more rows, or pass small_strata='pooled'."
 MSG_UNSEEN = (
-    "control_features contains {n} {noun} not seen at fit time: {strata} (seen "
-    "strata: {known})."
+    "control_features contains {n} {noun} not seen at fit time: {strata} (seen strata: {known})."
 )
 MSG_UNSEEN_POOLED = " Their rows are mapped with the map fitted on all strata together."
 MSG_UNSEEN_ERROR = (
@@ -192,7 +193,13 @@ def small_strata(
 
 
 def report_small_strata(reasons: dict[int, str], policy: SmallStrata, *, stacklevel: int) -> None:
-    """Warn once (``"pooled"``) or raise (``"error"``) for the strata of :func:`small_strata`."""
+    """Warn once (``"pooled"``) or raise (``"error"``) for the strata of :func:`small_strata`.
+
+    Examples
+    --------
+    >>> from fairot.utils.strata import report_small_strata
+    >>> report_small_strata({}, "error", stacklevel=1)  # nothing too small: nothing to say
+    """
     if not reasons:
         return
     message = MSG_TOO_SMALL.format(
