@@ -289,3 +289,22 @@ def test_dask_collections_refuse_control_features():
     for method in (model.predict, model.predict_proba):
         with pytest.raises(NotImplementedError, match="not supported on Dask"):
             method(dX, sensitive_features=da_a, control_features=da.from_array(c))
+
+
+def test_a_model_with_strata_round_trips_through_skops(tmp_path):
+    sio = pytest.importorskip("skops.io")
+    from fairot import load_model
+    from fairot.regression import WassersteinFairRegressor
+
+    X, y, a, c = _data(n=600, seed=17)
+    dpp = QuantileParityPostProcessor(tau=0.2).fit(X, y, sensitive_features=a, control_features=c)
+    reg = WassersteinFairRegressor(tau=0.2, random_state=0)
+    reg.fit(X, X[:, 0], sensitive_features=a, control_features=c)
+    for model, method in ((dpp, "predict_proba"), (reg, "predict")):
+        path = tmp_path / f"{method}.skops"
+        sio.dump(model, path)
+        back = load_model(path)
+        np.testing.assert_array_equal(
+            getattr(back, method)(X, sensitive_features=a, control_features=c),
+            getattr(model, method)(X, sensitive_features=a, control_features=c),
+        )

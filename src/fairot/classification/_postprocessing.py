@@ -444,9 +444,9 @@ class QuantileParityPostProcessor(
         if is_dask_collection(X):
             self._refuse_dask_strata(control_features)
             return dispatch("QuantileParityPostProcessor.predict", self, X, sensitive_features)
-        s = self.predict_proba(
-            X, sensitive_features=sensitive_features, control_features=control_features
-        )[:, 1]
+        # passed on only when given: a subclass's predict_proba without strata still works
+        strata = {} if control_features is None else {"control_features": control_features}
+        s = self.predict_proba(X, sensitive_features=sensitive_features, **strata)[:, 1]
         return self.classes_[(s > 0.5).astype(int)]
 
     def score(
@@ -471,9 +471,8 @@ class QuantileParityPostProcessor(
         -------
         float
         """
-        y_pred = self.predict(
-            X, sensitive_features=sensitive_features, control_features=control_features
-        )
+        strata = {} if control_features is None else {"control_features": control_features}
+        y_pred = self.predict(X, sensitive_features=sensitive_features, **strata)
         return float(
             accuracy_score(y, y_pred, sample_weight=check_sample_weight(sample_weight, len(y_pred)))
         )

@@ -470,9 +470,8 @@ class WassersteinFairRegressor(InputTagsMixin, RegressorMixin, BaseEstimator):
         sensitive_features = groups_or_columns(self, sensitive_features)
         if sensitive_features is None:
             raise ValueError(MSG_SCORE_GROUPS)
-        pred = self.predict(
-            X, sensitive_features=sensitive_features, control_features=control_features
-        )
+        strata = {} if control_features is None else {"control_features": control_features}
+        pred = self.predict(X, sensitive_features=sensitive_features, **strata)
         y = np.asarray(_check_y(y, y_numeric=True, estimator=self), dtype=np.float64)
         if y.shape[0] != pred.shape[0]:
             raise ValueError(f"X has {pred.shape[0]} rows but y has {y.shape[0]}.")
