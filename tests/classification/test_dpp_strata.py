@@ -308,3 +308,22 @@ def test_a_model_with_strata_round_trips_through_skops(tmp_path):
             getattr(back, method)(X, sensitive_features=a, control_features=c),
             getattr(model, method)(X, sensitive_features=a, control_features=c),
         )
+
+
+def test_marginal_groups_within_strata():
+    X, y, a, c = _data(n=1500, seed=18)
+    b = np.random.default_rng(19).integers(0, 2, a.size)
+    sf = pd.DataFrame({"a": a, "b": b})
+    model = QuantileParityPostProcessor(group_mode="marginal", tau=0.1)
+    with pytest.warns(UserWarning, match="marginal"):
+        model.fit(X, y, sensitive_features=sf, control_features=c)
+    got = model.predict_proba(X, sensitive_features=sf, control_features=c)[:, 1]
+    for k in range(3):
+        rows = np.flatnonzero(c == k)
+        alone = QuantileParityPostProcessor(
+            estimator=FrozenEstimator(model.estimator_), group_mode="marginal", tau=0.1
+        )
+        with pytest.warns(UserWarning, match="marginal"):
+            alone.fit(X[rows], y[rows], sensitive_features=sf.iloc[rows])
+        want = alone.predict_proba(X[rows], sensitive_features=sf.iloc[rows])[:, 1]
+        np.testing.assert_allclose(got[rows], want, rtol=0, atol=1e-12)
