@@ -327,3 +327,29 @@ def test_marginal_groups_within_strata():
             alone.fit(X[rows], y[rows], sensitive_features=sf.iloc[rows])
         want = alone.predict_proba(X[rows], sensitive_features=sf.iloc[rows])[:, 1]
         np.testing.assert_allclose(got[rows], want, rtol=0, atol=1e-12)
+
+
+def test_control_features_are_routed_by_default():
+    import sklearn
+    from sklearn.model_selection import cross_val_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y, a, c = _data(n=600, seed=20)
+    direct = QuantileParityPostProcessor().fit(X, y, sensitive_features=a, control_features=c)
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipe = make_pipeline(FunctionTransformer(), QuantileParityPostProcessor())
+        pipe.fit(X, y, sensitive_features=a, control_features=c)
+        np.testing.assert_array_equal(
+            pipe.predict_proba(X, sensitive_features=a, control_features=c),
+            direct.predict_proba(X, sensitive_features=a, control_features=c),
+        )
+        # score needs the strata too: routed to it, the folds score without error
+        scores = cross_val_score(
+            QuantileParityPostProcessor(),
+            X,
+            y,
+            params={"sensitive_features": a, "control_features": c},
+            cv=3,
+        )
+    assert np.all(np.isfinite(scores))

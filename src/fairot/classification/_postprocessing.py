@@ -40,7 +40,7 @@ from fairot.utils.groups import (
     warn_small_groups,
 )
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
-from fairot.utils.strata import encode_strata
+from fairot.utils.strata import SMALL_STRATA, encode_strata
 from fairot.utils.targets import check_binary_target
 
 MSG_MARGINAL_CELLS = (
@@ -154,7 +154,7 @@ class QuantileParityPostProcessor(
         "group_mode": [StrOptions({"intersection", "marginal"})],
         "tau": [Interval(Real, 0, 1, closed="both")],
         "unseen_groups": [StrOptions({"error", "pooled"})],
-        "small_strata": [StrOptions({"pooled", "error"})],
+        "small_strata": [StrOptions(set(SMALL_STRATA))],
     }
 
     # One default across fairot's classifiers and regressors: every method that takes the

@@ -32,6 +32,7 @@ from sklearn.utils.validation import _check_y, check_is_fitted
 from fairot.utils.arrays import check_sample_weight
 from fairot.utils.backends import any_dask, dispatch
 from fairot.utils.groups import GroupEncoding, group_attributes
+from fairot.utils.strata import SMALL_STRATA
 
 from ._adjust import Method, QuantileAdjustment, check_p
 from ._calibration import Calibration
@@ -209,7 +210,7 @@ class WassersteinFairRegressor(InputTagsMixin, RegressorMixin, BaseEstimator):
         "groupwise": ["boolean"],
         "calibration_size": [Interval(numbers.Real, 0, 1, closed="neither")],
         "group_mode": [StrOptions({"intersection", "marginal"})],
-        "small_strata": [StrOptions({"pooled", "error"})],
+        "small_strata": [StrOptions(set(SMALL_STRATA))],
         "random_state": ["random_state"],
     }
 
