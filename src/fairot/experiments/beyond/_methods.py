@@ -109,7 +109,7 @@ def method_outputs(
     positive: for ``ExponentiatedGradient`` the weighted vote of its predictors (public
     ``weights_`` and ``predictors_``), for ``ThresholdOptimizer`` its ``_pmf_predict`` (fairlearn
     0.15; the exact mixing probabilities of its two thresholds per group, which ``predict``
-    samples from). The rows "P(Y=1|x) as score" read that probability as a score.
+    samples from). The rows "p(x) as score" read that probability as a score.
     """
     from fairlearn.postprocessing import ThresholdOptimizer
     from fairlearn.reductions import EqualizedOdds, ExponentiatedGradient
@@ -141,6 +141,6 @@ def method_outputs(
     p_eg, p_to = np.clip(p_eg, 0.0, 1.0), np.clip(p_to, 0.0, 1.0)
     out["ExponentiatedGradient (EO)"] = (p_eg, p_eg)
     out["ThresholdOptimizer (EO)"] = (p_to, p_to)
-    out["ExponentiatedGradient (EO), P(Y=1|x) as score"] = (p_eg, None)
-    out["ThresholdOptimizer (EO), P(Y=1|x) as score"] = (p_to, None)
+    out["ExponentiatedGradient (EO), p(x) as score"] = (p_eg, None)
+    out["ThresholdOptimizer (EO), p(x) as score"] = (p_to, None)
     return out

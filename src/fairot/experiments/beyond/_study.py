@@ -41,8 +41,8 @@ METHODS = (
     "MLP + penalty (EO)",
     "ExponentiatedGradient (EO)",
     "ThresholdOptimizer (EO)",
-    "ExponentiatedGradient (EO), P(Y=1|x) as score",
-    "ThresholdOptimizer (EO), P(Y=1|x) as score",
+    "ExponentiatedGradient (EO), p(x) as score",
+    "ThresholdOptimizer (EO), p(x) as score",
 )
 METRICS = ("Err-.5", "EO difference at .5", "strong EO disparity")
 QUICK_ROWS = 3_000
@@ -149,7 +149,7 @@ def run_beyond_dp(
     The sensitive attributes are not inputs of any model (``include_sensitive=False``);
     ThresholdOptimizer reads them at prediction time, the others do not. fairlearn's methods
     decide at random: their rows give the expected Err-.5, EO difference and strong EO disparity
-    of the randomised decisions, and the rows "P(Y=1|x) as score" read their probability of
+    of the randomised decisions, and the rows "p(x) as score" read their probability of
     deciding positive as a score (thresholded at .5 for Err-.5 and the EO difference).
 
     Quick: one seed, 3,000 training rows at most, 1,500 updates, a 4-epoch MLP, no Adult
@@ -207,7 +207,7 @@ def run_beyond_dp(
             "criterion) and the strong EO disparity (sum over groups and labels of W1 to the "
             "pooled scores of the label: the TPR and FPR gaps integrated over every "
             "threshold), on the test split; mean and sd over seeds. fairlearn's randomised "
-            "decisions: expected values; 'P(Y=1|x) as score': their probability of deciding "
+            "decisions: expected values; 'p(x) as score': their probability of deciding "
             "positive read as a score."
         ),
         config={
