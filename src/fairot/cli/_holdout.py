@@ -29,20 +29,38 @@ DEFAULT_TEST_SIZE = 0.3
 
 @dataclass
 class Rows:
-    """Scores, labels, sensitive columns and weights of one part of the data."""
+    """Scores, labels, sensitive columns and weights of one part of the data.
 
-    scores: np.ndarray
+    ``scores`` are the user's (post-processing) or ``None``, with ``features`` the model inputs
+    (in-processing); ``control`` holds the ``--control`` strata, if any.
+    """
+
+    scores: np.ndarray | None
     labels: np.ndarray | None
     sensitive: pd.DataFrame
     weights: np.ndarray | None
+    features: pd.DataFrame | None = None
+    control: pd.DataFrame | None = None
+
+    def __len__(self) -> int:
+        return self.sensitive.shape[0]
 
     def take(self, index: np.ndarray) -> Rows:
         """The rows at positions ``index``."""
+
+        def rows(frame: pd.DataFrame | None) -> pd.DataFrame | None:
+            return None if frame is None else frame.iloc[index].reset_index(drop=True)
+
+        def values(array: np.ndarray | None) -> np.ndarray | None:
+            return None if array is None else array[index]
+
         return Rows(
-            self.scores[index],
-            None if self.labels is None else self.labels[index],
-            self.sensitive.iloc[index].reset_index(drop=True),
-            None if self.weights is None else self.weights[index],
+            values(self.scores),
+            values(self.labels),
+            rows(self.sensitive),
+            values(self.weights),
+            rows(self.features),
+            rows(self.control),
         )
 
 
@@ -98,7 +116,7 @@ def split_rows(
 
     from fairot.cli import CLIError
 
-    n = rows.scores.shape[0]
+    n = len(rows)
     index = np.arange(n)
     tried: list[tuple[str, Any]] = [
         ("group x label" if rows.labels is not None and task == "classification" else "group",
