@@ -72,6 +72,11 @@ MSG_FEATURES_POST = (
 )
 MSG_SAME_FILE = "--apply {path} is inside --out; write the outputs elsewhere"
 MSG_OUTPUT_COLUMN = "--apply {path} already has a column {column!r}, which mitigate would write"
+MSG_STRATA_NOTE = (
+    "Conditional parity given {control}: one map per stratum. The rows 'given the strata' "
+    "recombine the strata with their shares of the rows; before/report.html and "
+    "after/report.html have a section per stratum."
+)
 MSG_WRITE_FAILED = "cannot write --out {path} ({reason}); it was left as it was"
 ADJUSTED_CSV = "adjusted.csv"
 ADJUSTED_TSV = "adjusted.tsv"
@@ -169,7 +174,16 @@ def register(subparsers) -> None:
     add_control_argument(
         p,
         "dpp/regression: legitimate strata (conditional parity): parity is fitted within each "
-        "stratum, and the audits have a section per stratum",
+        "stratum (one map per stratum; --apply rows need these columns), and the audits have a "
+        "section per stratum",
+    )
+    p.add_argument(
+        "--small-strata",
+        choices=("pooled", "error"),
+        default="pooled",
+        help="with --control: a stratum where a group is missing or has too few rows is mapped "
+        "with the map of all strata together (pooled, the default; the report names them), or "
+        "is an error",
     )
     tolerance = p.add_mutually_exclusive_group()
     tolerance.add_argument(
@@ -258,8 +272,6 @@ def _check_method_options(args: argparse.Namespace) -> None:
         raise CLIError(
             _postprocess.MSG_CONSTRAINT.format(constraint=args.constraint, method=args.method)
         )
-    if args.control:
-        raise CLIError(_postprocess.MSG_CONTROL_UNAVAILABLE)
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
@@ -327,12 +339,15 @@ class _Mitigation:
             self.before_title = f"Before: unaware logistic regression of {args.label} on {name}"
             self.output_column = "score_fair"
         else:
-            self.model = _postprocess.fit(args, fit_rows)
+            with _postprocess.caught_warnings() as said:
+                self.model = _postprocess.fit(args, fit_rows)
+                self.after = _postprocess.predict(
+                    self.model, args.method, held.scores, held.sensitive, held.control
+                )
             self.before = held.scores
-            self.after = _postprocess.predict(
-                self.model, args.method, held.scores, held.sensitive, held.control
-            )
-            self.notes, self.warnings = [], []
+            self.notes, self.warnings = list(said), list(said)
+            if args.control:
+                self.notes.insert(0, MSG_STRATA_NOTE.format(control=args.control))
             self.subject = f"{args.score} on {name}"
             self.before_title = f"Before: {self.subject}"
             self.output_column = f"{args.score}_fair"
@@ -347,8 +362,8 @@ class _Mitigation:
             frame, inputs = _inprocess.read_apply(args, args.apply, features)
             applied = _inprocess.scores(self.model, inputs)
         else:
-            text = split_columns(args.sensitive) + split_columns(args.control or "")
-            frame = read_table(args.apply, args.sep, text_columns=text)
+            # Read as --data is (read_audit_columns), so that the strata compare equal.
+            frame = read_table(args.apply, args.sep, text_columns=split_columns(args.sensitive))
             applied = _postprocess.adjust(self.model, args, frame, args.apply)
         if self.output_column in frame.columns:
             raise CLIError(MSG_OUTPUT_COLUMN.format(path=args.apply, column=self.output_column))

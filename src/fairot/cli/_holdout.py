@@ -108,8 +108,9 @@ def split_rows(
 ) -> tuple[Rows, Rows, str]:
     """Fit and held-out rows, and a line saying how they were chosen.
 
-    Stratified on group x label; where a stratum has a single row, on the group only; where a
-    group has a single row, plain random (that group is then fitted on, never audited, or the
+    Stratified on group x label (x the ``--control`` stratum, so that every stratum's map is
+    fitted and audited in proportion); where a cell has a single row, on the group only; where
+    a group has a single row, plain random (that group is then fitted on, never audited, or the
     reverse, and the fit says so).
     """
     from sklearn.model_selection import train_test_split
@@ -118,8 +119,19 @@ def split_rows(
 
     n = len(rows)
     index = np.arange(n)
-    tried: list[tuple[str, Any]] = [
-        ("group x label" if rows.labels is not None and task == "classification" else "group",
+    labelled = rows.labels is not None and task == "classification"
+    tried: list[tuple[str, Any]] = []
+    if rows.control is not None:
+        # Positional columns: a column both sensitive and control must not clash by name.
+        cells = pd.concat([rows.sensitive, rows.control], axis=1, ignore_index=True)
+        tried.append(
+            (
+                "group x stratum x label" if labelled else "group x stratum",
+                strata(cells, rows.labels, task),
+            )
+        )
+    tried += [
+        ("group x label" if labelled else "group",
          strata(rows.sensitive, rows.labels, task)),
         ("group", strata(rows.sensitive, None, task)),
         ("nothing", None),

@@ -13,7 +13,6 @@ those inputs, :math:`\theta^*` of the paper, from which ``cot`` and ``dot`` star
 from __future__ import annotations
 
 import argparse
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -223,23 +222,22 @@ def fit(args: argparse.Namespace, rows: Rows, features: Features) -> Fitted:
     from sklearn.pipeline import Pipeline
 
     from fairot.cli import CLIError
+    from fairot.cli._postprocess import caught_warnings
     from fairot.exceptions import DivergenceError
 
     encoder = _preprocessor(features).fit(rows.features)
     X = encoder.transform(rows.features)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with caught_warnings() as said:
         unaware = LogisticRegression().fit(X, rows.labels, sample_weight=rows.weights)
         model = _fair_estimator(args, unaware)
         try:
             model.fit(X, rows.labels, sensitive_features=rows.sensitive, sample_weight=rows.weights)
         except DivergenceError as exc:
             raise CLIError(MSG_DIVERGED.format(method=args.method, reason=exc)) from None
-    said = [f"{w.category.__name__}: {w.message}" for w in caught]
     return Fitted(
         raw=Pipeline([("features", encoder), ("model", unaware)]),
         fair=Pipeline([("features", encoder), ("model", model)]),
-        warnings=list(dict.fromkeys(said)),
+        warnings=said,
     )
 
 
