@@ -148,3 +148,27 @@ def test_control_needs_its_columns(data, tmp_path, capsys):
     code, printed, err = _run(capsys, *args)
     assert code == 2 and printed == "" and err.count("\n") == 1
     assert re.search(r"column\(s\) \['region'\] not in", err)
+
+
+@pytest.mark.parametrize(
+    "extra, pattern",
+    [
+        (["--small-strata", "error"], "--small-strata is the policy for the strata of --control"),
+        (["--features", "band"], "--features is for the in-processing methods"),
+        (["--p", "1"], "--p is for --method regression; not --method dpp"),
+    ],
+)
+def test_post_processing_refusals(data, tmp_path, capsys, extra, pattern):
+    path, *_ = data
+    args = ["mitigate", "--data", path, "--score", "score", "--sensitive", "sex"]
+    code, printed, err = _run(capsys, *args, "--method", "dpp", *extra, "--out", tmp_path / "o")
+    assert code == 2 and printed == "" and err.count("\n") == 1
+    assert re.search(pattern, err), err
+    assert not (tmp_path / "o").exists()
+
+
+def test_post_processing_needs_a_score(data, tmp_path, capsys):
+    path, *_ = data
+    args = ["mitigate", "--data", path, "--sensitive", "sex", "--method", "regression"]
+    code, printed, err = _run(capsys, *args, "--out", tmp_path / "o")
+    assert code == 2 and "--method regression post-processes a column of scores" in err

@@ -70,6 +70,7 @@ MSG_FEATURES_POST = (
     "--features is for the in-processing methods (cot, dot, fair-mlp); --method {method} "
     "adjusts the --score column"
 )
+MSG_SMALL_STRATA = "--small-strata is the policy for the strata of --control; pass --control COL"
 MSG_SAME_FILE = "--apply {path} is inside --out; write the outputs elsewhere"
 MSG_OUTPUT_COLUMN = "--apply {path} already has a column {column!r}, which mitigate would write"
 MSG_STRATA_NOTE = (
@@ -180,7 +181,6 @@ def register(subparsers) -> None:
     p.add_argument(
         "--small-strata",
         choices=("pooled", "error"),
-        default="pooled",
         help="with --control: a stratum where a group is missing or has too few rows is mapped "
         "with the map of all strata together (pooled, the default; the report names them), or "
         "is an error",
@@ -191,8 +191,8 @@ def register(subparsers) -> None:
         type=float,
         help="fraction of the raw disparity kept: regression, a share of today's largest W_p "
         "gap; the others, in [0, 1], each group moved 1 - tau of the way to the common "
-        "target (0, the default: strong demographic parity; demographic parity only for "
-        "cot/dot/fair-mlp)",
+        "target (0, the default: strong demographic parity; above 0, only with --constraint "
+        "demographic_parity)",
     )
     tolerance.add_argument("--epsilon", type=float, help="regression: absolute W_p tolerance")
     p.add_argument(
@@ -256,6 +256,8 @@ def _check_method_options(args: argparse.Namespace) -> None:
             )
         if name != "p" and value < 1:
             raise CLIError(_inprocess.MSG_COUNT_OPTION.format(name=flag, value=value))
+    if args.small_strata is not None and not args.control:
+        raise CLIError(MSG_SMALL_STRATA)
     if args.method in IN_PROCESSING:
         if args.score:
             raise CLIError(_inprocess.MSG_NO_SCORE.format(method=args.method))

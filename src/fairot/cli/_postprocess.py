@@ -71,7 +71,7 @@ def fit(args: argparse.Namespace, rows: Rows):
         model = QuantileParityPostProcessor(
             estimator=scorer,
             tau=0.0 if args.tau is None else args.tau,
-            small_strata=args.small_strata,
+            small_strata=args.small_strata or "pooled",
         )
         return model.fit(
             X,
@@ -87,7 +87,7 @@ def fit(args: argparse.Namespace, rows: Rows):
         p=np.inf if args.p == "inf" else int(args.p),
         tau=args.tau,
         epsilon=args.epsilon,
-        small_strata=args.small_strata,
+        small_strata=args.small_strata or "pooled",
     )
     # With the squared cost the responses do not enter the adjustment; the scores stand in.
     model.fit(
