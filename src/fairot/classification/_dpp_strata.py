@@ -62,7 +62,7 @@ def fit_strata(
     sensitive_features : array-like or DataFrame
         The groups of all fit rows, as data.
     cells_codes : ndarray of int of shape (n_samples,)
-        Each row's intersectional cell among ``cell_names`` of all rows (``model.group_names_``).
+        Each row's intersectional cell among ``model.group_names_`` (the cells of all rows).
     sample_weight : ndarray or None
     strata : GroupEncoding
         The strata of the fit rows.

@@ -40,7 +40,7 @@ from fairot.utils.groups import (
     warn_small_groups,
 )
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
-from fairot.utils.strata import encode_strata
+from fairot.utils.strata import SMALL_STRATA, encode_strata
 from fairot.utils.targets import check_binary_target
 
 MSG_MARGINAL_CELLS = (
@@ -154,7 +154,7 @@ class QuantileParityPostProcessor(
         "group_mode": [StrOptions({"intersection", "marginal"})],
         "tau": [Interval(Real, 0, 1, closed="both")],
         "unseen_groups": [StrOptions({"error", "pooled"})],
-        "small_strata": [StrOptions({"pooled", "error"})],
+        "small_strata": [StrOptions(set(SMALL_STRATA))],
     }
 
     # One default across fairot's classifiers and regressors: every method that takes the
@@ -444,9 +444,9 @@ class QuantileParityPostProcessor(
         if is_dask_collection(X):
             self._refuse_dask_strata(control_features)
             return dispatch("QuantileParityPostProcessor.predict", self, X, sensitive_features)
-        s = self.predict_proba(
-            X, sensitive_features=sensitive_features, control_features=control_features
-        )[:, 1]
+        # passed on only when given: a subclass's predict_proba without strata still works
+        strata = {} if control_features is None else {"control_features": control_features}
+        s = self.predict_proba(X, sensitive_features=sensitive_features, **strata)[:, 1]
         return self.classes_[(s > 0.5).astype(int)]
 
     def score(
@@ -471,9 +471,8 @@ class QuantileParityPostProcessor(
         -------
         float
         """
-        y_pred = self.predict(
-            X, sensitive_features=sensitive_features, control_features=control_features
-        )
+        strata = {} if control_features is None else {"control_features": control_features}
+        y_pred = self.predict(X, sensitive_features=sensitive_features, **strata)
         return float(
             accuracy_score(y, y_pred, sample_weight=check_sample_weight(sample_weight, len(y_pred)))
         )

@@ -32,6 +32,7 @@ from sklearn.utils.validation import _check_y, check_is_fitted
 from fairot.utils.arrays import check_sample_weight
 from fairot.utils.backends import any_dask, dispatch
 from fairot.utils.groups import GroupEncoding, group_attributes
+from fairot.utils.strata import SMALL_STRATA
 
 from ._adjust import Method, QuantileAdjustment, check_p
 from ._calibration import Calibration
@@ -209,7 +210,7 @@ class WassersteinFairRegressor(InputTagsMixin, RegressorMixin, BaseEstimator):
         "groupwise": ["boolean"],
         "calibration_size": [Interval(numbers.Real, 0, 1, closed="neither")],
         "group_mode": [StrOptions({"intersection", "marginal"})],
-        "small_strata": [StrOptions({"pooled", "error"})],
+        "small_strata": [StrOptions(set(SMALL_STRATA))],
         "random_state": ["random_state"],
     }
 
@@ -470,9 +471,8 @@ class WassersteinFairRegressor(InputTagsMixin, RegressorMixin, BaseEstimator):
         sensitive_features = groups_or_columns(self, sensitive_features)
         if sensitive_features is None:
             raise ValueError(MSG_SCORE_GROUPS)
-        pred = self.predict(
-            X, sensitive_features=sensitive_features, control_features=control_features
-        )
+        strata = {} if control_features is None else {"control_features": control_features}
+        pred = self.predict(X, sensitive_features=sensitive_features, **strata)
         y = np.asarray(_check_y(y, y_numeric=True, estimator=self), dtype=np.float64)
         if y.shape[0] != pred.shape[0]:
             raise ValueError(f"X has {pred.shape[0]} rows but y has {y.shape[0]}.")

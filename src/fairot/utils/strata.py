@@ -28,10 +28,12 @@ from .groups import SMALL_GROUP_SIZE, GroupEncoding, sensitive_frame
 from .sensitive import check_sensitive_features, resolve_sensitive_features
 
 __all__ = [
+    "POOLED",
     "SMALL_STRATA",
     "StrataFit",
     "check_control_at_predict",
     "encode_strata",
+    "report_small_strata",
     "small_strata",
     "strata_codes",
 ]
@@ -51,15 +53,14 @@ MSG_CONTROL_UNFITTED = (
     "depend on strata. Refit with control_features=..., or drop the argument."
 )
 MSG_TOO_SMALL = (
-    "{n} stratum/strata of control_features too small to fit a map of its/their own "
+    "{n} {strata} of control_features too small to fit a map of {its} own "
     "(a (stratum, group) cell needs {size} rows or more, and every group must be present): "
     "{details}."
 )
 MSG_POOLED = " Their rows are mapped with the map fitted on all strata together."
 MSG_ERROR = " Merge small strata, collect more rows, or pass small_strata='pooled'."
 MSG_UNSEEN = (
-    "control_features contains {n} stratum/strata not seen at fit time: {strata} (seen "
-    "strata: {known})."
+    "control_features contains {n} {noun} not seen at fit time: {strata} (seen strata: {known})."
 )
 MSG_UNSEEN_POOLED = " Their rows are mapped with the map fitted on all strata together."
 MSG_UNSEEN_ERROR = (
@@ -192,11 +193,21 @@ def small_strata(
 
 
 def report_small_strata(reasons: dict[int, str], policy: SmallStrata, *, stacklevel: int) -> None:
-    """Warn once (``"pooled"``) or raise (``"error"``) for the strata of :func:`small_strata`."""
+    """Warn once (``"pooled"``) or raise (``"error"``) for the strata of :func:`small_strata`.
+
+    Examples
+    --------
+    >>> from fairot.utils.strata import report_small_strata
+    >>> report_small_strata({}, "error", stacklevel=1)  # nothing too small: nothing to say
+    """
     if not reasons:
         return
     message = MSG_TOO_SMALL.format(
-        n=len(reasons), size=SMALL_GROUP_SIZE, details="; ".join(reasons.values())
+        n=len(reasons),
+        strata=_noun(len(reasons)),
+        its="its" if len(reasons) == 1 else "their",
+        size=SMALL_GROUP_SIZE,
+        details="; ".join(reasons.values()),
     )
     if policy == "error":
         raise ValueError(message + MSG_ERROR)
@@ -255,9 +266,15 @@ def strata_codes(
                 for row in distinct.itertuples(index=False)
             )
         ]
-        message = MSG_UNSEEN.format(n=len(labels), strata=labels, known=fit.names)
+        message = MSG_UNSEEN.format(
+            n=len(labels), noun=_noun(len(labels)), strata=labels, known=fit.names
+        )
         if policy == "error":
             raise ValueError(message + MSG_UNSEEN_ERROR)
         warnings.warn(message + MSG_UNSEEN_POOLED, UserWarning, stacklevel=stacklevel + 1)
     fitted = np.append(fit.fitted, False)  # index -1: the unseen rows
     return np.where(fitted[codes], codes, POOLED)
+
+
+def _noun(n: int) -> str:
+    return "stratum" if n == 1 else "strata"
