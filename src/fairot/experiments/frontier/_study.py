@@ -11,6 +11,7 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any
 
+import matplotlib
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -138,16 +139,29 @@ def _pareto(frame: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
 
 
 def frontier_figure(means: pd.DataFrame, title: str) -> Figure:
-    """Accuracy against DP difference, and AUC against Wass1, one marker per method point."""
-    fig = Figure(figsize=(11, 4.2))
+    """Accuracy against DP difference, and AUC against Wass1, one marker per method point.
+
+    One colour per method (up to 20), and each panel's horizontal axis ends a little beyond the
+    unaware logistic model's point: points less fair than the unaware model (GridSearch's far
+    grid points) would only squeeze the frontier that matters into a corner.
+    """
+    fig = Figure(figsize=(11, 4.6))
     axes = fig.subplots(1, 2)
     panels = [("dp_difference", "accuracy", "DP difference at 0.5"), ("wass1", "auc", "Wass1")]
+    colours = matplotlib.colormaps["tab20"].colors
+    unaware = means[means["method"] == "LR (unaware)"]
     for ax, (x, y, label) in zip(axes, panels, strict=True):
-        for method, frame in means.groupby("method", sort=False):
+        for i, (method, frame) in enumerate(means.groupby("method", sort=False)):
             style = "--" if method in WITH_ATTRIBUTE else "-"
+            colour = colours[(2 * i) % 20 + (2 * i) // 20]
             front = _pareto(frame, x, y)
-            (line,) = ax.plot(front[x], front[y], style, marker="o", markersize=3, label=method)
-            ax.scatter(frame[x], frame[y], s=6, color=line.get_color(), alpha=0.4)
+            ax.plot(front[x], front[y], style, marker="o", markersize=3, color=colour, label=method)
+            ax.scatter(frame[x], frame[y], s=6, color=colour, alpha=0.4)
+        if len(unaware):
+            right = 1.15 * max(float(unaware[x].max()), BUDGETS[-1])
+            ax.set_xlim(0.0, right)
+            shown = means[means[x] <= right][y]
+            ax.set_ylim(float(shown.min()) - 0.01, float(shown.max()) + 0.01)
         ax.set_xlabel(f"{label} (test)")
         ax.set_ylabel(f"{y} (test)")
         ax.grid(alpha=0.3)
