@@ -105,3 +105,12 @@ def test_full_frontier_study_covers_the_three_data_sets():
 def test_frontier_rejects_a_bad_number_of_jobs(n_jobs):
     with pytest.raises(ValueError, match="n_jobs must be a positive integer"):
         get_study("frontier")(quick=True, progress=False, n_jobs=n_jobs)
+
+
+@pytest.mark.slow  # four quick runs and a process pool: about 100 s on the shared machine
+def test_frontier_points_do_not_depend_on_the_number_of_processes():
+    # every (data set, seed) cell seeds all it uses, so spawned processes give the same points
+    run = get_study("frontier")
+    alone = run(quick=True, n_seeds=2, progress=False).curves["points"]
+    shared = run(quick=True, n_seeds=2, progress=False, n_jobs=2).curves["points"]
+    pd.testing.assert_frame_equal(alone, shared)
