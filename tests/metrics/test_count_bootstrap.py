@@ -17,7 +17,7 @@ from scipy.stats import wasserstein_distance
 import fairot.metrics._count_bootstrap as count_bootstrap
 from fairot.metrics import fairness_report, group_rates
 from fairot.metrics._count_bootstrap import count_summary, draw_replicates, prepare
-from fairot.metrics._count_kernels import count_statistics
+from fairot.metrics._count_kernels import count_statistics, draw_statistics
 from fairot.metrics._count_replicates import (
     CountLayout,
     copy_indices,
@@ -152,7 +152,8 @@ def test_replicates_do_not_depend_on_threads_or_chunks(monkeypatch):
     outputs = []
     for workers in (1, 2, 3):
         monkeypatch.setattr(count_bootstrap, "threads", lambda workers=workers: workers)
-        outputs.append(draw_replicates(data, seeds))
+        with count_bootstrap.replicate_pool() as pool:
+            outputs.append(draw_replicates(data, seeds, pool))
     split = [draw_replicates(data, seeds[:3]), draw_replicates(data, seeds[3:])]
     for rates, summary in outputs[1:] + [
         ({k: np.concatenate([s[0][k] for s in split]) for k in split[0][0]},
@@ -224,3 +225,21 @@ def test_three_groups_of_unequal_sizes_against_scipy():
         q = np.stack([np.quantile(s, middle, method="inverted_cdf") for s in samples])
         wass1 = np.sum(np.abs(q - np.median(q, axis=0)).sum(axis=0) * width)
         assert out["wass1"][b] * layout.scale == pytest.approx(wass1, abs=1e-12)
+
+
+@pytest.mark.parametrize("group_mode", ["intersection", "marginal"])
+def test_drawn_statistics_are_those_of_the_drawn_counts(group_mode):
+    # The fused path (draw and measure one replicate at a time, no (B, n) counts) against the
+    # counts drawn first, then measured: the same replicates, the same numbers.
+    y, pred, g, _ = _data("classification", n=150)
+    y, pred, enc, threshold = check_rate_inputs(y, pred, g, "classification", group_mode, 0.5)
+    data = prepare(
+        y, pred, enc.membership.astype(float), enc.indices(), enc.names, _cells(g, 150),
+        "classification", threshold, None,
+    )  # fmt: skip
+    seeds = replicate_seeds(np.random.default_rng(8), 5)
+    fused = draw_statistics(data.layout, seeds, data.category, 4)
+    drawn = count_statistics(data.layout, draw_counts(data.layout, seeds), data.category, 4)
+    assert sorted(fused) == sorted(drawn)
+    for key, value in drawn.items():
+        np.testing.assert_array_equal(fused[key], value, err_msg=key)

@@ -9,11 +9,12 @@ weights :math:`c_i` (times the sample weight), so no row is copied, except for t
 distances, which couple each replicate on its own rows.
 
 Internal surface (for :mod:`fairot.metrics.resampling`): :func:`prepare`, :func:`draw_replicates`,
-:func:`count_summary`, :func:`threads`.
+:func:`count_summary`, :func:`replicate_pool`, :func:`threads`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
@@ -21,7 +22,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from fairot.metrics._count_kernels import count_statistics
+from fairot.metrics._count_kernels import count_statistics, draw_statistics
 from fairot.metrics._count_replicates import CountLayout, copy_indices, draw_counts
 from fairot.metrics._rates import rate_matrix, rate_summary
 from fairot.metrics._weighted_replicates import accuracy_summary, weighted_distribution_summary
@@ -48,7 +49,7 @@ class _Rows(NamedTuple):
     layout: CountLayout
     y: np.ndarray | None
     pred: np.ndarray
-    member: np.ndarray
+    member: np.ndarray | None
     weight: np.ndarray | None
     rows: list  # the groups' positions in the original order (weighted distances)
     names: list
@@ -71,7 +72,8 @@ def prepare(y, pred, member, rows, names, cells, task, threshold, weight) -> _Ro
         layout,
         None if y is None else y[order],
         pred[order],
-        np.ascontiguousarray(member[order]),
+        # The membership by row only serves the rates that are not atom sums.
+        None if category is not None else np.ascontiguousarray(member[order]),
         None if weight is None else weight[order],
         rows,
         names,
@@ -114,21 +116,34 @@ def count_summary(data: _Rows, counts: np.ndarray) -> tuple[dict, dict]:
     each replicate on its resampled rows (:func:`weighted_distribution_summary`).
     """
     layout = data.layout
-    if data.weight is not None:
-        take = copy_indices(layout, counts)
-        original = np.empty_like(data.pred)
-        original[layout.order] = data.pred
-        weight = np.empty_like(data.weight)
-        weight[layout.order] = data.weight
-        summary = weighted_distribution_summary(
-            original[take], weight[take], data.rows, data.names, data.task
-        )
-    else:
-        stats = count_statistics(layout, counts, data.category, 4 if data.y is not None else 2)
-        summary = _distance_summary(stats, data.task, layout.scale)
-    if data.category is not None:
-        rates, (y, pred, w) = _atom_rates(data, stats)
-        return rates, _with_rates(summary, rates, y, pred, w, data.task, data.threshold)
+    if data.weight is None:
+        stats = count_statistics(layout, counts, data.category, _n_atoms(data))
+        return _summary(data, stats, counts)
+    take = copy_indices(layout, counts)
+    original = np.empty_like(data.pred)
+    original[layout.order] = data.pred
+    weight = np.empty_like(data.weight)
+    weight[layout.order] = data.weight
+    summary = weighted_distribution_summary(
+        original[take], weight[take], data.rows, data.names, data.task
+    )
+    return _counted_rates(data, counts, summary)
+
+
+def _n_atoms(data: _Rows) -> int:
+    return 4 if data.y is not None else 2
+
+
+def _summary(data: _Rows, stats: dict, counts: np.ndarray | None) -> tuple[dict, dict]:
+    """Rates and summary metrics from the kernels' ``stats`` (``counts``: for regression rates)."""
+    summary = _distance_summary(stats, data.task, data.layout.scale)
+    if data.category is None:
+        return _counted_rates(data, counts, summary)
+    rates, (y, pred, w) = _atom_rates(data, stats)
+    return rates, _with_rates(summary, rates, y, pred, w, data.task, data.threshold)
+
+
+def _counted_rates(data: _Rows, counts: np.ndarray, summary: dict) -> tuple[dict, dict]:
     w = counts.astype(float) if data.weight is None else counts * data.weight
     if data.task == "regression":  # the residual helpers scale per replicate row
         pred = np.broadcast_to(data.pred, counts.shape)
@@ -139,24 +154,36 @@ def count_summary(data: _Rows, counts: np.ndarray) -> tuple[dict, dict]:
     return rates, _with_rates(summary, rates, y, pred, w, data.task, data.threshold)
 
 
-def draw_replicates(data: _Rows, seeds: np.ndarray) -> tuple[dict, dict]:
-    """:func:`count_summary` of the replicates drawn from ``seeds``, on the threads numba uses.
+def _drawn_summary(data: _Rows, seeds: np.ndarray) -> tuple[dict, dict]:
+    if data.category is not None:  # everything from the kernels: no (B, n) counts
+        stats = draw_statistics(data.layout, seeds, data.category, _n_atoms(data))
+        return _summary(data, stats, None)
+    return count_summary(data, draw_counts(data.layout, seeds))
 
-    Each replicate has its own seed, so the split among threads changes nothing.
+
+def draw_replicates(
+    data: _Rows, seeds: np.ndarray, pool: ThreadPoolExecutor | None = None
+) -> tuple[dict, dict]:
+    """:func:`count_summary` of the replicates drawn from ``seeds``, split over ``pool``.
+
+    Each replicate has its own seed, so the split among threads changes nothing. The kernels
+    release the GIL: the threads run the draws and merges side by side.
     """
-    workers = max(1, min(threads(), seeds.shape[0]))
-    parts = np.array_split(seeds, workers)
+    workers = 1 if pool is None else max(1, min(threads(), seeds.shape[0]))
     if workers == 1:
-        results = [count_summary(data, draw_counts(data.layout, seeds))]
+        results = [_drawn_summary(data, seeds)]
     else:
-        # The kernels release the GIL: the threads run the draws and merges side by side.
-        with ThreadPoolExecutor(workers) as pool:
-            results = list(
-                pool.map(lambda part: count_summary(data, draw_counts(data.layout, part)), parts)
-            )
+        parts = np.array_split(seeds, workers)
+        results = list(pool.map(lambda part: _drawn_summary(data, part), parts))
     rates = {k: np.concatenate([r[0][k] for r in results]) for k in results[0][0]}
     summary = {k: np.concatenate([r[1][k] for r in results]) for k in results[0][1]}
     return rates, summary
+
+
+def replicate_pool() -> ThreadPoolExecutor | contextlib.nullcontext:
+    """The threads of :func:`draw_replicates` (a context manager; ``None`` for one thread)."""
+    workers = threads()
+    return ThreadPoolExecutor(workers) if workers > 1 else contextlib.nullcontext()
 
 
 def threads() -> int:

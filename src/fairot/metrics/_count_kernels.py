@@ -21,7 +21,8 @@ pooled order**, :math:`W_1(g, \text{pooled}) = \int |F_g(t) - F(t)| \, dt`, and 
 sums the counts of every (cell, decision, label) atom and the counted scores of every cell, the
 sufficient statistics of the threshold rates.
 
-Internal surface (for :mod:`fairot.metrics.resampling`): :func:`count_statistics`.
+Internal surface (for :mod:`fairot.metrics._count_bootstrap`): :func:`count_statistics`,
+:func:`draw_statistics`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from fairot.metrics._count_replicates import draw_cells
 from fairot.transport import MASS_TOLERANCE
 
 
@@ -58,10 +60,10 @@ def _raise(g, value, ordered, group_at, slot_of):
 
 
 @numba.njit(cache=True, nogil=True)
-def _next_drawn(counts, ranks, stop, i):
-    # The next of the group's rows (index into ``ranks``) drawn at least once.
+def _next_drawn(counts, stop, i):
+    # The next of the group's rows drawn at least once.
     i += 1
-    while i < stop and counts[ranks[i]] == 0:
+    while i < stop and counts[i] == 0:
         i += 1
     return i
 
@@ -86,20 +88,23 @@ def _close(g, n_groups, level, current, opened, w1, w2, winf, tol):
 
 
 @numba.njit(cache=True, nogil=True)
-def _merge(counts, values, ranks, starts, tol, w1, w2, winf):
-    """wass1, and the pairwise W1, W2^2 and W_inf (into ``w1``, ``w2``, ``winf``)."""
-    n_groups = starts.shape[0] - 1
+def _merge(counts, values, lo, hi, tol, w1, w2, winf):
+    """wass1, and the pairwise W1, W2^2 and W_inf (into ``w1``, ``w2``, ``winf``).
+
+    Group ``g``'s counts and sorted values are ``counts[lo[g]:hi[g]]``, ``values[lo[g]:hi[g]]``.
+    """
+    n_groups = lo.shape[0]
     size = np.empty(n_groups)
     at = np.empty(n_groups, dtype=np.int64)
     cum = np.zeros(n_groups)
     frac = np.empty(n_groups)
     current = np.empty(n_groups)
     for g in range(n_groups):
-        size[g] = starts[g + 1] - starts[g]  # a stratified replicate keeps every group's size
-        at[g] = _next_drawn(counts, ranks, starts[g + 1], starts[g] - 1)
-        cum[g] = counts[ranks[at[g]]]
+        size[g] = hi[g] - lo[g]  # a stratified replicate keeps every group's size
+        at[g] = _next_drawn(counts, hi[g], lo[g] - 1)
+        cum[g] = counts[at[g]]
         frac[g] = cum[g] / size[g]
-        current[g] = values[ranks[at[g]]]
+        current[g] = values[at[g]]
     opened = np.zeros(n_groups * (n_groups - 1) // 2)  # where each pair's current cell began
     # The current quantiles in increasing order, kept sorted as they rise (for the median).
     group_at = np.argsort(current)
@@ -108,37 +113,38 @@ def _merge(counts, values, ranks, starts, tol, w1, w2, winf):
     slot_of[group_at] = np.arange(n_groups)
     level, wass1 = 0.0, 0.0
     while True:
-        top = frac[0]
+        # The group whose quantile function steps first (the first of equal ones: the others
+        # step next, after a cell of zero mass, which adds nothing).
+        step, top = 0, frac[0]
         for g in range(1, n_groups):
-            top = min(top, frac[g])
+            if frac[g] < top:
+                step, top = g, frac[g]
         wass1 += _spread(ordered) * (top - level)
         level = top
-        done = True
-        for g in range(n_groups):
-            if cum[g] < size[g]:
-                done = False
-                if frac[g] == top:
-                    _close(g, n_groups, level, current, opened, w1, w2, winf, tol)
-                    at[g] = _next_drawn(counts, ranks, starts[g + 1], at[g])
-                    cum[g] += counts[ranks[at[g]]]
-                    frac[g] = cum[g] / size[g]
-                    current[g] = values[ranks[at[g]]]
-                    _raise(g, current[g], ordered, group_at, slot_of)
-        if done:
+        if cum[step] >= size[step]:  # the lowest level is 1: every group is done
             for g in range(n_groups - 1):  # the last cells of every pair end at 1
                 _close(g, n_groups, level, current, opened, w1, w2, winf, tol)
             return wass1
+        _close(step, n_groups, level, current, opened, w1, w2, winf, tol)
+        at[step] = _next_drawn(counts, hi[step], at[step])
+        cum[step] += counts[at[step]]
+        frac[step] = cum[step] / size[step]
+        current[step] = values[at[step]]
+        _raise(step, current[step], ordered, group_at, slot_of)
 
 
 @numba.njit(cache=True, nogil=True)
-def _pooled_pass(counts, values, cell_of, cell_groups, sizes, category, atoms, scores):
-    """Sum over groups of the W1 to the pooled replicate; atom counts and counted scores."""
+def _pooled_pass(counts, slot, values, cell_of, cell_groups, sizes, category, atoms, scores):
+    """Sum over groups of the W1 to the pooled replicate; atom counts and counted scores.
+
+    ``counts`` is in the cell order; the count of pooled position ``j`` is ``counts[slot[j]]``.
+    """
     n = values.shape[0]
     inverse = 1.0 / sizes
     below = np.zeros(sizes.shape[0])  # counted rows of each group up to the current value
     total, sdd, gaps, last = 0.0, 0.0, 0.0, 0
     for j in range(n):
-        c = counts[j]
+        c = counts[slot[j]]
         if c == 0:
             continue
         # The distribution functions were constant since the last drawn row: their gaps, all
@@ -162,28 +168,81 @@ def _pooled_pass(counts, values, cell_of, cell_groups, sizes, category, atoms, s
 
 
 @numba.njit(cache=True, nogil=True)
-def _batch(counts, values, ranks, starts, cell_of, cell_groups, category, n_atoms, pooled, tol):
-    n_rep = counts.shape[0]
-    n_groups = starts.shape[0] - 1
+def _measure(b, counts, gathered, arrays, category, pooled, tol, out):
+    """Every statistic of replicate ``b`` (``counts`` in the cell order) into row ``b``."""
+    values, slot, cell_starts, cell_of, cell_groups, m_values, m_slots, m_lo, m_hi = arrays
+    wass1, w1, w2, winf, sdd, atoms, scores = out
+    merge_counts = counts
+    if m_slots.shape[0]:  # groups that are unions of cells: their counts gathered in order
+        for i in range(m_slots.shape[0]):
+            gathered[i] = counts[m_slots[i]]
+        merge_counts = gathered
+    wass1[b] = _merge(merge_counts, m_values, m_lo, m_hi, tol, w1[b], w2[b], winf[b])
+    if pooled:
+        sizes = (m_hi - m_lo).astype(np.float64)
+        sdd[b] = _pooled_pass(
+            counts, slot, values, cell_of, cell_groups, sizes, category, atoms[b], scores[b]
+        )  # fmt: skip
+
+
+@numba.njit(cache=True, nogil=True)
+def _outputs(n_rep, n_groups, n_cells, n_atoms):
     n_pairs = n_groups * (n_groups - 1) // 2
-    wass1 = np.empty(n_rep)
-    w1 = np.zeros((n_rep, n_pairs))
-    w2 = np.zeros((n_rep, n_pairs))
-    winf = np.zeros((n_rep, n_pairs))
-    sdd = np.zeros(n_rep)
-    n_cells = cell_groups.shape[0]
-    atoms = np.zeros((n_rep, n_cells, n_atoms))
-    scores = np.zeros((n_rep, n_cells))
-    sizes = np.empty(n_groups)
-    for g in range(n_groups):
-        sizes[g] = starts[g + 1] - starts[g]
+    return (
+        np.empty(n_rep),
+        np.zeros((n_rep, n_pairs)),
+        np.zeros((n_rep, n_pairs)),
+        np.zeros((n_rep, n_pairs)),
+        np.zeros(n_rep),
+        np.zeros((n_rep, n_cells, n_atoms)),
+        np.zeros((n_rep, n_cells)),
+    )
+
+
+@numba.njit(cache=True, nogil=True)
+def _of_counts(pooled_counts, cell_ranks, arrays, category, n_atoms, pooled, tol):
+    n_rep, n = pooled_counts.shape
+    out = _outputs(n_rep, arrays[7].shape[0], arrays[4].shape[0], n_atoms)
+    counts = np.empty(n, dtype=np.int32)
+    gathered = np.empty(arrays[6].shape[0], dtype=np.int32)
     for b in range(n_rep):
-        wass1[b] = _merge(counts[b], values, ranks, starts, tol, w1[b], w2[b], winf[b])
-        if pooled:
-            sdd[b] = _pooled_pass(
-                counts[b], values, cell_of, cell_groups, sizes, category, atoms[b], scores[b]
-            )
-    return wass1, w1, w2, winf, sdd, atoms, scores
+        for k in range(n):
+            counts[k] = pooled_counts[b, cell_ranks[k]]
+        _measure(b, counts, gathered, arrays, category, pooled, tol, out)
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _of_draws(seeds, n, arrays, category, n_atoms, pooled, tol):
+    out = _outputs(seeds.shape[0], arrays[7].shape[0], arrays[4].shape[0], n_atoms)
+    counts = np.empty(n, dtype=np.int32)
+    gathered = np.empty(arrays[6].shape[0], dtype=np.int32)
+    for b in range(seeds.shape[0]):
+        draw_cells(counts, seeds[b], arrays[2])
+        _measure(b, counts, gathered, arrays, category, pooled, tol, out)
+    return out
+
+
+def _arrays(layout):
+    return (
+        layout.values,
+        layout.pooled_slot,
+        layout.cell_starts,
+        layout.cell_of,
+        layout.cell_groups,
+        layout.merge_values,
+        layout.merge_slots,
+        layout.merge_lo,
+        layout.merge_hi,
+    )
+
+
+def _result(out, pooled):
+    wass1, w1, w2sq, winf, sdd, atoms, scores = out
+    result = {"wass1": wass1, "w1": w1, "w2": np.sqrt(w2sq), "winf": winf}
+    if pooled:
+        result.update(sdd=sdd, atoms=atoms, scores=scores)
+    return result
 
 
 def count_statistics(layout, counts, category=None, n_atoms=1):
@@ -200,19 +259,32 @@ def count_statistics(layout, counts, category=None, n_atoms=1):
     distances are in the layout's scaled unit.
     """
     pooled = category is not None
-    wass1, w1, w2sq, winf, sdd, atoms, scores = _batch(
+    out = _of_counts(
         np.ascontiguousarray(counts, dtype=np.int32),
-        layout.values,
-        layout.group_ranks,
-        layout.group_starts,
-        layout.cell_of,
-        layout.cell_groups,
+        layout.cell_ranks,
+        _arrays(layout),
         np.zeros(1, dtype=np.int64) if category is None else category,
         int(n_atoms),
         pooled,
         MASS_TOLERANCE,
     )
-    out = {"wass1": wass1, "w1": w1, "w2": np.sqrt(w2sq), "winf": winf}
-    if pooled:
-        out.update(sdd=sdd, atoms=atoms, scores=scores)
-    return out
+    return _result(out, pooled)
+
+
+def draw_statistics(layout, seeds, category=None, n_atoms=1):
+    """:func:`count_statistics` of the replicates drawn from ``seeds``, without their counts.
+
+    The same replicates as ``count_statistics(layout, draw_counts(layout, seeds), ...)``, drawn
+    and measured one at a time in the cell order (no (B, n) array).
+    """
+    pooled = category is not None
+    out = _of_draws(
+        np.ascontiguousarray(seeds, dtype=np.uint64),
+        layout.n_rows,
+        _arrays(layout),
+        np.zeros(1, dtype=np.int64) if category is None else category,
+        int(n_atoms),
+        pooled,
+        MASS_TOLERANCE,
+    )
+    return _result(out, pooled)

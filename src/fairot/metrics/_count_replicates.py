@@ -71,8 +71,12 @@ def _below(state, spare, bound):
 
 
 @numba.njit(cache=True, nogil=True)
-def _draw_into(out, seed, cell_ranks, cell_starts, scratch):
-    """One replicate's counts, in pooled order, into ``out``."""
+def draw_cells(scratch, seed, cell_starts):
+    """One replicate's counts in the cell order of a :class:`CountLayout`, into ``scratch``.
+
+    Cell ``c`` holds ``scratch[cell_starts[c]:cell_starts[c + 1]]``, its rows by increasing
+    score: ``n_c`` uniform picks among them, from the replicate's own stream.
+    """
     state = np.uint64(seed)
     state, _ = _splitmix(state)  # decorrelate neighbouring seeds
     spare = _NO_SPARE
@@ -84,17 +88,17 @@ def _draw_into(out, seed, cell_ranks, cell_starts, scratch):
         for _ in range(cell_starts[c + 1] - start):
             state, spare, pick = _below(state, spare, size)
             scratch[start + np.int64(pick)] += 1
-    # The cell-ordered counts moved to the pooled order: each cell's ranks are increasing, so
-    # the writes go forward through ``out``.
-    for k in range(scratch.shape[0]):
-        out[cell_ranks[k]] = scratch[k]
 
 
 @numba.njit(cache=True, nogil=True)
 def _draw_batch(seeds, cell_ranks, cell_starts, out):
     scratch = np.empty(cell_ranks.shape[0], dtype=np.int32)
     for b in range(seeds.shape[0]):
-        _draw_into(out[b], seeds[b], cell_ranks, cell_starts, scratch)
+        draw_cells(scratch, seeds[b], cell_starts)
+        # The cell-ordered counts moved to the pooled order: each cell's ranks are increasing,
+        # so the writes go forward through ``out[b]``.
+        for k in range(scratch.shape[0]):
+            out[b, cell_ranks[k]] = scratch[k]
 
 
 def replicate_seeds(rng: np.random.Generator, n_replicates: int) -> np.ndarray:
@@ -127,13 +131,19 @@ class CountLayout:
         The cell of each pooled position.
     cell_ranks, cell_starts : ndarray
         The pooled positions of cell ``c``, increasing, at ``cell_ranks[cell_starts[c]:
-        cell_starts[c + 1]]``.
+        cell_starts[c + 1]]``: the cell order, in which the counts are drawn.
+    pooled_slot : ndarray of shape (n,)
+        The place of each pooled position in the cell order.
     group_ranks, group_starts : ndarray
         The same for the groups.
     cell_member : ndarray of shape (n_cells, n_groups)
         Whether a cell lies in a group (uint8).
     cell_groups : ndarray of shape (n_cells, width)
         The groups of every cell, padded with -1.
+    merge_values, merge_slots, merge_lo, merge_hi : ndarray
+        Group ``g``'s sorted values at ``merge_values[merge_lo[g]:merge_hi[g]]``, and where
+        its counts are in the cell order (``merge_slots``; empty where every group is a cell,
+        whose counts are then read in place).
     """
 
     def __init__(self, values: np.ndarray, rows: list[np.ndarray], cells: np.ndarray) -> None:
@@ -151,6 +161,9 @@ class CountLayout:
         keys = self.cell_of.astype(np.int16) if n_cells < 2**15 else self.cell_of
         self.cell_ranks = np.argsort(keys, kind="stable").astype(np.int64)
         self.cell_starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        # Where each pooled position's count sits in the cell order (the inverse of cell_ranks).
+        self.pooled_slot = np.empty(n, dtype=np.int64)
+        self.pooled_slot[self.cell_ranks] = np.arange(n)
         self.cell_member = np.zeros((n_cells, len(rows)), dtype=np.uint8)
         for g, r in enumerate(rows):
             self.cell_member[cells[r], g] = 1
@@ -158,6 +171,20 @@ class CountLayout:
         ranks = [np.flatnonzero(self.cell_member[self.cell_of, g]) for g in range(len(rows))]
         self.group_ranks = np.concatenate(ranks).astype(np.int64)
         self.group_starts = np.cumsum([0] + [r.shape[0] for r in ranks]).astype(np.int64)
+        # The merge reads every group's counts and values contiguously: from the cell order
+        # itself where every group is one cell (intersectional groups), else gathered.
+        cell_of_group = [np.flatnonzero(self.cell_member[:, g]) for g in range(len(rows))]
+        if all(found.shape[0] == 1 for found in cell_of_group):
+            first = np.array([found[0] for found in cell_of_group], dtype=np.int64)
+            self.merge_lo = self.cell_starts[first]
+            self.merge_hi = self.cell_starts[first + 1]
+            self.merge_slots = np.zeros(0, dtype=np.int64)
+            self.merge_values = self.values[self.cell_ranks]
+        else:
+            self.merge_lo = self.group_starts[:-1].copy()
+            self.merge_hi = self.group_starts[1:].copy()
+            self.merge_slots = self.pooled_slot[self.group_ranks]
+            self.merge_values = self.values[self.group_ranks]
         # The groups of every cell (-1 pads): the pooled pass adds a row to each of them.
         width = int(self.cell_member.sum(axis=1).max()) if n_cells else 0
         self.cell_groups = np.full((n_cells, max(width, 1)), -1, dtype=np.int64)

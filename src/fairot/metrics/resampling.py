@@ -24,7 +24,13 @@ from numpy.typing import ArrayLike
 from tqdm.auto import tqdm
 
 from fairot.metrics._calling import MSG_EMPTY_WEIGHT, group_metric
-from fairot.metrics._count_bootstrap import count_summary, draw_replicates, prepare, threads
+from fairot.metrics._count_bootstrap import (
+    count_summary,
+    draw_replicates,
+    prepare,
+    replicate_pool,
+    threads,
+)
 from fairot.metrics._count_replicates import replicate_seeds
 from fairot.metrics._intervals import (
     MSG_CONFIDENCE,
@@ -294,9 +300,12 @@ def bootstrap_intervals(
     # The only draws taken from ``random_state``: one seed per replicate (the replicate's own
     # stream), so chunks and threads leave every replicate as it is.
     seeds = replicate_seeds(np.random.default_rng(random_state), n_bootstrap)
-    cells = check_sensitive_features(
-        sensitive_features, pred.shape[0], group_mode="intersection", min_groups=1
-    ).codes
+    # The strata are the intersectional cells: the groups themselves in intersection mode.
+    cells = enc.codes
+    if group_mode != "intersection":
+        cells = check_sensitive_features(
+            sensitive_features, pred.shape[0], group_mode="intersection", min_groups=1
+        ).codes
     data = prepare(
         y, pred, enc.membership.astype(float), enc.indices(), enc.names, cells, task, threshold,
         weight,
@@ -306,13 +315,14 @@ def bootstrap_intervals(
     summary_parts: dict[str, list] = {}
     # Long bootstraps show progress on a terminal (never in logs, pipes or tests).
     bar = tqdm(total=n_bootstrap, desc="bootstrap", leave=False, disable=not sys.stderr.isatty())
-    for start in range(0, n_bootstrap, chunk):
-        rates, summary = draw_replicates(data, seeds[start : start + chunk])
-        for key, value in rates.items():
-            rate_parts.setdefault(key, []).append(value)
-        for key, value in summary.items():
-            summary_parts.setdefault(key, []).append(value)
-        bar.update(min(chunk, n_bootstrap - start))
+    with replicate_pool() as pool:
+        for start in range(0, n_bootstrap, chunk):
+            rates, summary = draw_replicates(data, seeds[start : start + chunk], pool)
+            for key, value in rates.items():
+                rate_parts.setdefault(key, []).append(value)
+            for key, value in summary.items():
+                summary_parts.setdefault(key, []).append(value)
+            bar.update(min(chunk, n_bootstrap - start))
     bar.close()
     alpha = (1.0 - confidence) / 2
     replicates = pd.DataFrame({k: np.concatenate(v) for k, v in summary_parts.items()})
