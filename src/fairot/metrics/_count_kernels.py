@@ -60,15 +60,6 @@ def _raise(g, value, ordered, group_at, slot_of):
 
 
 @numba.njit(cache=True, nogil=True)
-def _next_drawn(counts, stop, i):
-    # The next of the group's rows drawn at least once.
-    i += 1
-    while i < stop and counts[i] == 0:
-        i += 1
-    return i
-
-
-@numba.njit(cache=True, nogil=True)
 def _close(g, n_groups, level, current, opened, w1, w2, winf, tol):
     # The cells of the pairs of group ``g`` end at ``level`` (``g`` steps there): each pair's
     # gap was constant since its cell opened, so its cell adds gap * mass at once, and counts
@@ -88,23 +79,47 @@ def _close(g, n_groups, level, current, opened, w1, w2, winf, tol):
 
 
 @numba.njit(cache=True, nogil=True)
-def _merge(counts, values, lo, hi, tol, w1, w2, winf):
+def _drawn_rows(counts, values, lo, hi, drawn_counts, drawn_values, drawn_lo):
+    # Every group's rows drawn at least once, in order, written without a branch: each row is
+    # written at the next place, which moves on only when the row was drawn.
+    k = 0
+    for g in range(lo.shape[0]):
+        drawn_lo[g] = k
+        for i in range(lo[g], hi[g]):
+            drawn_counts[k] = counts[i]
+            drawn_values[k] = values[i]
+            k += counts[i] > 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _level(cum, size, inverse):
+    # The quantile level reached: exactly 1 at the group's end (the others are at most 1 - 1/n
+    # below it); cells of a few ulps from the product are rounding (no W_inf, no mass to speak
+    # of), where a division per step would cost more than the rest of the step.
+    return 1.0 if cum >= size else cum * inverse
+
+
+@numba.njit(cache=True, nogil=True)
+def _merge(counts, values, lo, hi, tol, w1, w2, winf, drawn_counts, drawn_values):
     """wass1, and the pairwise W1, W2^2 and W_inf (into ``w1``, ``w2``, ``winf``).
 
-    Group ``g``'s counts and sorted values are ``counts[lo[g]:hi[g]]``, ``values[lo[g]:hi[g]]``.
+    Group ``g``'s counts and sorted values are ``counts[lo[g]:hi[g]]``, ``values[lo[g]:hi[g]]``;
+    ``drawn_counts`` and ``drawn_values`` are room for them (as long as ``values``).
     """
     n_groups = lo.shape[0]
-    size = np.empty(n_groups)
     at = np.empty(n_groups, dtype=np.int64)
-    cum = np.zeros(n_groups)
+    _drawn_rows(counts, values, lo, hi, drawn_counts, drawn_values, at)
+    size = np.empty(n_groups)
+    inverse = np.empty(n_groups)
+    cum = np.empty(n_groups)
     frac = np.empty(n_groups)
     current = np.empty(n_groups)
     for g in range(n_groups):
         size[g] = hi[g] - lo[g]  # a stratified replicate keeps every group's size
-        at[g] = _next_drawn(counts, hi[g], lo[g] - 1)
-        cum[g] = counts[at[g]]
-        frac[g] = cum[g] / size[g]
-        current[g] = values[at[g]]
+        inverse[g] = 1.0 / size[g]
+        cum[g] = drawn_counts[at[g]]
+        frac[g] = _level(cum[g], size[g], inverse[g])
+        current[g] = drawn_values[at[g]]
     opened = np.zeros(n_groups * (n_groups - 1) // 2)  # where each pair's current cell began
     # The current quantiles in increasing order, kept sorted as they rise (for the median).
     group_at = np.argsort(current)
@@ -114,11 +129,12 @@ def _merge(counts, values, lo, hi, tol, w1, w2, winf):
     level, wass1 = 0.0, 0.0
     while True:
         # The group whose quantile function steps first (the first of equal ones: the others
-        # step next, after a cell of zero mass, which adds nothing).
+        # step next, after a cell of zero mass, which adds nothing); selects, not branches.
         step, top = 0, frac[0]
         for g in range(1, n_groups):
-            if frac[g] < top:
-                step, top = g, frac[g]
+            f = frac[g]
+            step = g if f < top else step
+            top = min(top, f)
         wass1 += _spread(ordered) * (top - level)
         level = top
         if cum[step] >= size[step]:  # the lowest level is 1: every group is done
@@ -126,10 +142,10 @@ def _merge(counts, values, lo, hi, tol, w1, w2, winf):
                 _close(g, n_groups, level, current, opened, w1, w2, winf, tol)
             return wass1
         _close(step, n_groups, level, current, opened, w1, w2, winf, tol)
-        at[step] = _next_drawn(counts, hi[step], at[step])
-        cum[step] += counts[at[step]]
-        frac[step] = cum[step] / size[step]
-        current[step] = values[at[step]]
+        at[step] += 1
+        cum[step] += drawn_counts[at[step]]
+        frac[step] = _level(cum[step], size[step], inverse[step])
+        current[step] = drawn_values[at[step]]
         _raise(step, current[step], ordered, group_at, slot_of)
 
 
@@ -140,17 +156,16 @@ def _pooled_pass(counts, slot, values, cell_of, cell_groups, sizes, category, at
     ``counts`` is in the cell order; the count of pooled position ``j`` is ``counts[slot[j]]``.
     """
     n = values.shape[0]
-    inverse = 1.0 / sizes
+    inverse, per_row = 1.0 / sizes, 1.0 / n
     below = np.zeros(sizes.shape[0])  # counted rows of each group up to the current value
-    total, sdd, gaps, last = 0.0, 0.0, 0.0, 0
+    total, sdd, gaps = 0.0, 0.0, 0.0
     for j in range(n):
         c = counts[slot[j]]
-        if c == 0:
-            continue
-        # The distribution functions were constant since the last drawn row: their gaps, all
-        # zero before the first, count over the values in between.
-        sdd += gaps * (values[j] - values[last])
-        last = j
+        # The distribution functions were constant since the previous row: their gaps (zero
+        # before the first row) count over the values in between. No branch on c: a row not
+        # drawn adds nothing, and an unpredictable branch would cost more than the sums.
+        if j:
+            sdd += gaps * (values[j] - values[j - 1])
         cell = cell_of[j]
         total += c
         for k in range(cell_groups.shape[1]):
@@ -158,7 +173,7 @@ def _pooled_pass(counts, slot, values, cell_of, cell_groups, sizes, category, at
             if g < 0:
                 break
             below[g] += c
-        pooled = total / n
+        pooled = total * per_row
         gaps = 0.0
         for g in range(sizes.shape[0]):
             gaps += abs(below[g] * inverse[g] - pooled)
@@ -168,16 +183,19 @@ def _pooled_pass(counts, slot, values, cell_of, cell_groups, sizes, category, at
 
 
 @numba.njit(cache=True, nogil=True)
-def _measure(b, counts, gathered, arrays, category, pooled, tol, out):
+def _measure(b, counts, room, arrays, category, pooled, tol, out):
     """Every statistic of replicate ``b`` (``counts`` in the cell order) into row ``b``."""
     values, slot, cell_starts, cell_of, cell_groups, m_values, m_slots, m_lo, m_hi = arrays
+    gathered, drawn_counts, drawn_values = room  # work space, allocated once per batch
     wass1, w1, w2, winf, sdd, atoms, scores = out
     merge_counts = counts
     if m_slots.shape[0]:  # groups that are unions of cells: their counts gathered in order
         for i in range(m_slots.shape[0]):
             gathered[i] = counts[m_slots[i]]
         merge_counts = gathered
-    wass1[b] = _merge(merge_counts, m_values, m_lo, m_hi, tol, w1[b], w2[b], winf[b])
+    wass1[b] = _merge(
+        merge_counts, m_values, m_lo, m_hi, tol, w1[b], w2[b], winf[b], drawn_counts, drawn_values
+    )
     if pooled:
         sizes = (m_hi - m_lo).astype(np.float64)
         sdd[b] = _pooled_pass(
@@ -200,15 +218,25 @@ def _outputs(n_rep, n_groups, n_cells, n_atoms):
 
 
 @numba.njit(cache=True, nogil=True)
+def _room(arrays):
+    m_values, m_slots = arrays[5], arrays[6]
+    return (
+        np.empty(m_slots.shape[0], dtype=np.int32),
+        np.empty(m_values.shape[0], dtype=np.int32),
+        np.empty(m_values.shape[0]),
+    )
+
+
+@numba.njit(cache=True, nogil=True)
 def _of_counts(pooled_counts, cell_ranks, arrays, category, n_atoms, pooled, tol):
     n_rep, n = pooled_counts.shape
     out = _outputs(n_rep, arrays[7].shape[0], arrays[4].shape[0], n_atoms)
     counts = np.empty(n, dtype=np.int32)
-    gathered = np.empty(arrays[6].shape[0], dtype=np.int32)
+    room = _room(arrays)
     for b in range(n_rep):
         for k in range(n):
             counts[k] = pooled_counts[b, cell_ranks[k]]
-        _measure(b, counts, gathered, arrays, category, pooled, tol, out)
+        _measure(b, counts, room, arrays, category, pooled, tol, out)
     return out
 
 
@@ -216,10 +244,10 @@ def _of_counts(pooled_counts, cell_ranks, arrays, category, n_atoms, pooled, tol
 def _of_draws(seeds, n, arrays, category, n_atoms, pooled, tol):
     out = _outputs(seeds.shape[0], arrays[7].shape[0], arrays[4].shape[0], n_atoms)
     counts = np.empty(n, dtype=np.int32)
-    gathered = np.empty(arrays[6].shape[0], dtype=np.int32)
+    room = _room(arrays)
     for b in range(seeds.shape[0]):
         draw_cells(counts, seeds[b], arrays[2])
-        _measure(b, counts, gathered, arrays, category, pooled, tol, out)
+        _measure(b, counts, room, arrays, category, pooled, tol, out)
     return out
 
 
