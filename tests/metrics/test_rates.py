@@ -208,8 +208,9 @@ def test_bootstrap_in_chunks(monkeypatch):
     import fairot.metrics.resampling as resampling
 
     y, s, g, _ = _data(200)
-    # Chunks of 5 replicates: 12 replicates are drawn as 5 + 5 + 2, each from its own seed.
-    monkeypatch.setattr(resampling, "_CHUNK_CELLS", 200 * 5)
+    # Chunks of 4 x 1 replicates (no (B, n) counts in classification without weights): 12
+    # replicates are drawn as 4 + 4 + 4, each from its own seed.
+    monkeypatch.setattr(resampling, "_CHUNK_CELLS", 200)
     ci = bootstrap_intervals(y, s, sensitive_features=g, n_bootstrap=12, random_state=4)
     rows = reference_rows(s, check_sensitive_features(g, 200).codes, 12, 4)
     for b in (4, 7, 11):

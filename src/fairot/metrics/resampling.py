@@ -310,7 +310,11 @@ def bootstrap_intervals(
         y, pred, enc.membership.astype(float), enc.indices(), enc.names, cells, task, threshold,
         weight,
     )  # fmt: skip
-    chunk = max(threads(), _CHUNK_CELLS // max(pred.shape[0], 1))
+    # (replicates x rows) counts exist only where rates need the rows (regression, weights):
+    # there a chunk holds _CHUNK_CELLS counts; elsewhere one is 4x as long (fewer hand-overs
+    # to the threads and fewer work arrays), as memory does not grow with it.
+    per_chunk = _CHUNK_CELLS // max(pred.shape[0], 1) * (4 if data.category is not None else 1)
+    chunk = max(threads(), per_chunk)
     rate_parts: dict[str, list] = {}
     summary_parts: dict[str, list] = {}
     # Long bootstraps show progress on a terminal (never in logs, pipes or tests).
