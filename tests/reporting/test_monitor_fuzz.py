@@ -54,11 +54,11 @@ def test_monitor_right_answer_or_clear_error(
     groups = data.draw(st.lists(st.sampled_from(labels), min_size=n, max_size=n))
     rng = np.random.default_rng(seed)
     reference = rng.uniform(size=60)
-    reference_groups = np.tile(["a", "b", "c"], 20)
+    reference_sensitive_features = np.tile(["a", "b", "c"], 20)
     try:
         monitor = FairnessMonitor(
             reference,
-            reference_groups,
+            reference_sensitive_features,
             metric=metric,
             window=window,
             threshold=threshold,

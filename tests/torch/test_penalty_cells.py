@@ -263,3 +263,21 @@ def test_cot_cells_match_shared_target_when_targets_agree(reg):
         torch.testing.assert_close(cells.duals, shared.duals, rtol=1e-10, atol=1e-12)
         torch.testing.assert_close(cells.target_duals, shared.target_duals, rtol=1e-10, atol=1e-12)
     assert float(shared.duals.abs().sum()) > 0
+
+
+@pytest.mark.parametrize("constraint", ["demographic_parity", "equalized_odds"])
+def test_sinkhorn_warning_points_at_the_callers_line(constraint):
+    # One Sinkhorn iteration cannot converge: the warning must name this file, whichever path
+    # (plain groups or (group, label) cells) reached the solver.
+    torch.manual_seed(0)
+    penalty = WassersteinParityPenalty(
+        2, method="sinkhorn", sinkhorn_max_iter=1, sinkhorn_tol=1e-12, constraint=constraint
+    )
+    scores = torch.rand(40, dtype=torch.float64)
+    codes = torch.arange(40) % 2
+    labels = (torch.arange(40) // 2) % 2
+    if constraint != "demographic_parity":
+        penalty.set_cell_targets(np.linspace(0.1, 0.9, 4 * 5).reshape(4, 5))
+    with pytest.warns(RuntimeWarning, match="Sinkhorn did not converge") as record:
+        penalty(scores, codes, labels=labels)
+    assert {w.filename for w in record} == {__file__}

@@ -10,18 +10,15 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score
-from sklearn.utils import get_tags
 from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
     StrOptions,
 )
 from sklearn.utils.validation import (
-    _num_features,
     _num_samples,
     check_is_fitted,
     column_or_1d,
-    validate_data,
 )
 
 from fairot.classification._common import (
@@ -31,8 +28,10 @@ from fairot.classification._common import (
     fit_base_estimator,
     user_stacklevel,
 )
-from fairot.classification._dpp_groups import group_of_row, pooled_scores, target_from_groups
-from fairot.transport import build_target, check_tau, geodesic_map
+from fairot.classification._dpp_groups import MSG_UNSEEN, GroupMaps, group_statistics
+from fairot.classification._dpp_inputs import WrappedInputsMixin
+from fairot.classification._dpp_strata import MSG_DASK_CONTROL, fit_strata, map_rows
+from fairot.transport import check_tau
 from fairot.utils.arrays import check_consistent_length, check_sample_weight, check_scores
 from fairot.utils.backends import dispatch, is_dask_collection
 from fairot.utils.groups import (
@@ -41,6 +40,7 @@ from fairot.utils.groups import (
     warn_small_groups,
 )
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
+from fairot.utils.strata import SMALL_STRATA, encode_strata
 from fairot.utils.targets import check_binary_target
 
 MSG_MARGINAL_CELLS = (
@@ -48,18 +48,13 @@ MSG_MARGINAL_CELLS = (
     "QuantileParityPostProcessor maps each of the {n_cells} intersectional cells of the "
     "sensitive columns to the target of the {n_groups} marginal groups."
 )
-# A score recomputed on fit-time data can differ from the stored one by rounding (BLAS blocking
-# depends on the batch); the ECDF jumps exactly there, so ranks are taken just right of the score.
-RANK_TOLERANCE = 1e-12
 MSG_NO_PROBA = "estimator must implement predict_proba; got {name}."
-MSG_UNSEEN = (
-    "sensitive_features contains group {label!r}, not seen at fit time (seen groups: {known}). "
-    "Refit with rows of that group, or pass unseen_groups='pooled' to map its rows through the "
-    "pooled score distribution of all fit-time rows."
-)
+__all__ = ["MSG_UNSEEN", "QuantileParityPostProcessor"]
 
 
-class QuantileParityPostProcessor(TauUnitsMixin, ClassifierMixin, BaseEstimator):
+class QuantileParityPostProcessor(
+    TauUnitsMixin, WrappedInputsMixin, ClassifierMixin, BaseEstimator
+):
     r"""Quantile post-processing to strong demographic parity (DPP of [1]_).
 
     Each score :math:`s` of a person in group :math:`a` is replaced by the target quantile at its
@@ -101,6 +96,11 @@ class QuantileParityPostProcessor(TauUnitsMixin, ClassifierMixin, BaseEstimator)
         A row whose group was not seen at fit time: ``"error"`` raises, listing the seen
         groups; ``"pooled"`` maps it through the pooled score distribution of all fit-time
         rows, :math:`\tau s + (1 - \tau) Q_{\bar S}(F(s))` with :math:`F` the pooled ECDF.
+    small_strata : {"pooled", "error"}, default="pooled"
+        With ``control_features``, a stratum where a group is missing or has fewer than
+        ``fairot.utils.groups.SMALL_GROUP_SIZE`` rows: ``"pooled"`` maps it with the map fitted
+        on all strata together (one warning names the strata), ``"error"`` raises, naming them
+        and their cells' sizes. Strata unseen at fit: the same at prediction.
 
     Groups with fewer than ``fairot.utils.groups.SMALL_GROUP_SIZE`` rows at fit time get a
     warning: their ECDF rests on too few rows.
@@ -118,6 +118,12 @@ class QuantileParityPostProcessor(TauUnitsMixin, ClassifierMixin, BaseEstimator)
         Sorted target samples.
     tau_ : float
         The tolerance in use (``tau``, checked at fit).
+    strata_, pooled_strata_ : list
+        With ``control_features``: the strata seen at fit, and the names of those mapped with
+        the map of all strata together (``small_strata``). The attributes above are that map.
+    stratum_maps_ : list of (GroupMaps or None)
+        Each stratum's own map, fitted on its rows alone (``group_scores``,
+        ``target_samples``, ``groups_``); ``None`` for ``pooled_strata_``.
     n_features_in_ : int
 
     See Also
@@ -148,15 +154,16 @@ class QuantileParityPostProcessor(TauUnitsMixin, ClassifierMixin, BaseEstimator)
         "group_mode": [StrOptions({"intersection", "marginal"})],
         "tau": [Interval(Real, 0, 1, closed="both")],
         "unseen_groups": [StrOptions({"error", "pooled"})],
+        "small_strata": [StrOptions(set(SMALL_STRATA))],
     }
 
     # One default across fairot's classifiers and regressors: every method that takes the
     # groups requests them, so meta-estimators route them once metadata routing is enabled
     # (no set_*_request call needed); sample_weight keeps scikit-learn's default (unrequested).
-    __metadata_request__fit = {"sensitive_features": True}
-    __metadata_request__predict_proba = {"sensitive_features": True}
-    __metadata_request__predict = {"sensitive_features": True}
-    __metadata_request__score = {"sensitive_features": True}
+    __metadata_request__fit = {"sensitive_features": True, "control_features": True}
+    __metadata_request__predict_proba = {"sensitive_features": True, "control_features": True}
+    __metadata_request__predict = {"sensitive_features": True, "control_features": True}
+    __metadata_request__score = {"sensitive_features": True, "control_features": True}
 
     def __init__(
         self,
@@ -166,16 +173,18 @@ class QuantileParityPostProcessor(TauUnitsMixin, ClassifierMixin, BaseEstimator)
         group_mode: Literal["intersection", "marginal"] = "intersection",
         tau: float = 0.0,
         unseen_groups: Literal["error", "pooled"] = "error",
+        small_strata: Literal["pooled", "error"] = "pooled",
     ):
         self.estimator = estimator
         self.target = target
         self.group_mode = group_mode
         self.tau = tau
         self.unseen_groups = unseen_groups
+        self.small_strata = small_strata
 
     @_fit_context(prefer_skip_nested_validation=False)
     @atomic
-    def fit(self, X, y, *, sensitive_features, sample_weight=None):
+    def fit(self, X, y, *, sensitive_features, control_features=None, sample_weight=None):
         """Fit the base classifier and record each group's score distribution and the target.
 
         Parameters
@@ -190,6 +199,12 @@ class QuantileParityPostProcessor(TauUnitsMixin, ClassifierMixin, BaseEstimator)
             DataFrame ``X`` (read from ``X``; ``X`` still reaches the estimator whole, so a
             pipeline that should not use them drops them itself). Groups named by columns are
             read from ``X`` again at prediction when ``sensitive_features`` is not given.
+        control_features : array-like, DataFrame, dict, str or list of str, optional
+            Strata (legitimate factors) within which parity is asked for (conditional
+            demographic parity), in the forms of ``sensitive_features``: one map per stratum,
+            exactly the map fitted on the stratum's rows alone, ``tau`` applying within each;
+            the base classifier is fitted once on all rows. Strata too small to fit follow
+            ``small_strata``. Not on Dask collections.
         sample_weight : array-like of shape (n_samples,), optional
             Non-negative row weights: passed to ``estimator``'s ``fit``, and used for weighted
             group ECDFs and target quantiles. Integer weights give the model fitted on rows
@@ -200,6 +215,8 @@ class QuantileParityPostProcessor(TauUnitsMixin, ClassifierMixin, BaseEstimator)
         self : QuantileParityPostProcessor
         """
         if is_dask_collection(X):
+            if control_features is not None:
+                raise NotImplementedError(MSG_DASK_CONTROL)
             return dispatch(
                 "QuantileParityPostProcessor.fit", self, X, y, sensitive_features, sample_weight
             )
@@ -210,34 +227,43 @@ class QuantileParityPostProcessor(TauUnitsMixin, ClassifierMixin, BaseEstimator)
         classes = check_binary_target(y)
         sample_weight = check_sample_weight(sample_weight, n_samples)
         encoding = check_sensitive_features(sf, n_samples, group_mode=self.group_mode)
+        strata = None
+        if control_features is not None:
+            control, control_columns = resolve_sensitive_features(
+                X, control_features, name="control_features"
+            )
+            strata = encode_strata(control, n_samples)
         if sample_weight is not None:
             check_group_weights(sample_weight, encoding.indices(), encoding.names)
         self.fit_estimator(X, y, classes=classes, sample_weight=sample_weight)
         scores = self.base_scores(X)
-        target_samples = None
+        # The target of marginal groups comes from the overlapping groups; each person is then
+        # mapped from the cell (intersection) they belong to.
+        cells, group_scores, group_weights, target_samples = group_statistics(
+            self, scores, sf, encoding, sample_weight
+        )
         if self.group_mode == "marginal":
-            # The target comes from the overlapping marginal groups; each person is then mapped
-            # from the cell (intersection) they belong to.
-            target_samples = build_target(self.target, scores, encoding, sample_weight)
-            cells = check_sensitive_features(sf, n_samples, group_mode="intersection", min_groups=1)
             warnings.warn(
                 MSG_MARGINAL_CELLS.format(n_cells=cells.n_groups, n_groups=encoding.n_groups),
                 UserWarning,
                 stacklevel=user_stacklevel(),
             )
-            encoding = cells
-        group_scores, group_weights = [], []
-        for rows in encoding.indices():
-            order = np.argsort(scores[rows], kind="stable")
-            group_scores.append(scores[rows][order])
-            group_weights.append(None if sample_weight is None else sample_weight[rows][order])
-        return self.fit_group_scores(
+        self.fit_group_scores(
             group_scores,
-            encoding,
+            cells,
             group_weights=group_weights,
             target_samples=target_samples,
             sensitive_columns=columns,
         )
+        if strata is not None:
+            # One map per stratum, each fitted on the stratum's rows alone; the map above (all
+            # strata together) is the one of the strata too small to fit (small_strata).
+            self._strata, self.stratum_maps_ = fit_strata(
+                self, scores, sf, cells.codes, sample_weight, strata, control_columns
+            )
+            self.strata_ = self._strata.labels
+            self.pooled_strata_ = self._strata.pooled_names
+        return self
 
     def fit_estimator(self, X, y, *, classes=None, sample_weight=None):
         """Stage 1 of :meth:`fit`: fit the base classifier and record the classes and features.
@@ -319,35 +345,35 @@ class QuantileParityPostProcessor(TauUnitsMixin, ClassifierMixin, BaseEstimator)
             stacklevel=user_stacklevel(),
         )
         self.tau_ = check_tau(self.tau)
-        if target_samples is None:
-            target_samples = target_from_groups(self.target, group_scores, group_weights, encoding)
-        self.target_samples_ = np.asarray(target_samples, dtype=np.float64)
+        maps = GroupMaps.from_groups(
+            self.target, group_scores, group_weights, encoding, target_samples=target_samples
+        )
+        self.target_samples_ = maps.target_samples
         self._encoding = encoding
         self._sensitive_columns = sensitive_columns
         self.groups_, self.group_names_ = group_attributes(encoding)
-        self.group_scores_ = group_scores
-        self._group_weights = list(group_weights)
-        self._pooled = pooled_scores(group_scores, self._group_weights)
+        self.group_scores_ = maps.group_scores
+        self._group_weights = maps.group_weights
+        self._pooled = maps.pooled
+        # a fit without control_features (here, or from a backend) leaves no strata behind
+        self._strata = None
+        for name in ("stratum_maps_", "strata_", "pooled_strata_"):
+            self.__dict__.pop(name, None)
         return self
 
-    def _check_features(self, X, *, reset: bool) -> None:
-        """Record (at fit) or check the number and names of features, without converting X.
+    def _refuse_dask_strata(self, control_features) -> None:
+        if control_features is not None or getattr(self, "_strata", None) is not None:
+            raise NotImplementedError(MSG_DASK_CONTROL)
 
-        Inputs without a column count (a list of texts for a text pipeline, or a 1-D array
-        that the estimator will reject with its own advice) are left to the estimator.
-        """
-        try:
-            _num_features(X)
-        except TypeError:
-            if reset:
-                for name in ("n_features_in_", "feature_names_in_"):
-                    self.__dict__.pop(name, None)
-            return
-        validate_data(self, X, skip_check_array=True, reset=reset)
-        if reset and is_dask_collection(X) and hasattr(X, "columns"):
-            # scikit-learn reads the names of pandas frames only; the partitions of a Dask
-            # frame, which predictions see, are pandas frames with these columns.
-            self.feature_names_in_ = np.asarray(X.columns, dtype=object)
+    def _all_strata_map(self) -> GroupMaps:
+        """The map fitted on all rows together (without strata, or for small strata)."""
+        return GroupMaps(
+            self._encoding,
+            self.group_scores_,
+            self._group_weights,
+            self.target_samples_,
+            self._pooled,
+        )
 
     def base_scores(self, X) -> np.ndarray:
         """The fitted base classifier's score of ``classes_[1]`` (before post-processing).
@@ -366,7 +392,7 @@ class QuantileParityPostProcessor(TauUnitsMixin, ClassifierMixin, BaseEstimator)
             np.asarray(proba)[:, column], f"{type(self.estimator_).__name__}.predict_proba"
         )
 
-    def predict_proba(self, X, *, sensitive_features=None) -> np.ndarray:
+    def predict_proba(self, X, *, sensitive_features=None, control_features=None) -> np.ndarray:
         r"""Post-processed scores :math:`Q_{\bar S}(F_a(s))` as class probabilities.
 
         Parameters
@@ -377,6 +403,10 @@ class QuantileParityPostProcessor(TauUnitsMixin, ClassifierMixin, BaseEstimator)
             Groups of the rows of ``X``, as at fit time (a group unseen at fit time: as
             ``unseen_groups`` says). Required unless the groups were named as columns of ``X``
             at fit time (they are then read from ``X`` again).
+        control_features : array-like, DataFrame, dict, str or list of str, optional
+            The strata of the rows, required when (and only when) ``fit`` was given them
+            (``None``: the columns of ``X`` named in ``fit``). A stratum unseen at fit
+            follows ``small_strata``.
 
         Returns
         -------
@@ -385,6 +415,7 @@ class QuantileParityPostProcessor(TauUnitsMixin, ClassifierMixin, BaseEstimator)
         """
         check_is_fitted(self)
         if is_dask_collection(X):
+            self._refuse_dask_strata(control_features)
             return dispatch(
                 "QuantileParityPostProcessor.predict_proba", self, X, sensitive_features
             )
@@ -392,37 +423,18 @@ class QuantileParityPostProcessor(TauUnitsMixin, ClassifierMixin, BaseEstimator)
             sensitive_features = self._sensitive_columns
         sf, _ = resolve_sensitive_features(X, sensitive_features)
         self._check_features(X, reset=False)
-        codes = self._encoding.encode(sf, unseen="mark")
-        unseen = codes < 0
-        if np.any(unseen) and self.unseen_groups == "error":
-            row = int(np.flatnonzero(unseen)[0])
-            label = group_of_row(sf, row)
-            raise ValueError(MSG_UNSEEN.format(label=label, known=self.group_names_))
-        check_consistent_length(X=X, sensitive_features=codes)
-        s = self.base_scores(X)
-        out = np.empty_like(s)
-        references = [*zip(self.group_scores_, self._group_weights, strict=True), self._pooled]
-        for g, (reference, weights) in enumerate(references):
-            rows = np.flatnonzero(codes == (g if g < len(self.group_scores_) else -1))
-            if rows.size:
-                out[rows] = geodesic_map(
-                    s[rows],
-                    reference,
-                    self.target_samples_,
-                    self.tau_,
-                    source_weights=weights,
-                    rank_offset=RANK_TOLERANCE,
-                    assume_sorted=True,
-                )
+        out = map_rows(
+            self, X, _num_samples(X), self.base_scores, sf, control_features, self._all_strata_map()
+        )
         return np.column_stack([1.0 - out, out])
 
-    def predict(self, X, *, sensitive_features=None) -> np.ndarray:
+    def predict(self, X, *, sensitive_features=None, control_features=None) -> np.ndarray:
         """Predicted class: ``classes_[1]`` when the post-processed score exceeds 0.5.
 
         Parameters
         ----------
         X : array-like, DataFrame or sparse matrix of shape (n_samples, n_features)
-        sensitive_features : array-like, DataFrame, dict, str or list of str, optional
+        sensitive_features, control_features : optional
             As in :meth:`predict_proba`.
 
         Returns
@@ -430,11 +442,16 @@ class QuantileParityPostProcessor(TauUnitsMixin, ClassifierMixin, BaseEstimator)
         ndarray of shape (n_samples,)
         """
         if is_dask_collection(X):
+            self._refuse_dask_strata(control_features)
             return dispatch("QuantileParityPostProcessor.predict", self, X, sensitive_features)
-        s = self.predict_proba(X, sensitive_features=sensitive_features)[:, 1]
+        # passed on only when given: a subclass's predict_proba without strata still works
+        strata = {} if control_features is None else {"control_features": control_features}
+        s = self.predict_proba(X, sensitive_features=sensitive_features, **strata)[:, 1]
         return self.classes_[(s > 0.5).astype(int)]
 
-    def score(self, X, y, sample_weight=None, *, sensitive_features=None) -> float:
+    def score(
+        self, X, y, sample_weight=None, *, sensitive_features=None, control_features=None
+    ) -> float:
         """Accuracy of :meth:`predict` on ``(X, y)``, weighted by ``sample_weight``.
 
         Parameters
@@ -447,23 +464,15 @@ class QuantileParityPostProcessor(TauUnitsMixin, ClassifierMixin, BaseEstimator)
             ``Pipeline`` route it with ``set_score_request(sensitive_features=True)`` (and
             ``sklearn.set_config(enable_metadata_routing=True)``); without it (and without
             column names) this raises instead of returning NaN.
+        control_features : optional
+            As in :meth:`predict_proba`.
 
         Returns
         -------
         float
         """
-        y_pred = self.predict(X, sensitive_features=sensitive_features)
+        strata = {} if control_features is None else {"control_features": control_features}
+        y_pred = self.predict(X, sensitive_features=sensitive_features, **strata)
         return float(
             accuracy_score(y, y_pred, sample_weight=check_sample_weight(sample_weight, len(y_pred)))
         )
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        # X goes to the estimator untouched: it accepts what the estimator accepts.
-        base = LogisticRegression() if self.estimator is None else self.estimator
-        base_tags = get_tags(base)
-        tags.input_tags.allow_nan = base_tags.input_tags.allow_nan
-        tags.input_tags.sparse = base_tags.input_tags.sparse
-        tags.input_tags.string = base_tags.input_tags.string
-        return tags

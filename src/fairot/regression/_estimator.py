@@ -25,37 +25,24 @@ import numbers
 from typing import Literal, get_args
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin, clone
-from sklearn.linear_model import LinearRegression
-from sklearn.utils import get_tags
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import _check_y, _num_samples, check_is_fitted, has_fit_parameter
+from sklearn.utils.validation import _check_y, check_is_fitted
 
 from fairot.utils.arrays import check_sample_weight
 from fairot.utils.backends import any_dask, dispatch
-from fairot.utils.groups import GroupEncoding, group_attributes, warn_small_groups
-from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
+from fairot.utils.groups import GroupEncoding, group_attributes
+from fairot.utils.strata import SMALL_STRATA
 
 from ._adjust import Method, QuantileAdjustment, check_p
 from ._calibration import Calibration
 from ._costs import InducedCost
-from ._inputs import (
-    check_X,
-    encode_groups,
-    estimator_keyword,
-    groups_or_columns,
-    split_calibration,
-)
+from ._fit import fit_in_memory
+from ._inputs import InputTagsMixin, encode_groups, estimator_keyword, groups_or_columns
+from ._strata import MSG_DASK_CONTROL, map_by_stratum, strata_of_rows
 from ._units import scaled_r2
-from .checks import (
-    MSG_SCORE_GROUPS,
-    MSG_WEIGHTS_ESTIMATOR,
-    MSG_WEIGHTS_OBSERVED,
-    check_calibration_groups,
-    check_fit_parameters,
-    is_observed_cost,
-)
-from .scores import fit_score_model, is_frozen, predict_scores
+from .checks import MSG_SCORE_GROUPS, check_calibration_groups, check_fit_parameters
+from .scores import predict_scores
 
 __all__ = ["WassersteinFairRegressor"]
 
@@ -64,7 +51,7 @@ CostName = Literal[
 ]
 
 
-class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
+class WassersteinFairRegressor(InputTagsMixin, RegressorMixin, BaseEstimator):
     r"""Regression under approximate demographic parity: every pair of groups within ε in W_p.
 
     Adjusts each group's quantile curve of a fitted score so that
@@ -113,6 +100,11 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
     group_mode : {"intersection"}, default="intersection"
         Several sensitive columns form intersectional groups. ``"marginal"`` (overlapping
         groups, one per column value) raises: a prediction needs the one group of its sample.
+    small_strata : {"pooled", "error"}, default="pooled"
+        With ``control_features``, a stratum where a group is missing or has fewer than
+        ``fairot.utils.groups.SMALL_GROUP_SIZE`` calibration rows: ``"pooled"`` maps it with
+        the adjustment of all strata together (one warning names the strata), ``"error"``
+        raises, naming them and their cells' sizes. Strata unseen at fit: the same in predict.
     random_state : int, RandomState instance or None, default=None
         Seed of the auxiliary/calibration split, read by
         :func:`sklearn.utils.check_random_state`.
@@ -147,6 +139,12 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         Excess of ``grid_gap_`` over ``epsilon_``.
     adjustment_ : QuantileAdjustment
         The solver's full result, in the unit of the scores.
+    strata_, pooled_strata_ : list
+        With ``control_features``: the strata seen at fit, and the names of those mapped with
+        the adjustment of all strata together (``small_strata``).
+    stratum_maps_ : list of (WassersteinFairRegressor or None)
+        Each stratum's own adjustment (its curves, ``epsilon_``, ``grid_gap_``), fitted on its
+        calibration rows alone and sharing ``estimators_``; ``None`` for ``pooled_strata_``.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Only when ``X`` had column names.
@@ -212,14 +210,15 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         "groupwise": ["boolean"],
         "calibration_size": [Interval(numbers.Real, 0, 1, closed="neither")],
         "group_mode": [StrOptions({"intersection", "marginal"})],
+        "small_strata": [StrOptions(set(SMALL_STRATA))],
         "random_state": ["random_state"],
     }
 
     # Groups are needed by every method that predicts: meta-estimators route them by default
     # once metadata routing is enabled (no set_*_request call needed).
-    __metadata_request__fit = {"sensitive_features": True}
-    __metadata_request__predict = {"sensitive_features": True}
-    __metadata_request__score = {"sensitive_features": True}
+    __metadata_request__fit = {"sensitive_features": True, "control_features": True}
+    __metadata_request__predict = {"sensitive_features": True, "control_features": True}
+    __metadata_request__score = {"sensitive_features": True, "control_features": True}
 
     @estimator_keyword
     def __init__(
@@ -236,6 +235,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         groupwise: bool = False,
         calibration_size: float = 0.5,
         group_mode: Literal["intersection", "marginal"] = "intersection",
+        small_strata: Literal["pooled", "error"] = "pooled",
         random_state=None,
     ) -> None:
         self.estimator = estimator
@@ -249,10 +249,20 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         self.groupwise = groupwise
         self.calibration_size = calibration_size
         self.group_mode = group_mode
+        self.small_strata = small_strata
         self.random_state = random_state
 
     # ----------------------------------------------------------------------------- fitting
-    def fit(self, X, y, *, sensitive_features, sample_weight=None, calibration=None):
+    def fit(
+        self,
+        X,
+        y,
+        *,
+        sensitive_features,
+        control_features=None,
+        sample_weight=None,
+        calibration=None,
+    ):
         """Fit the score model, the latent curves and their fairness adjustment.
 
         Parameters
@@ -261,14 +271,20 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
             Passed to the wrapped estimator unchanged. A Dask collection is fitted by
             :mod:`fairot.dask` (a frozen score model calibrated on the collections).
         y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-            Frequency weights: a row of integer weight ``w`` counts as ``w`` rows, in the score
-            model's fit (which must accept ``sample_weight``), the groups' shares and the
-            calibration quantiles and ranks.
         sensitive_features : array-like of shape (n_samples,), DataFrame, dict or str
             Group of each sample; several columns form intersectional groups. Column name(s)
             of a DataFrame ``X`` read the groups from ``X`` (which the model still receives
             whole), and then ``predict`` and ``score`` read them from the same columns.
+        control_features : array-like, DataFrame, dict, str or list of str, optional
+            Strata (legitimate factors) within which parity is asked for, in the forms of
+            ``sensitive_features``: one adjustment per stratum, fitted on the stratum's
+            calibration rows alone, with ``tau`` / ``epsilon`` applying within each stratum;
+            the score model is fitted once on all strata. Strata too small to fit follow
+            ``small_strata``. Not with an explicit ``calibration`` set.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Frequency weights: a row of integer weight ``w`` counts as ``w`` rows, in the score
+            model's fit (which must accept ``sample_weight``), the groups' shares and the
+            calibration quantiles and ranks.
         calibration : tuple (X_cal, y_cal, sensitive_features_cal[, sample_weight_cal])
             An explicit calibration set; then all of ``X, y`` trains the score model.
 
@@ -277,52 +293,19 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         self : WassersteinFairRegressor
         """
         if any_dask(X):
+            if control_features is not None:
+                raise NotImplementedError(MSG_DASK_CONTROL)
             args = (self, X, y, sensitive_features, calibration)
             return dispatch("WassersteinFairRegressor.fit", *args, sample_weight=sample_weight)
         check_fit_parameters(self, stacklevel=3)
-        X = check_X(self, X, reset=True)
-        n_samples = _num_samples(X)
-        y = np.asarray(_check_y(y, y_numeric=True, estimator=self), dtype=np.float64)
-        if y.shape[0] != n_samples:
-            raise ValueError(f"X has {n_samples} rows but y has {y.shape[0]}.")
-        weights = check_sample_weight(sample_weight, y.shape[0])
-        sensitive_features, columns = resolve_sensitive_features(X, sensitive_features)
-        groups = check_sensitive_features(sensitive_features, n_samples)
-        if is_observed_cost(self.cost) and weights is not None:
-            raise ValueError(MSG_WEIGHTS_OBSERVED.format(cost=self.cost))
-        # the calibration set's groups are encoded, and its errors named, with fit's groups
-        self._groups = groups
-        self.groups_, self.group_names_ = group_attributes(groups)
-        codes = groups.codes
-        n_groups = groups.n_groups
-        base = LinearRegression() if self.estimator is None else self.estimator
-        frozen = is_frozen(base)
-        if weights is not None and not frozen and not has_fit_parameter(base, "sample_weight"):
-            raise ValueError(MSG_WEIGHTS_ESTIMATOR.format(name=type(base).__name__))
-
-        train, (X_cal, y_cal, codes_cal, w_cal) = split_calibration(
-            self, X, y, codes, weights, frozen=frozen, calibration=calibration
-        )
-        if frozen:
-            estimators = [base]
-        else:
-            members = (
-                [train[codes[train] == s] for s in range(n_groups)] if self.groupwise else [train]
-            )
-            estimators = [fit_score_model(clone(base), X, y, weights, rows) for rows in members]
-        # before scoring, so that a too small calibration set fails fast
-        check_calibration_groups(codes_cal, self.group_names_, sample_weight=w_cal)
-        warn_small_groups(groups.counts, self.group_names_, stacklevel=2)  # usable, yet small
-        scores, precision = predict_scores(estimators, X_cal, codes_cal, with_precision=True)
-        return self.fit_from_group_statistics(
-            scores,
-            codes_cal,
-            encoding=groups,
-            estimators=estimators,
-            sample_weight=w_cal,
-            responses=y_cal,
-            precision=precision,
-            sensitive_columns=columns,
+        return fit_in_memory(
+            self,
+            X,
+            y,
+            sensitive_features,
+            control_features,
+            weights=sample_weight,
+            calibration=calibration,
         )
 
     def fit_from_group_statistics(
@@ -383,6 +366,10 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         self._groups = encoding
         self.groups_, self.group_names_ = group_attributes(encoding)
         self.estimators_ = list(estimators)
+        # a fit without control_features (here, or from a backend) leaves no strata behind
+        self._strata = None
+        for name in ("stratum_maps_", "strata_", "pooled_strata_"):
+            self.__dict__.pop(name, None)
         self._sensitive_columns = None if sensitive_columns is None else list(sensitive_columns)
         if n_features_in is not None:
             self.n_features_in_ = int(n_features_in)
@@ -428,7 +415,7 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         self._tables = fair.tables
 
     # ---------------------------------------------------------------------------- predicting
-    def predict(self, X, *, sensitive_features=None) -> np.ndarray:
+    def predict(self, X, *, sensitive_features=None, control_features=None) -> np.ndarray:
         """Fair predictions: the adjusted map at each score's rank within its group.
 
         Parameters
@@ -438,6 +425,10 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         sensitive_features : array-like of shape (n_samples,), DataFrame, dict or str
             Groups, in the same form as in ``fit``; an unseen group is an error. ``None``: the
             columns of ``X`` named in ``fit`` (required when ``fit`` was given data).
+        control_features : array-like, DataFrame, dict, str or list of str, optional
+            The strata of the rows, required when (and only when) ``fit`` was given them
+            (``None``: the columns of ``X`` named in ``fit``). A stratum unseen at fit follows
+            ``small_strata``.
 
         Returns
         -------
@@ -447,14 +438,17 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self, "adjusted_curves_")
         sensitive_features = groups_or_columns(self, sensitive_features)
         if any_dask(X):
+            if control_features is not None or getattr(self, "_strata", None) is not None:
+                raise NotImplementedError(MSG_DASK_CONTROL)
             return dispatch("WassersteinFairRegressor.predict", self, X, sensitive_features)
         X, codes = encode_groups(self, X, sensitive_features)
+        stratum = strata_of_rows(self, X, codes.shape[0], control_features, stacklevel=2)
         scores = predict_scores(self.estimators_, X, codes)
-        if self._identity:
-            return self._calibration.clip(scores)
-        return self._calibration.clip(self._calibration.read(scores, codes, self._tables))
+        return map_by_stratum(self, scores, codes, stratum)
 
-    def score(self, X, y, sample_weight=None, *, sensitive_features=None) -> float:
+    def score(
+        self, X, y, sample_weight=None, *, sensitive_features=None, control_features=None
+    ) -> float:
         """R² of the fair predictions (weighted by ``sample_weight``).
 
         Parameters
@@ -466,6 +460,8 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
             ``None``: the columns of ``X`` named in ``fit``; when ``fit`` was given data, the
             groups are required (without them there is no fair prediction), and the error
             says how to route them.
+        control_features : array-like, DataFrame, dict, str or list of str, optional
+            As in :meth:`predict`.
 
         Returns
         -------
@@ -475,7 +471,8 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         sensitive_features = groups_or_columns(self, sensitive_features)
         if sensitive_features is None:
             raise ValueError(MSG_SCORE_GROUPS)
-        pred = self.predict(X, sensitive_features=sensitive_features)
+        strata = {} if control_features is None else {"control_features": control_features}
+        pred = self.predict(X, sensitive_features=sensitive_features, **strata)
         y = np.asarray(_check_y(y, y_numeric=True, estimator=self), dtype=np.float64)
         if y.shape[0] != pred.shape[0]:
             raise ValueError(f"X has {pred.shape[0]} rows but y has {y.shape[0]}.")
@@ -488,13 +485,3 @@ class WassersteinFairRegressor(RegressorMixin, BaseEstimator):
         sensitive_features = groups_or_columns(self, sensitive_features)
         X, codes = encode_groups(self, X, sensitive_features)
         return predict_scores(self.estimators_, X, codes)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        base = LinearRegression() if self.estimator is None else self.estimator
-        inner = get_tags(base).input_tags
-        tags.input_tags.allow_nan = inner.allow_nan
-        tags.input_tags.string = inner.string
-        tags.input_tags.sparse = inner.sparse
-        tags.input_tags.categorical = inner.categorical
-        return tags

@@ -5,7 +5,7 @@ given (strings, NaN, DataFrames), so that a ``Pipeline`` with its own preprocess
 
 Internal surface (plain names for :mod:`._estimator` and :mod:`._path`): :func:`check_X`,
 :func:`encode_groups`, :func:`groups_or_columns`, :func:`check_calibration_set`,
-:func:`split_calibration`, :func:`estimator_keyword`.
+:func:`split_calibration`, :func:`estimator_keyword`, :class:`InputTagsMixin`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ import warnings
 from typing import Any
 
 import numpy as np
+from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import train_test_split
-from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils import _safe_indexing, check_random_state, get_tags
 from sklearn.utils.validation import (
     _check_feature_names,
     _check_n_features,
@@ -38,6 +39,20 @@ from .checks import (
     check_group_sizes,
     is_observed_cost,
 )
+
+
+class InputTagsMixin:
+    """Input tags of the wrapped ``estimator``: ``X`` reaches it untouched, so what it accepts."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        base = LinearRegression() if self.estimator is None else self.estimator
+        inner = get_tags(base).input_tags
+        tags.input_tags.allow_nan = inner.allow_nan
+        tags.input_tags.string = inner.string
+        tags.input_tags.sparse = inner.sparse
+        tags.input_tags.categorical = inner.categorical
+        return tags
 
 
 def estimator_keyword(init):
@@ -123,26 +138,31 @@ def split_calibration(
     *,
     frozen: bool,
     calibration: Any,
-) -> tuple[np.ndarray | None, tuple]:
-    """The rows that train the score model and the calibration set ``(X, y, codes, weights)``.
+    stratify: np.ndarray | None = None,
+) -> tuple[np.ndarray | None, tuple, np.ndarray | None]:
+    """The rows that train the score model, the calibration set, and its rows' positions.
+
+    The calibration set is ``(X, y, codes, weights)``; its positions in ``X`` are ``None`` for
+    an explicit calibration set.
 
     A frozen model trains on nothing (``None``) and calibrates on all of ``X``; an explicit
-    ``calibration`` set leaves all of ``X`` for training; else a split stratified by group, of
-    ``model.calibration_size``, drawn with ``check_random_state(model.random_state)``.
+    ``calibration`` set leaves all of ``X`` for training; else a split stratified by group (or
+    by the labels ``stratify``), of ``model.calibration_size``, drawn with
+    ``check_random_state(model.random_state)``.
     """
     n_samples = _num_samples(X)
     if frozen and calibration is not None:
         raise ValueError(MSG_FROZEN_CALIBRATION)
     if frozen:
-        return None, (X, y, codes, weights)
+        return None, (X, y, codes, weights), np.arange(n_samples)
     if calibration is not None:
-        return np.arange(n_samples), check_calibration_set(model, calibration)
+        return np.arange(n_samples), check_calibration_set(model, calibration), None
     check_group_sizes(np.bincount(codes, minlength=len(model.group_names_)), model.group_names_)
     train, cal = train_test_split(
         np.arange(n_samples),
         test_size=model.calibration_size,
-        stratify=codes,
+        stratify=codes if stratify is None else stratify,
         random_state=check_random_state(model.random_state),
     )
     w_cal = None if weights is None else weights[cal]
-    return train, (_safe_indexing(X, cal), y[cal], codes[cal], w_cal)
+    return train, (_safe_indexing(X, cal), y[cal], codes[cal], w_cal), cal

@@ -107,7 +107,7 @@ class FairnessMonitor:
     ----------
     reference_scores : array-like of shape (n_reference,)
         Scores in [0, 1] on reference data (e.g. the data the model was made fair on).
-    reference_groups : array-like or DataFrame
+    reference_sensitive_features : array-like or DataFrame
         Their groups; the stream's groups must be among them.
     metric : {"sdd", "wass1", "demographic_parity_difference", "reference_w1"}, default="sdd"
     window : int >= 20, optional
@@ -167,7 +167,7 @@ class FairnessMonitor:
     def __init__(
         self,
         reference_scores: ArrayLike,
-        reference_groups: Any,
+        reference_sensitive_features: Any,
         *,
         metric: Metric = "sdd",
         window: int | None = None,
@@ -193,9 +193,8 @@ class FairnessMonitor:
         self.window = None
         if every is None:
             self.window = _positive_int(1000 if window is None else window, 20, MSG_WINDOW)
-        if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
-            raise ValueError(MSG_THRESHOLD.format(value=threshold))
-        if not (math.isfinite(threshold) and threshold > 0):
+        real = isinstance(threshold, numbers.Real) and not isinstance(threshold, bool)
+        if not (real and math.isfinite(threshold) and threshold > 0):
             raise ValueError(MSG_THRESHOLD.format(value=threshold))
         self.threshold = float(threshold)
         self.n_bootstrap = _positive_int(n_bootstrap, 10, MSG_N_BOOTSTRAP)
@@ -206,13 +205,9 @@ class FairnessMonitor:
             raise ValueError(MSG_ALPHA.format(value=alpha))
         self.alpha = float(alpha)
         least = math.ceil(1 / self.alpha - 1 - 1e-9)
-        self.n_permutations = _positive_int(
-            n_permutations,
-            least,
-            MSG_N_PERMUTATIONS.replace("{minimum}", str(least)).replace(
-                "{alpha:g}", f"{self.alpha:g}"
-            ),
-        )
+        message = MSG_N_PERMUTATIONS.replace("{minimum}", str(least))
+        message = message.replace("{alpha:g}", f"{self.alpha:g}")
+        self.n_permutations = _positive_int(n_permutations, least, message)
         if estimator is not None and not hasattr(estimator, "partial_fit"):
             raise TypeError(MSG_NO_PARTIAL_FIT.format(name=type(estimator).__name__))
         self.estimator = estimator
@@ -224,7 +219,7 @@ class FairnessMonitor:
 
         scores = check_array_1d(reference_scores, "reference_scores", bounds=UNIT_INTERVAL)
         self._encoding = check_sensitive_features(
-            reference_groups, scores.shape[0], name="reference_groups"
+            reference_sensitive_features, scores.shape[0], name="reference_sensitive_features"
         )
         codes = self._encoding.codes
         self._reference_sorted = [np.sort(scores[codes == g]) for g in range(self.n_groups)]
@@ -331,7 +326,13 @@ class FairnessMonitor:
 
     # ------------------------------------------------------------------ the stream
     def update(
-        self, scores: ArrayLike, groups: Any, *, times: Any = None, X: Any = None, y: Any = None
+        self,
+        scores: ArrayLike,
+        sensitive_features: Any,
+        *,
+        times: Any = None,
+        X: Any = None,
+        y: Any = None,
     ) -> list:
         """Add samples to the stream; evaluate every window they complete.
 
@@ -339,8 +340,8 @@ class FairnessMonitor:
         ----------
         scores : array-like of shape (n_samples,)
             Scores in [0, 1] of the deployed model.
-        groups : array-like or DataFrame
-            Groups of the samples, in the form of ``reference_groups``.
+        sensitive_features : array-like or DataFrame
+            Groups of the samples, in the form of ``reference_sensitive_features``.
         times : array-like of shape (n_samples,), optional
             Times of the samples, in order (never before the last time received). Required with
             ``every`` (dates); otherwise only reported (``time_from``, ``time_to``).
@@ -358,9 +359,9 @@ class FairnessMonitor:
             raise ValueError(MSG_FLUSHED)
         values = check_array_1d(scores, "scores", bounds=UNIT_INTERVAL)
         n = values.shape[0]
-        codes = self._encoding.encode(groups, name="groups")
+        codes = self._encoding.encode(sensitive_features, name="sensitive_features")
         if codes.shape[0] != n:
-            raise ValueError(MSG_LENGTH.format(name="groups", got=codes.shape[0], n=n))
+            raise ValueError(MSG_LENGTH.format(name="sensitive_features", got=codes.shape[0], n=n))
         if self.estimator is not None:
             if X is None or y is None:
                 raise ValueError(MSG_NEEDS_XY)
@@ -371,7 +372,12 @@ class FairnessMonitor:
                     raise ValueError(MSG_LENGTH.format(name=name, got=array.shape[0], n=n))
         if times is None and self.every is not None:
             raise ValueError(MSG_NEEDS_TIMES)
-        stamps = None if times is None else self._check_times(times, n)
+        stamps = None
+        if times is not None:
+            stamps = as_times(times, n, dates=self.every is not None, last=self._last_time)
+            if n:
+                self._first_time = stamps[0] if self._first_time is None else self._first_time
+                self._last_time = stamps[-1]
         if self.every is None:
             self._buffer.append(values, codes, X, y, stamps)
             self.n_seen_ += n
@@ -393,13 +399,6 @@ class FairnessMonitor:
             )
             self.n_seen_ += hi - lo
         return completed
-
-    def _check_times(self, times: Any, n: int) -> pd.Index:
-        stamps = as_times(times, n, dates=self.every is not None, last=self._last_time)
-        if n:
-            self._first_time = stamps[0] if self._first_time is None else self._first_time
-            self._last_time = stamps[-1]
-        return stamps
 
     def flush(self) -> list:
         """End the stream: evaluate its last, unfinished window, flagged ``partial``.

@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 import torch
 
+from fairot.utils.stacklevel import user_stacklevel
+
 MSG_SINKHORN_NOT_CONVERGED = (
     "Sinkhorn did not converge in {max_iter} iterations (marginal error {error:.3g} > tol "
     "{tol:g}); the penalty and its gradient are approximate. Raise sinkhorn_max_iter or "
@@ -228,8 +230,9 @@ def sinkhorn_to_target(
         warnings.warn(
             MSG_SINKHORN_NOT_CONVERGED.format(max_iter=max_iter, error=error, tol=tol, reg=reg),
             RuntimeWarning,
-            # This function, forward, and nn.Module's two call wrappers: point at the caller.
-            stacklevel=5,
+            # Reached through forward, nn.Module's call wrappers and (for constraint cells) one
+            # more frame: count the frames instead of assuming a depth.
+            stacklevel=user_stacklevel(),
         )
     s_padded = torch.zeros(n_groups, width, dtype=dtype, device=device).index_put(
         (laid_groups, rank), scores[layout.order]

@@ -96,5 +96,5 @@ class ArcFaceLoss(_FixedMarginLoss):
         # ``options``: ``scale`` and ``validate``, passed on as keywords to the base.
         super().__init__(n_classes, embedding_size, margin=margin, **options)
 
-    def target_cosine(self, cos_target, margins, groups):  # noqa: D102
+    def target_cosine(self, cos_target, margins, group_codes):  # noqa: D102
         return arc_margin_cosine(cos_target, margins)

@@ -205,11 +205,11 @@ class GroupMarginLoss(MarginSoftmaxLoss):
         learned = self.margins.clamp(low, high)
         return torch.where(self.learnable_mask, learned, self.fixed_margins.to(learned))
 
-    def sample_margins(self, labels, groups):  # noqa: D102
-        return self.group_margins()[groups]
+    def sample_margins(self, labels, group_codes):  # noqa: D102
+        return self.group_margins()[group_codes]
 
-    def target_cosine(self, cos_target, margins, groups):  # noqa: D102
-        codes = self.kind_codes[groups]
+    def target_cosine(self, cos_target, margins, group_codes):  # noqa: D102
+        codes = self.kind_codes[group_codes]
         margins = margins.to(cos_target.dtype)
         edited = cos_target
         if "cos" in self._uses:

@@ -91,7 +91,7 @@ class MarginSoftmaxLoss(nn.Module):
     A subclass edits the target cosine, here a CosFace-like margin of 0.2:
 
     >>> class Shifted(MarginSoftmaxLoss):
-    ...     def target_cosine(self, cos_target, margins, groups):
+    ...     def target_cosine(self, cos_target, margins, group_codes):
     ...         return cos_target - 0.2
     >>> shifted = Shifted(3, 2, scale=10.0)
     >>> _ = shifted.load_state_dict(loss.state_dict())
@@ -122,7 +122,7 @@ class MarginSoftmaxLoss(nn.Module):
         return self.cosine(embeddings)
 
     def sample_margins(
-        self, labels: torch.Tensor, groups: torch.Tensor | None
+        self, labels: torch.Tensor, group_codes: torch.Tensor | None
     ) -> torch.Tensor | float:
         """Margin of each sample (hook); the base class has none."""
         return 0.0
@@ -131,7 +131,7 @@ class MarginSoftmaxLoss(nn.Module):
         self,
         cos_target: torch.Tensor,
         margins: torch.Tensor | float,
-        groups: torch.Tensor | None,
+        group_codes: torch.Tensor | None,
     ) -> torch.Tensor:
         """Edited cosine of each sample's target class (hook); the base class leaves it as is."""
         return cos_target
@@ -263,5 +263,5 @@ class _FixedMarginLoss(MarginSoftmaxLoss):
         super().__init__(n_classes, embedding_size, scale=scale, validate=validate)
         self.margin = check_number(margin, MARGIN_ERROR, low=0.0)
 
-    def sample_margins(self, labels, groups):  # noqa: D102
+    def sample_margins(self, labels, group_codes):  # noqa: D102
         return self.margin
