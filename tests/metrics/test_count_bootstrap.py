@@ -243,3 +243,36 @@ def test_drawn_statistics_are_those_of_the_drawn_counts(group_mode):
     assert sorted(fused) == sorted(drawn)
     for key, value in drawn.items():
         np.testing.assert_array_equal(fused[key], value, err_msg=key)
+
+
+@pytest.mark.parametrize("threshold", [0.0, 0.3, 1.0])
+def test_atom_rates_at_the_ends_of_the_threshold_range(threshold):
+    # Scores of exactly 0, the threshold and 1: a decision is score > threshold, as
+    # group_rates decides on the resampled copy.
+    rng = np.random.default_rng(6)
+    n = 120
+    g = rng.choice(["a", "b", "c"], n)
+    y = rng.integers(0, 2, n)
+    pred = rng.choice([0.0, 0.3, 0.7, 1.0], n)
+    y, pred, enc, threshold = check_rate_inputs(
+        y, pred, g, "classification", "intersection", threshold
+    )
+    data = prepare(
+        y, pred, enc.membership.astype(float), enc.indices(), enc.names, enc.codes,
+        "classification", threshold, None,
+    )  # fmt: skip
+    counts = draw_counts(data.layout, replicate_seeds(np.random.default_rng(1), 3))
+    rates, summary = count_summary(data, counts)
+    row_counts = np.empty_like(counts)
+    row_counts[:, data.layout.order] = counts
+    for b in range(3):
+        copy = np.repeat(np.arange(n), row_counts[b])
+        table = group_rates(y[copy], pred[copy], sensitive_features=g[copy], threshold=threshold)
+        for key in ("selection_rate", "tpr", "fpr", "calibration_gap"):
+            np.testing.assert_allclose(
+                rates[key][b], table[key].to_numpy(), rtol=1e-12, atol=1e-12, err_msg=key
+            )
+        oracle = fairness_report(
+            y[copy], pred[copy], sensitive_features=g[copy], threshold=threshold
+        )
+        assert summary["err"][b] == pytest.approx(oracle.attrs["summary"]["err"], abs=1e-12)

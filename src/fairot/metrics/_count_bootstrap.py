@@ -59,6 +59,7 @@ class _Rows(NamedTuple):
 
 
 def prepare(y, pred, member, rows, names, cells, task, threshold, weight) -> _Rows:
+    """The checked data of :func:`fairot.metrics.bootstrap_intervals`, sorted once by score."""
     layout = CountLayout(pred, rows, cells)
     order = layout.order
     category = None
