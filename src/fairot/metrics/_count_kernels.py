@@ -60,22 +60,34 @@ def _raise(g, value, ordered, group_at, slot_of):
 
 
 @numba.njit(cache=True, nogil=True)
-def _close(g, n_groups, level, current, opened, w1, w2, winf, tol):
+def _close(g, level, current, pair_of, opened, w1, w2, winf, tol):
     # The cells of the pairs of group ``g`` end at ``level`` (``g`` steps there): each pair's
     # gap was constant since its cell opened, so its cell adds gap * mass at once, and counts
     # for W_inf if it has mass (cells thinner than the tolerance are rounding, not mass).
-    for h in range(n_groups):
-        if h == g:
-            continue
-        low, high = min(g, h), max(g, h)
-        p = low * n_groups - low * (low + 1) // 2 + high - low - 1  # combinations order
+    # ``pair_of[g, g]`` is a spare slot with a gap of 0: no branch skips it.
+    for h in range(current.shape[0]):
+        p = pair_of[g, h]
         mass = level - opened[p]
         gap = abs(current[g] - current[h])
         w1[p] += gap * mass
         w2[p] += gap * gap * mass
-        if mass > tol and gap > winf[p]:
-            winf[p] = gap
+        winf[p] = max(winf[p], gap if mass > tol else 0.0)
         opened[p] = level
+
+
+@numba.njit(cache=True, nogil=True)
+def _pairs(n_groups):
+    # The index of every pair in itertools.combinations order, both ways; n_pairs on the
+    # diagonal (the spare slot).
+    n_pairs = n_groups * (n_groups - 1) // 2
+    pair_of = np.full((n_groups, n_groups), n_pairs, dtype=np.int64)
+    p = 0
+    for g in range(n_groups):
+        for h in range(g + 1, n_groups):
+            pair_of[g, h] = p
+            pair_of[h, g] = p
+            p += 1
+    return pair_of
 
 
 @numba.njit(cache=True, nogil=True)
@@ -120,7 +132,10 @@ def _merge(counts, values, lo, hi, tol, w1, w2, winf, drawn_counts, drawn_values
         cum[g] = drawn_counts[at[g]]
         frac[g] = _level(cum[g], size[g], inverse[g])
         current[g] = drawn_values[at[g]]
-    opened = np.zeros(n_groups * (n_groups - 1) // 2)  # where each pair's current cell began
+    n_pairs = n_groups * (n_groups - 1) // 2
+    pair_of = _pairs(n_groups)
+    opened = np.zeros(n_pairs + 1)  # where each pair's current cell began (and the spare)
+    acc_w1, acc_w2, acc_winf = np.zeros(n_pairs + 1), np.zeros(n_pairs + 1), np.zeros(n_pairs + 1)
     # The current quantiles in increasing order, kept sorted as they rise (for the median).
     group_at = np.argsort(current)
     ordered = current[group_at]
@@ -139,9 +154,12 @@ def _merge(counts, values, lo, hi, tol, w1, w2, winf, drawn_counts, drawn_values
         level = top
         if cum[step] >= size[step]:  # the lowest level is 1: every group is done
             for g in range(n_groups - 1):  # the last cells of every pair end at 1
-                _close(g, n_groups, level, current, opened, w1, w2, winf, tol)
+                _close(g, level, current, pair_of, opened, acc_w1, acc_w2, acc_winf, tol)
+            w1[:] += acc_w1[:n_pairs]
+            w2[:] += acc_w2[:n_pairs]
+            winf[:] = np.maximum(winf, acc_winf[:n_pairs])
             return wass1
-        _close(step, n_groups, level, current, opened, w1, w2, winf, tol)
+        _close(step, level, current, pair_of, opened, acc_w1, acc_w2, acc_winf, tol)
         at[step] += 1
         cum[step] += drawn_counts[at[step]]
         frac[step] = _level(cum[step], size[step], inverse[step])
