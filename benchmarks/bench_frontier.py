@@ -1,8 +1,8 @@
 """The accuracy/fairness frontier without the attribute: fairot's methods against fairlearn's.
 
-Run: ``python benchmarks/bench_frontier.py [--quick] [--seeds N] [--out DIR]``. Runs the study
-behind ``fairot reproduce frontier`` (:func:`fairot.experiments.frontier.run_frontier`) and
-prints, per data set, the best test accuracy of each method within each DP-difference budget
+Run: ``python benchmarks/bench_frontier.py [--quick] [--seeds N] [--jobs J] [--out DIR]``. Runs
+the study behind ``fairot reproduce frontier`` (:func:`fairot.experiments.frontier.run_frontier`)
+and prints, per data set, the best test accuracy of each method within each DP-difference budget
 (``acc@DP≤b``), its gap to fairlearn's ``ExponentiatedGradient`` measured in the same run, and
 the wall time. ``--out`` also writes the tables and one figure per data set.
 """
@@ -36,9 +36,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="the tiny smoke-test run")
     parser.add_argument("--seeds", type=int, default=None, help="number of seeds (default: 3)")
     parser.add_argument("--out", default=None, help="folder for tables and figures")
+    parser.add_argument("--jobs", type=int, default=1, help="processes, one (data set, seed) each")
     args = parser.parse_args()
     start = time.perf_counter()
-    result = run_frontier(quick=args.quick, n_seeds=args.seeds, progress=True)
+    result = run_frontier(quick=args.quick, n_seeds=args.seeds, progress=True, n_jobs=args.jobs)
     elapsed = time.perf_counter() - start
     print(markdown_table(result.tables["frontier"].round(4)))
     print()

@@ -80,6 +80,7 @@ def test_quick_frontier_run_has_every_method_and_a_figure():
         "ExponentiatedGradient",
         "GridSearch",
         "ThresholdOptimizer",
+        "FairMLPClassifier",
     } <= methods
     points = result.curves["points"]
     assert points[["accuracy", "auc", "dp_difference", "wass1", "sdd"]].notna().all().all()
@@ -98,3 +99,18 @@ def test_full_frontier_study_covers_the_three_data_sets():
     assert set(frontier["dataset"]) == {"Adult", "German Credit", "Communities & Crime"}
     assert len(result.figures) == 3
     assert (frontier["method"] == "ExponentiatedGradient").sum() == 3
+
+
+@pytest.mark.parametrize("n_jobs", [0, -1, 1.5, True])
+def test_frontier_rejects_a_bad_number_of_jobs(n_jobs):
+    with pytest.raises(ValueError, match="n_jobs must be a positive integer"):
+        get_study("frontier")(quick=True, progress=False, n_jobs=n_jobs)
+
+
+@pytest.mark.slow  # four quick runs and a process pool: about 100 s on the shared machine
+def test_frontier_points_do_not_depend_on_the_number_of_processes():
+    # every (data set, seed) cell seeds all it uses, so spawned processes give the same points
+    run = get_study("frontier")
+    alone = run(quick=True, n_seeds=2, progress=False).curves["points"]
+    shared = run(quick=True, n_seeds=2, progress=False, n_jobs=2).curves["points"]
+    pd.testing.assert_frame_equal(alone, shared)

@@ -19,6 +19,7 @@ from fairot.cli._io import (
     require_columns,
     split_columns,
 )
+from fairot.cli._options import add_constraint_argument, add_control_argument, read_control
 from fairot.cli._verification import (
     VERIFICATION_FILES,
     add_verification_arguments,
@@ -175,17 +176,14 @@ def register(subparsers) -> None:
         default="intersection",
         help="how several sensitive columns form groups (default: intersection)",
     )
-    p.add_argument(
-        "--control",
-        metavar="COL[,COL]",
-        help="legitimate strata (conditional parity): a section per stratum, and the "
+    add_control_argument(
+        p,
+        "legitimate strata (conditional parity): a section per stratum, and the "
         "distributional metrics recombined over the strata (needs --data)",
     )
-    p.add_argument(
-        "--constraint",
-        choices=("demographic_parity", "equalized_odds", "equal_opportunity"),
-        default="demographic_parity",
-        help="criterion audited besides the rates: equalized_odds / equal_opportunity add the "
+    add_constraint_argument(
+        p,
+        "criterion audited besides the rates: equalized_odds / equal_opportunity add the "
         "strong disparities given the label (need --label)",
     )
     add_report_arguments(p)
@@ -283,16 +281,6 @@ def read_weights(frame: Any, column: str, path: Path) -> Any:
     if (weights < 0).any() or weights.sum() <= 0:
         raise CLIError(MSG_WEIGHTS.format(column=column))
     return weights
-
-
-def read_control(frame: Any, control: str | None, path: Path) -> Any:
-    """The ``--control`` columns of the table (``None`` without the option)."""
-    if not control:
-        return None
-    columns = split_columns(control)
-    require_columns(frame, columns, path)
-    check_no_missing(frame, columns, path)
-    return frame[columns]
 
 
 def run(args: argparse.Namespace) -> int:

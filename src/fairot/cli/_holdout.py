@@ -29,20 +29,38 @@ DEFAULT_TEST_SIZE = 0.3
 
 @dataclass
 class Rows:
-    """Scores, labels, sensitive columns and weights of one part of the data."""
+    """Scores, labels, sensitive columns and weights of one part of the data.
 
-    scores: np.ndarray
+    ``scores`` are the user's (post-processing) or ``None``, with ``features`` the model inputs
+    (in-processing); ``control`` holds the ``--control`` strata, if any.
+    """
+
+    scores: np.ndarray | None
     labels: np.ndarray | None
     sensitive: pd.DataFrame
     weights: np.ndarray | None
+    features: pd.DataFrame | None = None
+    control: pd.DataFrame | None = None
+
+    def __len__(self) -> int:
+        return self.sensitive.shape[0]
 
     def take(self, index: np.ndarray) -> Rows:
         """The rows at positions ``index``."""
+
+        def rows(frame: pd.DataFrame | None) -> pd.DataFrame | None:
+            return None if frame is None else frame.iloc[index].reset_index(drop=True)
+
+        def values(array: np.ndarray | None) -> np.ndarray | None:
+            return None if array is None else array[index]
+
         return Rows(
-            self.scores[index],
-            None if self.labels is None else self.labels[index],
-            self.sensitive.iloc[index].reset_index(drop=True),
-            None if self.weights is None else self.weights[index],
+            values(self.scores),
+            values(self.labels),
+            rows(self.sensitive),
+            values(self.weights),
+            rows(self.features),
+            rows(self.control),
         )
 
 
@@ -90,18 +108,30 @@ def split_rows(
 ) -> tuple[Rows, Rows, str]:
     """Fit and held-out rows, and a line saying how they were chosen.
 
-    Stratified on group x label; where a stratum has a single row, on the group only; where a
-    group has a single row, plain random (that group is then fitted on, never audited, or the
+    Stratified on group x label (x the ``--control`` stratum, so that every stratum's map is
+    fitted and audited in proportion); where a cell has a single row, on the group only; where
+    a group has a single row, plain random (that group is then fitted on, never audited, or the
     reverse, and the fit says so).
     """
     from sklearn.model_selection import train_test_split
 
     from fairot.cli import CLIError
 
-    n = rows.scores.shape[0]
+    n = len(rows)
     index = np.arange(n)
-    tried: list[tuple[str, Any]] = [
-        ("group x label" if rows.labels is not None and task == "classification" else "group",
+    labelled = rows.labels is not None and task == "classification"
+    tried: list[tuple[str, Any]] = []
+    if rows.control is not None:
+        # Positional columns: a column both sensitive and control must not clash by name.
+        cells = pd.concat([rows.sensitive, rows.control], axis=1, ignore_index=True)
+        tried.append(
+            (
+                "group x stratum x label" if labelled else "group x stratum",
+                strata(cells, rows.labels, task),
+            )
+        )
+    tried += [
+        ("group x label" if labelled else "group",
          strata(rows.sensitive, rows.labels, task)),
         ("group", strata(rows.sensitive, None, task)),
         ("nothing", None),

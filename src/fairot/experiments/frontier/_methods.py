@@ -180,3 +180,32 @@ def fairlearn_points(
             p = np.mean(draws, axis=0)
             points.append(_point("ThresholdOptimizer", "tol", tol, True, split, p, p))
     return points
+
+
+def mlp_points(split, *, seed: int, lams, params: dict) -> list[dict]:
+    """Points of :class:`fairot.torch.FairMLPClassifier` over its penalty weight ``lam``.
+
+    A small network on the CPU with one torch thread (the study is a CPU study; small networks
+    only contend with other processes for threads); ``params`` are its other parameters.
+    Early stopping on its own validation rows (``validation_fraction``, held out from the
+    training rows) is the estimator's default, kept.
+    """
+    import torch
+
+    from fairot.torch import FairMLPClassifier
+
+    points = []
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with _quiet():
+            for lam in lams:
+                clf = FairMLPClassifier(
+                    **params, lam=lam, group_mode=split.group_mode, random_state=seed
+                )
+                clf.fit(split.X_train, split.y_train, sensitive_features=split.sensitive_train)
+                scores = clf.predict_proba(split.X_test)[:, 1]
+                points.append(_point("FairMLPClassifier", "lam", lam, False, split, scores))
+    finally:
+        torch.set_num_threads(threads)
+    return points
