@@ -25,8 +25,9 @@ from fairot.metrics import (
     group_rates,
 )
 from fairot.metrics.checks import MSG_THRESHOLD
-from fairot.metrics.resampling import MSG_N_BOOTSTRAP, stratified_indices
+from fairot.metrics.resampling import MSG_N_BOOTSTRAP
 from fairot.utils.sensitive import check_sensitive_features
+from tests.metrics.bootstrap_draws import reference_rows
 
 
 def _data(n=900, seed=0, k=3):
@@ -142,8 +143,7 @@ def test_bootstrap_replicates_are_fairness_report_on_resampled_rows():
     y, s, g, _ = _data(300)
     n_boot, seed = 12, 7
     ci = bootstrap_intervals(y, s, sensitive_features=g, n_bootstrap=n_boot, random_state=seed)
-    cells = check_sensitive_features(g, len(s)).codes
-    rows = stratified_indices(cells, n_boot, np.random.default_rng(seed))
+    rows = reference_rows(s, check_sensitive_features(g, len(s)).codes, n_boot, seed)
     for b in (0, 5, 11):
         idx = rows[b]
         # A stratified replicate keeps every group's size.
@@ -169,7 +169,7 @@ def test_bootstrap_regression_replicates():
     ci = bootstrap_intervals(
         y, pred, sensitive_features=g, task="regression", n_bootstrap=10, random_state=0
     )
-    rows = stratified_indices(check_sensitive_features(g, 240).codes, 10, np.random.default_rng(0))
+    rows = reference_rows(pred, check_sensitive_features(g, 240).codes, 10, 0)
     oracle = fairness_report(
         y[rows[3]], pred[rows[3]], sensitive_features=g[rows[3]], task="regression"
     )
@@ -184,7 +184,7 @@ def test_bootstrap_marginal_groups_replicate():
         y, s, sensitive_features=sf, group_mode="marginal", n_bootstrap=10, random_state=1
     )
     cells = check_sensitive_features(sf, 300).codes
-    idx = stratified_indices(cells, 10, np.random.default_rng(1))[4]
+    idx = reference_rows(s, cells, 10, 1)[4]
     oracle = fairness_report(
         y[idx], s[idx], sensitive_features=sf.iloc[idx], group_mode="marginal"
     ).attrs["summary"]
@@ -208,12 +208,11 @@ def test_bootstrap_in_chunks(monkeypatch):
     import fairot.metrics.resampling as resampling
 
     y, s, g, _ = _data(200)
-    # Chunks of 5 replicates: 12 replicates are drawn as 5 + 5 + 2.
-    monkeypatch.setattr(resampling, "_CHUNK_CELLS", 200 * 5)
+    # Chunks of 4 x 1 replicates (no (B, n) counts in classification without weights): 12
+    # replicates are drawn as 4 + 4 + 4, each from its own seed.
+    monkeypatch.setattr(resampling, "_CHUNK_CELLS", 200)
     ci = bootstrap_intervals(y, s, sensitive_features=g, n_bootstrap=12, random_state=4)
-    rng = np.random.default_rng(4)
-    cells = check_sensitive_features(g, 200).codes
-    rows = np.concatenate([stratified_indices(cells, m, rng) for m in (5, 5, 2)])
+    rows = reference_rows(s, check_sensitive_features(g, 200).codes, 12, 4)
     for b in (4, 7, 11):
         oracle = fairness_report(y[rows[b]], s[rows[b]], sensitive_features=g[rows[b]]).attrs[
             "summary"

@@ -18,6 +18,7 @@ from sklearn.metrics import r2_score
 
 from fairot.metrics import bootstrap_intervals, fairness_report
 from fairot.metrics._calling import MSG_EMPTY_WEIGHT
+from tests.metrics.bootstrap_draws import reference_rows
 
 B = 25
 SEED = 7
@@ -34,18 +35,6 @@ def _data(task, n=120, seed=0):
         y = rng.normal(2.0 * (g == "b"), 1.0)
         s = y + rng.normal(0, 0.5, n)
     return y, s, g, w
-
-
-def _oracle_rows(g, n_replicates, seed):
-    """Row indices of every replicate, drawn as a stratified bootstrap (cells in sorted order)."""
-    codes = np.unique(g, return_inverse=True)[1]
-    rng = np.random.default_rng(seed)
-    take = np.empty((n_replicates, g.shape[0]), dtype=int)
-    order = np.argsort(codes, kind="stable")
-    for code in np.unique(codes):
-        rows = order[codes[order] == code]
-        take[:, rows] = rows[rng.integers(0, rows.shape[0], size=(n_replicates, rows.shape[0]))]
-    return take
 
 
 def _oracle_replicate(task, y, s, g, w, threshold=0.5):
@@ -94,7 +83,7 @@ def test_every_replicate_is_the_weighted_statistic_of_the_rows_it_draws(task, we
         n_bootstrap=B,
         random_state=SEED,
     )
-    take = _oracle_rows(g, B, SEED)
+    take = reference_rows(s, np.unique(g, return_inverse=True)[1], B, SEED)
     ones = np.ones_like(s)
     expected = pd.DataFrame(
         [_oracle_replicate(task, y[t], s[t], g, (w if weighted else ones)[t]) for t in take]
@@ -115,7 +104,7 @@ def test_integer_weights_equal_the_replicate_with_duplicated_rows(task):
     ci = bootstrap_intervals(
         y, s, sensitive_features=g, task=task, sample_weight=w, n_bootstrap=10, random_state=1
     )
-    for b, t in enumerate(_oracle_rows(g, 10, 1)[:4]):
+    for b, t in enumerate(reference_rows(s, np.unique(g, return_inverse=True)[1], 10, 1)[:4]):
         copies = np.repeat(t, w[t].astype(int))
         summary = fairness_report(y[copies], s[copies], sensitive_features=g[copies], task=task)
         expected = summary.attrs["summary"]

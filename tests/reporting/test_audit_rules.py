@@ -122,14 +122,14 @@ def test_bootstrap_sdd_of_scores_below_one_half_equals_fairness_report():
     # SDD replicates used to compare scaled groups with unscaled pooled scores: wrong whenever
     # the largest score was not in [1, 2) (found by the containment property above).
     from fairot.metrics import fairness_report
-    from fairot.metrics.resampling import stratified_indices
     from fairot.utils.sensitive import check_sensitive_features
+    from tests.metrics.bootstrap_draws import reference_rows
 
     rng = np.random.default_rng(11)
     g = np.repeat(["a", "b"], [30, 40])
     s = 0.4 * rng.uniform(size=70)
     ci = bootstrap_intervals(None, s, sensitive_features=g, n_bootstrap=10, random_state=2)
-    rows = stratified_indices(check_sensitive_features(g, 70).codes, 10, np.random.default_rng(2))
+    rows = reference_rows(s, check_sensitive_features(g, 70).codes, 10, 2)
     for b in (0, 7):
         idx = rows[b]
         want = fairness_report(None, s[idx], sensitive_features=g[idx]).attrs["summary"]["sdd"]

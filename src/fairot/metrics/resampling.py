@@ -14,7 +14,6 @@ resampling), :func:`batched_wasserstein` (W_p of many sorted samples at once) an
 
 from __future__ import annotations
 
-import itertools
 import math
 import sys
 from typing import Any, NamedTuple
@@ -25,8 +24,14 @@ from numpy.typing import ArrayLike
 from tqdm.auto import tqdm
 
 from fairot.metrics._calling import MSG_EMPTY_WEIGHT, group_metric
-from fairot.metrics._count_kernels import count_distances
-from fairot.metrics._count_replicates import SortedGroups, replicate_counts
+from fairot.metrics._count_bootstrap import (
+    count_summary,
+    draw_replicates,
+    prepare,
+    replicate_pool,
+    threads,
+)
+from fairot.metrics._count_replicates import replicate_seeds
 from fairot.metrics._intervals import (
     MSG_CONFIDENCE,
     MSG_METHOD,
@@ -40,9 +45,7 @@ from fairot.metrics._intervals import (
     bias_corrected_interval,
     percentile_interval,
 )
-from fairot.metrics._rates import check_rate_inputs, rate_matrix, rate_summary
-from fairot.metrics._scaled import unit_scale
-from fairot.metrics._weighted_replicates import accuracy_summary, weighted_distribution_summary
+from fairot.metrics._rates import check_rate_inputs, rate_summary
 from fairot.transport import MASS_TOLERANCE, joint_quantile_cells
 from fairot.utils.arrays import check_sample_weight
 from fairot.utils.groups import GroupsMode, sensitive_frame
@@ -194,123 +197,6 @@ def batched_wasserstein(a: np.ndarray, b: np.ndarray, orders: tuple[float, ...])
     return out
 
 
-def _distribution_summary(
-    pred: np.ndarray, rows: list[np.ndarray], task: str
-) -> dict[str, np.ndarray]:
-    """The distributional summary metrics of :func:`fairness_report` for a batch of replicates."""
-    scale = unit_scale(pred)  # as the point estimate: W_p of scaled scores, scaled back
-    sorted_groups = [np.sort(pred[:, r] / scale, axis=1) for r in rows]
-    return _sorted_summary(sorted_groups, lambda: np.sort(pred / scale, axis=1), scale, task)
-
-
-def _count_distribution_summary(
-    presorted: SortedGroups, counts: np.ndarray, task: str
-) -> dict[str, np.ndarray]:
-    """:func:`_distribution_summary` of the replicates given by row ``counts``, without copies."""
-    classification = task == "classification"
-    wass1, w1, w2, winf, sdd = count_distances(
-        presorted.values, counts[:, presorted.positions(classification)], presorted.starts,
-        classification,
-    )  # fmt: skip
-    out = {"wass1": wass1}
-    if classification:
-        out["sdd"], out["spdd"] = sdd, w1.sum(axis=1)
-    else:
-        out["max_pairwise_w1"] = w1.max(axis=1)
-    out["max_pairwise_w2"] = w2.max(axis=1)
-    if not classification:
-        out["max_pairwise_winf"] = winf.max(axis=1)
-    with np.errstate(over="ignore"):  # inf only where the true distance exceeds the float max
-        return {k: v * presorted.scale for k, v in out.items()}
-
-
-def _sorted_summary(sorted_groups, pooled_sample, scale, task) -> dict[str, np.ndarray]:
-    """The distributional metrics of row-wise sorted, scaled group replicates, scaled back."""
-    out: dict[str, np.ndarray] = {}
-    # The W1 barycenter of equally weighted groups is a median of their quantiles on each joint
-    # cell, and every median gives the same sum of distances (Section "Metrics" of the COT paper).
-    index, mass = joint_quantile_cells([g[0] for g in sorted_groups], [None] * len(sorted_groups))
-    quantiles = np.stack([g[:, i] for g, i in zip(sorted_groups, index, strict=True)])
-    out["wass1"] = np.abs(quantiles - np.median(quantiles, axis=0)).sum(axis=0) @ mass
-    orders = (1.0, 2.0) if task == "classification" else (1.0, 2.0, math.inf)
-    pair_values = [
-        batched_wasserstein(sorted_groups[i], sorted_groups[j], orders)
-        for i, j in itertools.combinations(range(len(sorted_groups)), 2)
-    ]
-    by_order = {p: np.stack([v[k] for v in pair_values], axis=1) for k, p in enumerate(orders)}
-    if task == "classification":
-        # Scaled like the groups: unscaled, SDD was off whenever max|score| was not in [1, 2).
-        pooled = pooled_sample()
-        out["sdd"] = sum(batched_wasserstein(g, pooled, (1.0,))[0] for g in sorted_groups)
-        out["spdd"] = by_order[1.0].sum(axis=1)
-    else:
-        out["max_pairwise_w1"] = by_order[1.0].max(axis=1)
-    out["max_pairwise_w2"] = by_order[2.0].max(axis=1)
-    if task == "regression":
-        out["max_pairwise_winf"] = by_order[math.inf].max(axis=1)
-    with np.errstate(over="ignore"):  # inf only where the true distance exceeds the float max
-        return {k: v * scale for k, v in out.items()}
-
-
-def _replicate_summary(y, pred, member, rows, task, threshold, weight=None, names=None):
-    rates = rate_matrix(y, pred, member, task, threshold, weight)
-    if weight is None:
-        summary = _distribution_summary(pred, rows, task)
-    else:
-        summary = weighted_distribution_summary(pred, weight, rows, names, task)
-    return rates, _with_rates(summary, rates, y, pred, weight, task, threshold)
-
-
-def _count_summary(y, pred, member, presorted, counts, task, threshold, weight=None, **copy):
-    """:func:`_replicate_summary` of the replicates given by their row ``counts`` (B, n).
-
-    A replicate drawing row ``i`` ``c_i`` times is the data with weights ``c_i`` (times the
-    sample weight): rates and errors are counted, and unweighted distances are read from the
-    presorted groups (``presorted``, a :class:`SortedGroups`), so no row is copied. Weighted
-    distances still couple each replicate on its resampled rows: ``copy`` holds the index
-    matrix ``take``, ``rows`` and ``names`` for :func:`weighted_distribution_summary`.
-    """
-    w = counts if weight is None else counts * weight
-    if task == "regression":  # the residual helpers scale per replicate row
-        pred = np.broadcast_to(pred, counts.shape)
-        y = None if y is None else np.broadcast_to(y, counts.shape)
-    else:
-        pred, y = pred[None, :], None if y is None else y[None, :]
-    rates = rate_matrix(y, pred, member, task, threshold, w)
-    if weight is None:
-        summary = _count_distribution_summary(presorted, counts, task)
-    else:
-        take = copy["take"]
-        summary = weighted_distribution_summary(
-            pred[0][take],
-            weight[take],
-            copy["rows"],
-            copy["names"],
-            task,
-        )
-    return rates, _with_rates(summary, rates, y, pred, w, task, threshold)
-
-
-def _with_rates(summary, rates, y, pred, weight, task, threshold):
-    """Add the rate disparities and, with labels, the error metrics to ``summary``."""
-    summary.update(rate_summary(rates, task))
-    if y is not None:
-        summary.update(accuracy_summary(y, pred, weight, task, threshold))
-    if y is not None and task == "classification":
-        accuracy = rates["accuracy"]
-        summary["accuracy_std"] = accuracy.std(axis=1)
-        summary["skewed_error_ratio"] = _skewed_error_ratio(1.0 - accuracy)
-    return summary
-
-
-def _skewed_error_ratio(errors: np.ndarray) -> np.ndarray:
-    # A replicate with an error-free group has an unbounded ratio: inf, as the point estimate.
-    low, high = errors.min(axis=1), errors.max(axis=1)
-    out = np.full(low.shape, np.inf)
-    np.divide(high, low, out=out, where=low > 0)
-    return out
-
-
 @group_metric("y_true", "y_pred", backend=False, controls=False)
 def bootstrap_intervals(
     y_true: ArrayLike | None,
@@ -411,47 +297,43 @@ def bootstrap_intervals(
         raise ValueError(MSG_CONFIDENCE.format(value=confidence))
     if method not in ("bc", "percentile"):
         raise ValueError(MSG_METHOD.format(value=method))
-    rng = np.random.default_rng(random_state)
-    cells = check_sensitive_features(
-        sensitive_features, pred.shape[0], group_mode="intersection", min_groups=1
-    ).codes
-    member = enc.membership.astype(float)
-    rows = enc.indices()
-    chunk = max(1, _CHUNK_CELLS // max(pred.shape[0], 1))
-    presorted = SortedGroups(pred, rows) if weight is None else None
+    # The only draws taken from ``random_state``: one seed per replicate (the replicate's own
+    # stream), so chunks and threads leave every replicate as it is.
+    seeds = replicate_seeds(np.random.default_rng(random_state), n_bootstrap)
+    # The strata are the intersectional cells: the groups themselves in intersection mode.
+    cells = enc.codes
+    if group_mode != "intersection":
+        cells = check_sensitive_features(
+            sensitive_features, pred.shape[0], group_mode="intersection", min_groups=1
+        ).codes
+    data = prepare(
+        y, pred, enc.membership.astype(float), enc.indices(), enc.names, cells, task, threshold,
+        weight,
+    )  # fmt: skip
+    # (replicates x rows) counts exist only where rates need the rows (regression, weights):
+    # there a chunk holds _CHUNK_CELLS counts; elsewhere one is 4x as long (fewer hand-overs
+    # to the threads and fewer work arrays), as memory does not grow with it.
+    per_chunk = _CHUNK_CELLS // max(pred.shape[0], 1) * (4 if data.category is not None else 1)
+    chunk = max(threads(), per_chunk)
     rate_parts: dict[str, list] = {}
     summary_parts: dict[str, list] = {}
     # Long bootstraps show progress on a terminal (never in logs, pipes or tests).
     bar = tqdm(total=n_bootstrap, desc="bootstrap", leave=False, disable=not sys.stderr.isatty())
-    for start in range(0, n_bootstrap, chunk):
-        # The same draws as a copy of the rows would take, kept as counts per row.
-        take = stratified_indices(cells, min(chunk, n_bootstrap - start), rng)
-        counts = replicate_counts(take)
-        rates, summary = _count_summary(
-            y, pred, member, presorted, counts, task, threshold, weight,
-            take=take, rows=rows, names=enc.names,
-        )  # fmt: skip
-        for key, value in rates.items():
-            rate_parts.setdefault(key, []).append(value)
-        for key, value in summary.items():
-            summary_parts.setdefault(key, []).append(value)
-        bar.update(counts.shape[0])
+    with replicate_pool() as pool:
+        for start in range(0, n_bootstrap, chunk):
+            rates, summary = draw_replicates(data, seeds[start : start + chunk], pool)
+            for key, value in rates.items():
+                rate_parts.setdefault(key, []).append(value)
+            for key, value in summary.items():
+                summary_parts.setdefault(key, []).append(value)
+            bar.update(min(chunk, n_bootstrap - start))
     bar.close()
     alpha = (1.0 - confidence) / 2
     replicates = pd.DataFrame({k: np.concatenate(v) for k, v in summary_parts.items()})
     estimates = {}
     if method == "bc":
-        whole = np.arange(pred.shape[0])[None, :]
-        _, point = _replicate_summary(
-            None if y is None else y[whole],
-            pred[whole],
-            member,
-            rows,
-            task,
-            threshold,
-            None if weight is None else weight[whole],
-            enc.names,
-        )
+        # The estimate is the replicate that draws every row once.
+        _, point = count_summary(data, np.ones((1, pred.shape[0]), dtype=np.int32))
         estimates = {k: float(v[0]) for k, v in point.items()}
     bounds, notes = {}, {}
     if method == "percentile":
