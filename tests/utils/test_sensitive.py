@@ -135,3 +135,14 @@ def test_column_names_of_a_frame():
     ):
         resolve_sensitive_features(X, None)
     assert resolve_sensitive_features(X, None, required=False) == (None, None)
+
+
+@pytest.mark.parametrize("bad", [{"a": 1}, [1, 2], {1}])
+def test_unhashable_labels_are_a_clear_error_at_fit_and_at_encode(bad):
+    # pandas raises a bare TypeError ("unhashable type") from its hash table; the boundary names
+    # the argument instead, both when the groups are first read and when new rows are encoded.
+    with pytest.raises(ValueError, match="sensitive_features holds values that cannot name"):
+        check_sensitive_features([bad, bad, "x", "y"], 4)
+    encoding = check_sensitive_features(["x", "y", "x", "y"], 4)
+    with pytest.raises(ValueError, match="control_features holds values that cannot name"):
+        encoding.encode(["x", bad], name="control_features")

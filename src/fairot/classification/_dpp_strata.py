@@ -24,6 +24,7 @@ import numpy as np
 from fairot.utils.arrays import check_consistent_length
 from fairot.utils.groups import sensitive_frame
 from fairot.utils.sensitive import check_sensitive_features
+from fairot.utils.strata import MSG_DASK_CONTROL as DASK_CONTROL
 from fairot.utils.strata import (
     POOLED,
     StrataFit,
@@ -36,10 +37,7 @@ from fairot.utils.strata import (
 from ._common import user_stacklevel
 from ._dpp_groups import GroupMaps, group_statistics
 
-MSG_DASK_CONTROL = (
-    "control_features is not supported on Dask collections by QuantileParityPostProcessor; "
-    "compute the collections and fit in memory, or fit one model per stratum."
-)
+MSG_DASK_CONTROL = DASK_CONTROL.format(estimator="QuantileParityPostProcessor")
 
 
 def fit_strata(

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
+from fairot.utils.strata import MSG_DASK_CONTROL as DASK_CONTROL
 from fairot.utils.strata import (
     POOLED,
     StrataFit,
@@ -29,10 +30,7 @@ from fairot.utils.strata import (
     strata_codes,
 )
 
-MSG_DASK_CONTROL = (
-    "control_features is not supported on Dask collections by WassersteinFairRegressor; "
-    "compute the collections and fit in memory, or fit one model per stratum."
-)
+MSG_DASK_CONTROL = DASK_CONTROL.format(estimator="WassersteinFairRegressor")
 MSG_CONTROL_CALIBRATION = (
     "control_features cannot be combined with an explicit calibration set (calibration=...); "
     "pass all rows as X, y (the calibration split is then stratified by stratum and group), "

@@ -37,6 +37,10 @@ MSG_UNSEEN_GROUP = (
 )
 MSG_GROUPS_MODE = "group_mode must be 'intersection' or 'marginal'; got {value!r}."
 MSG_NCOLS = "{name} has {got} columns but {expected} were seen at fit time."
+MSG_UNHASHABLE = (
+    "{name} holds values that cannot name a group ({error}); give each sample a label such as a "
+    "string or a number."
+)
 
 
 def _label_key(label: Any) -> tuple:
@@ -60,11 +64,21 @@ def _to_python(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _factorize_columns(frame: pd.DataFrame) -> tuple[list[np.ndarray], list[list]]:
+def _factorize(column: pd.Series, name: str) -> tuple[np.ndarray, Any]:
+    """``pd.factorize``, with a clear error for labels that cannot be hashed (lists, dicts)."""
+    try:
+        return pd.factorize(column, sort=False)
+    except TypeError as error:
+        raise ValueError(MSG_UNHASHABLE.format(name=name, error=error)) from None
+
+
+def _factorize_columns(
+    frame: pd.DataFrame, name: str = "sensitive_features"
+) -> tuple[list[np.ndarray], list[list]]:
     """Per column: codes into its sorted distinct labels, and those labels."""
     codes, labels = [], []
     for j in range(frame.shape[1]):
-        raw_codes, uniques = pd.factorize(frame.iloc[:, j], sort=False)
+        raw_codes, uniques = _factorize(frame.iloc[:, j], name)
         values = [_to_python(v) for v in np.asarray(uniques, dtype=object)]
         merged: dict[tuple, Any] = {}
         for v in values:
@@ -203,7 +217,7 @@ class GroupEncoding:
             )
         column_codes = []
         for j, known in enumerate(self._column_labels):
-            raw_codes, uniques = pd.factorize(frame.iloc[:, j], sort=False)
+            raw_codes, uniques = _factorize(frame.iloc[:, j], name)
             position = {_label_key(v): i for i, v in enumerate(known)}
             remap = np.empty(len(uniques), dtype=np.intp)
             for u, value in enumerate(np.asarray(uniques, dtype=object)):

@@ -81,7 +81,7 @@ def check_sensitive_features(
     if len(frame) == 0:
         raise ValueError(MSG_EMPTY.format(name=name))
     columns = [str(c) for c in frame.columns]
-    column_codes, column_labels = _factorize_columns(frame)
+    column_codes, column_labels = _factorize_columns(frame, name)
 
     if group_mode == "marginal":
         labels = [

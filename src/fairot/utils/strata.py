@@ -48,6 +48,10 @@ MSG_CONTROL_REQUIRED = (
     "{estimator} was fitted with control_features: pass the stratum of every row of X as "
     "control_features (the same form as at fit), or refit without control_features."
 )
+MSG_DASK_CONTROL = (
+    "control_features is not supported on Dask collections by {estimator}; compute the "
+    "collections and fit in memory, or fit one model per stratum."
+)
 MSG_CONTROL_UNFITTED = (
     "control_features was given, but {estimator} was fitted without it: its map does not "
     "depend on strata. Refit with control_features=..., or drop the argument."
