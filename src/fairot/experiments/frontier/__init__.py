@@ -9,14 +9,16 @@ runs the study and draws one figure per data set.
 """
 
 from fairot.experiments.frontier._data import ATTRIBUTE_COLUMNS, FRONTIER_DATASETS, unaware_split
-from fairot.experiments.frontier._methods import point_metrics
+from fairot.experiments.frontier._methods import fairlearn_points, logistic, point_metrics
 from fairot.experiments.frontier._study import BUDGETS, frontier_at, run_frontier
 
 __all__ = [
     "ATTRIBUTE_COLUMNS",
     "BUDGETS",
     "FRONTIER_DATASETS",
+    "fairlearn_points",
     "frontier_at",
+    "logistic",
     "point_metrics",
     "run_frontier",
     "unaware_split",
