@@ -5,18 +5,24 @@ An AST walk of the source, so that imports inside functions count as much as tho
 - no circle of imports between packages, nor between modules;
 - no module imports an underscore name (module or attribute) from another package;
 - each package imports only its own floor or lower ones;
-- no module is longer than 500 lines.
+- no module reads or writes another object's private attribute (``obj._x`` where ``_x`` is an
+  attribute some class sets on ``self`` in another module): a helper that needs an object's
+  private state is a method of that object, or takes explicit arguments;
+- a module longer than the soft budget is reported (a warning, not a failure): one idea per
+  module is the measure, not a line count.
 """
 
 from __future__ import annotations
 
 import ast
+import warnings
 from pathlib import Path
 
 import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "fairot"
-MAX_LINES = 500
+#: Not a cap: a module past it is listed, as a place to ask whether it holds one idea.
+SOFT_LINE_BUDGET = 800
 
 #: The floors of docs/architecture.md: a package imports only packages on lower floors. Within a
 #: floor the order is the diagram's: on floor 0 ``utils`` raises ``exceptions``' errors.
@@ -31,7 +37,6 @@ FLOORS = {
     "torch": 3,
     "dask": 4,
     "reporting": 4,
-    "monitoring": 5,
     "face": 5,
     "experiments": 6,
     "cli": 7,
@@ -173,6 +178,60 @@ def test_no_private_name_across_packages():
     assert private == []
 
 
-@pytest.mark.parametrize("path", sorted(SRC.rglob("*.py")), ids=lambda p: str(p.relative_to(SRC)))
-def test_module_is_at_most_500_lines(path):
-    assert len(path.read_text(encoding="utf-8").splitlines()) <= MAX_LINES
+def _private_state_owners(trees: dict[Path, ast.AST]) -> dict[str, set[Path]]:
+    """For each ``_name``: the files in which a class assigns ``self._name`` (or ``cls._name``)."""
+    owners: dict[str, set[Path]] = {}
+    for path, tree in trees.items():
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            for node in ast.walk(cls):
+                if (
+                    isinstance(node, ast.Attribute)
+                    and isinstance(node.ctx, ast.Store)
+                    and isinstance(node.value, ast.Name)
+                    and node.value.id in ("self", "cls")
+                    and node.attr.startswith("_")
+                    and not node.attr.startswith("__")
+                ):
+                    owners.setdefault(node.attr, set()).add(path)
+    return owners
+
+
+def _foreign_private_state(trees: dict[Path, ast.AST]) -> list[str]:
+    owners = _private_state_owners(trees)
+    found = []
+    for path, tree in trees.items():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute) or node.attr not in owners:
+                continue
+            value = node.value
+            if isinstance(value, ast.Name) and value.id in ("self", "cls"):
+                continue
+            if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "super":
+                continue
+            if path not in owners[node.attr]:
+                found.append(f"{path.relative_to(SRC)}:{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+def test_the_private_state_walk_sees_a_friend_module():
+    owner = ast.parse("class A:\n    def __init__(self):\n        self._x = 1\n")
+    friend = ast.parse("def peek(a):\n    return a._x\n")
+    own_use = ast.parse("class B:\n    def f(self):\n        return self._x\n")
+    trees = {SRC / "a.py": owner, SRC / "friend.py": friend, SRC / "b.py": own_use}
+    assert _foreign_private_state(trees) == ["friend.py:2 a._x"]
+
+
+@pytest.mark.filterwarnings("default::UserWarning")
+def test_long_modules_are_listed_not_refused():
+    lengths = {
+        str(path.relative_to(SRC)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in MODULES.values()
+    }
+    long = {name: n for name, n in lengths.items() if n > SOFT_LINE_BUDGET}
+    if long:
+        warnings.warn(
+            f"modules past {SOFT_LINE_BUDGET} lines (one idea each?): {long}",
+            UserWarning,
+            stacklevel=1,
+        )
+    assert len(lengths) == len(MODULES)

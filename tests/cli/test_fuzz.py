@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fairot.cli import main
-from fairot.monitoring import FairnessMonitor
+from fairot.reporting import FairnessMonitor
 from tests.helpers import IGNORE_SMALL_GROUPS
 
 pytestmark = pytest.mark.fuzz

@@ -19,12 +19,13 @@ from hypothesis.extra import numpy as hnp
 from fairot.face import _config as cfg
 from fairot.face import _config_checks as checks
 from fairot.face import _groups_csv as gcsv
-from fairot.face import _margin_losses as ml
 from fairot.face import _meta_gradients as meta_gradients
 from fairot.face import _methods as methods
-from fairot.face import _skewness as sk
 from fairot.face import _trainer_checks as trainer_checks
-from fairot.face import load_config, losses
+from fairot.face import load_config
+from fairot.torch import checks as ml
+from fairot.torch import losses
+from fairot.torch.losses import _skewness as sk
 from tests.helpers import fills_template, message_constants
 
 pytestmark = pytest.mark.fuzz

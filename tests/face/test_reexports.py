@@ -1,4 +1,4 @@
-"""fairot.face keeps every name it had, as the very objects that now live in fairot.torch."""
+"""fairot.face re-exports the PyTorch pieces face users need, as the objects of fairot.torch."""
 
 import importlib
 import subprocess
@@ -30,32 +30,6 @@ MOVED = {
 def test_fairot_face_reexports_the_moved_name(home, name):
     assert name in fairot.face.__all__
     assert getattr(fairot.face, name) is getattr(importlib.import_module(home), name)
-
-
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [("fairot.face.losses", "fairot.torch.losses"), ("fairot.face.miners", "fairot.torch.miners")],
-)
-def test_public_submodules_keep_their_names(old, new):
-    old_module, new_module = importlib.import_module(old), importlib.import_module(new)
-    assert old_module.__all__ == new_module.__all__
-    for name in new_module.__all__:
-        assert getattr(old_module, name) is getattr(new_module, name)
-
-
-@pytest.mark.parametrize(
-    ("old", "names"),
-    [
-        ("fairot.face._margin_losses", ["GroupMarginLoss", "LABELS_RANGE_ERROR", "unit_rows"]),
-        ("fairot.face._skewness", ["MetaSkewnessLoss", "MetaBatchWarning"]),
-        ("fairot.face._samplers", ["BalancedGroupSampler", "RandomBatchSampler"]),
-    ],
-)
-def test_old_private_paths_still_resolve(old, names):
-    # the face trainer's modules and pickled whole-module checkpoints name these paths
-    module = importlib.import_module(old)
-    for name in names:
-        assert getattr(module, name) is not None
 
 
 @pytest.mark.integration

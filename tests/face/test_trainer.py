@@ -15,8 +15,8 @@ from fairot.face import (
     MetaSkewnessLoss,
     make_method,
 )
-from fairot.face._margin_losses import LABELS_RANGE_ERROR
 from fairot.face._trainer_checks import META_LOSS_TYPE_ERROR
+from fairot.torch.checks import LABELS_RANGE_ERROR
 
 N_IDS, PER_ID, DIM, EMB, K = 16, 6, 10, 6, 4
 

@@ -159,12 +159,3 @@ def test_validation():
         lonely.update(s[:10], np.full(10, "z"))
     with pytest.raises(ValueError, match="scores"):
         lonely.update(s[:10] + 2, g[:10])
-
-
-def test_monitoring_keeps_its_import_path():
-    import fairot.monitoring
-    import fairot.reporting
-
-    assert fairot.monitoring.FairnessMonitor is fairot.reporting.FairnessMonitor
-    assert fairot.monitoring.WindowResult is fairot.reporting.WindowResult
-    assert "reference_w1" in fairot.monitoring.MONITOR_METRICS

@@ -72,7 +72,7 @@ def warn_if_degenerate(
         ex, ey, _ = evaluation
         diagnosis = diagnose_collapse(
             ey,
-            sigmoid(logits(model._theta, ex)),
+            sigmoid(logits(np.concatenate([model.coef_[0], model.intercept_]), ex)),
             start_scores=sigmoid(logits(start_theta(model), ex)),
         )
     if not diagnosis.collapsed:

@@ -1,14 +1,13 @@
 """fairot.face: fair face recognition with MBN's meta-learned group margins (PyTorch).
 
 Needs torch (install the ``torch`` extra). Losses, miners, samplers and the trainer are separate
-pieces, as in pytorch-metric-learning; the generic ones live in :mod:`fairot.torch` and are
-re-exported here under the names face users know:
+pieces, as in pytorch-metric-learning; the generic ones live in :mod:`fairot.torch` and the
+ones face users need are re-exported here:
 
-- :mod:`fairot.face.losses` (= :mod:`fairot.torch.losses`) — Norm-Softmax, ArcFace, CosFace, MBN's
-  :class:`GroupMarginLoss` and :class:`MetaSkewnessLoss` (margins in radians / cosine units,
-  never degrees);
-- :mod:`fairot.face.miners` (= :mod:`fairot.torch.miners`) — :class:`HardestTripletMiner`;
-  :class:`BalancedGroupSampler` and :class:`RandomBatchSampler` from :mod:`fairot.torch.samplers`;
+- from :mod:`fairot.torch.losses`: Norm-Softmax, ArcFace, CosFace, MBN's :class:`GroupMarginLoss`
+  and :class:`MetaSkewnessLoss` (margins in radians / cosine units, never degrees);
+- from :mod:`fairot.torch.miners` and :mod:`fairot.torch.samplers`: :class:`HardestTripletMiner`,
+  :class:`BalancedGroupSampler` and :class:`RandomBatchSampler`;
 - :class:`MetaBalancedTrainer` — Algorithm 1 of MBN (and every baseline with the meta step off);
 - :mod:`fairot.face.evaluation` — the LFW/RFW verification protocol per group, ROC, thresholds;
 - data and models — :class:`FaceFolderDataset`, RFW pair lists, IResNet-18/34/50, an MLP, and the

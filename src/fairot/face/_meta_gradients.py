@@ -331,12 +331,21 @@ def meta_step(
     learning_rate: float,
     margin_learning_rate: float,
     rng: RngState | None = None,
+    *,
+    lookahead_names: list[str],
+    trained_params: list[torch.Tensor],
+    distributed: bool,
+    bound_logged: set[int],
 ) -> tuple[float, list[float]]:
     r"""Steps 1-2 of Algorithm 1 for a :class:`~fairot.face.MetaBalancedTrainer`.
 
     The meta gradient by the trainer's ``meta_gradient`` (under ``torch.distributed`` each
     rank's share, all-reduced here), then :func:`margin_step`. ``emb`` are the step's embeddings
     of ``batch``; ``rng`` the generators' state before they were computed (forward mode).
+    The trainer's own state comes in explicitly: ``lookahead_names`` (the parameters of the
+    look-ahead), ``trained_params`` (the parameters ``w`` of the training loss), whether the run
+    is ``distributed``, and ``bound_logged`` (the groups whose margin sits at a bound, updated
+    in place).
 
     Returns
     -------
@@ -351,15 +360,14 @@ def meta_step(
         If the meta loss or the meta gradient is not finite.
     """
     model, head, mode = trainer.model, trainer.loss, trainer.meta_gradient
-    distributed = trainer._world > 1
-    names = trainer._lookahead_names
+    names = lookahead_names
     model_params = dict(model.named_parameters())
     params = [model_params[n] for n in names]
     exact = mode == "exact"
     grads = train_gradients(
         train_loss,
         params,
-        trainer._w_params,
+        trained_params,
         reuse=trainer.reuse_lookahead_gradient,
         create_graph=exact,
     )
@@ -391,7 +399,7 @@ def meta_step(
         head,
         grad_m,
         margin_learning_rate,
-        trainer._bound_logged,
+        bound_logged,
         trainer.step_,
     )
     return meta_value, result.group_bias.cpu().tolist()

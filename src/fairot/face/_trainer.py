@@ -63,7 +63,7 @@ class MetaBalancedTrainer(CheckpointedTrainer):
         Embedding network :math:`f(x; w)` (e.g. :func:`~fairot.face.iresnet34`, :class:`MLP`).
     loss : nn.Module
         Training loss head :math:`L^T` with its class weights (part of :math:`w`):
-        :class:`~fairot.face.losses.GroupMarginLoss` for MBN, any margin-softmax loss otherwise.
+        :class:`~fairot.torch.losses.GroupMarginLoss` for MBN, any margin-softmax loss otherwise.
     meta_loss : MetaSkewnessLoss, optional
         Meta loss :math:`L^M`; ``None`` turns the meta step off (baselines).
     learning_rate : float, default=0.1
@@ -310,8 +310,10 @@ class MetaBalancedTrainer(CheckpointedTrainer):
         reused = do_meta and self.reuse_lookahead_gradient
         if do_meta:
             record["meta_loss"], record["group_bias"] = meta_step(
-                self, train_loss, batch, emb, sample_weight, meta_batch, lr, beta, rng
-            )
+                self, train_loss, batch, emb, sample_weight, meta_batch, lr, beta, rng,
+                lookahead_names=self._lookahead_names, trained_params=self._w_params,
+                distributed=self._world > 1, bound_logged=self._bound_logged,
+            )  # fmt: skip
             if not reused:
                 # L^T(w; m_new): the same embeddings, the updated margins.
                 train_loss = self.loss(emb, y, g, sample_weight=sample_weight, scores=scores)

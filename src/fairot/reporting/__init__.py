@@ -17,8 +17,7 @@
 - :class:`FairnessMonitor` / :class:`WindowResult` — windowed metrics of a score stream (windows
   of rows or calendar periods, the last one reported as partial) with stratified bootstrap
   bands, alerts against a permutation null, and closed-loop re-adjustment of a COT/DOT estimator
-  (``fairot monitor``); :data:`MONITOR_METRICS` lists what it can watch. ``fairot.monitoring``
-  re-exports them.
+  (``fairot monitor``); :data:`MONITOR_METRICS` lists what it can watch.
 - :mod:`fairot.reporting.artifacts` — the one atomic writer of result folders, shared by the
   audits and :class:`fairot.experiments.StudyResult`.
 

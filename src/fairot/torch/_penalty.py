@@ -18,11 +18,10 @@ from fairot.torch._cot import (
     target_terms,
     value_with_gradient,
 )
-from fairot.torch._features import FeatureMap
+from fairot.torch._features import FeatureMap, feature_map
 from fairot.torch._penalty_cache import (
     BatchGroups,
     FixedTarget,
-    cached_feature_map,
     clear_caches_after_load,
 )
 from fairot.torch._penalty_cells import (
@@ -305,6 +304,40 @@ class WassersteinParityPenalty(nn.Module):
         self._target_cache = None
         self.target = "barycenter" if t.numel() == 0 else "fixed"
 
+    def feature_map_for(self, call: tuple) -> FeatureMap:
+        """The feature map in the dtype and on the device of ``call``, made once and kept.
+
+        ``call`` is ``(dtype, device, inference mode)`` of a forward call; the map is kept until
+        :meth:`clear_caches`.
+        """
+        cached = self._features_cache
+        if cached is not None and cached[0] == call:
+            return cached[1]
+        dtype, device, _ = call
+        features = feature_map(
+            self.frequencies,
+            self.phases,
+            self.feature_values,
+            self.feature_derivatives,
+            dtype,
+            device,
+        )
+        self._features_cache = (call, features)
+        return features
+
+    @property
+    def watches_collapse(self) -> bool:
+        """Whether calls in training mode watch the scores' spread for a collapse.
+
+        A :class:`~fairot.torch.FairTrainer` turns it off while it trains (it checks the
+        returned model against the penalty's start itself) and restores it afterwards.
+        """
+        return self._collapse_watch.enabled
+
+    @watches_collapse.setter
+    def watches_collapse(self, enabled: bool) -> None:
+        self._collapse_watch.enabled = bool(enabled)
+
     def clear_caches(self) -> None:
         """Forget what the penalty derived from its buffers (and the last batch's groups).
 
@@ -460,7 +493,7 @@ class WassersteinParityPenalty(nn.Module):
         scores and the dual ascent in one pass without autograd (sparing it a graph of the
         N × M terms); the returned tensor carries that gradient.
         """
-        features = cached_feature_map(self, call)
+        features = self.feature_map_for(call)
         duals, target_duals = self.duals, self.target_duals
         terms = cot_batch_terms(
             scores, groups, self._target_terms(t, features, diagonal), duals, target_duals,

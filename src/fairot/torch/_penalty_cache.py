@@ -7,7 +7,6 @@ from typing import NamedTuple
 import torch
 
 from fairot.torch._cot import GroupTerms, TargetTerms
-from fairot.torch._features import FeatureMap, feature_map
 
 
 class BatchGroups(NamedTuple):
@@ -40,21 +39,3 @@ def clear_caches_after_load(module, incompatible_keys) -> None:
     # A load_state_dict post-hook (module level, so that the penalty stays picklable): runs when
     # the penalty's own load_state_dict or that of a module holding it has copied new buffers.
     module.clear_caches()
-
-
-def cached_feature_map(penalty, call: tuple) -> FeatureMap:
-    """The penalty's feature map in the dtype and on the device of the call ``call``, made once."""
-    cached = penalty._features_cache
-    if cached is not None and cached[0] == call:
-        return cached[1]
-    dtype, device, _ = call
-    features = feature_map(
-        penalty.frequencies,
-        penalty.phases,
-        penalty.feature_values,
-        penalty.feature_derivatives,
-        dtype,
-        device,
-    )
-    penalty._features_cache = (call, features)
-    return features

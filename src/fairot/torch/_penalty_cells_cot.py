@@ -13,7 +13,6 @@ from __future__ import annotations
 import torch
 
 from fairot.torch._cot import cot_batch_terms, group_terms, target_terms, value_with_gradient
-from fairot.torch._penalty_cache import cached_feature_map
 from fairot.torch._penalty_checks import check_dual_exponent, check_score_range, host_values
 from fairot.torch._transport import sorted_quantiles
 
@@ -22,7 +21,7 @@ def cot_cells(penalty, scores: torch.Tensor, cells: torch.Tensor, targets: torch
     r""":math:`\sum_c` COT's dual (7) of each present cell to its own target; one ascent each."""
     check_score_range(*host_values((scores.min(), scores.max())))
     call = (scores.dtype, scores.device, torch.is_inference_mode_enabled())
-    features = cached_feature_map(penalty, call)
+    features = penalty.feature_map_for(call)
     targets = targets.to(device=scores.device, dtype=scores.dtype)
     done = []
     for c in torch.unique(cells).tolist():

@@ -362,7 +362,7 @@ class FairTrainer(CheckpointedTrainer):
         self.model.train()
         self.penalty.train()
         # The trainer checks the returned model against the penalty's start itself (below).
-        watching, self.penalty._collapse_watch.enabled = self.penalty._collapse_watch.enabled, False
+        watching, self.penalty.watches_collapse = self.penalty.watches_collapse, False
         self.run_callbacks("on_fit_start")
         saved = None
         for epoch in tqdm(range(run.epoch, self.n_epochs), disable=not self.verbose, desc="epochs"):
@@ -450,7 +450,7 @@ class FairTrainer(CheckpointedTrainer):
             self.model.load_state_dict(run.best_state[0])
             self.penalty.load_state_dict(run.best_state[1])
         monitor.check_model(self.model, Xt, run.epoch - 1, run.lam)
-        self.penalty._collapse_watch.enabled = watching
+        self.penalty.watches_collapse = watching
         warn_if_degenerate(self, Xt, yt, run.start_scores, sample_weight, run.lam)
         self.history_ = pd.DataFrame(run.history)
         self.run_callbacks("on_fit_end")

@@ -10,8 +10,8 @@ r"""Metric-learning losses for PyTorch, one module per family (pytorch-metric-le
   (with :class:`SkewnessResult` and :class:`MetaBatchWarning`).
 
 Every loss takes ``(embeddings, labels, group_codes=None, *, sample_weight=None)``; their checks
-and messages are in :mod:`fairot.torch.checks`. ``fairot.face`` and ``fairot.face.losses`` re-export
-all of them under the names they had there.
+and messages are in :mod:`fairot.torch.checks`. ``fairot.face`` re-exports
+them for face users.
 """
 
 from ._arcface import ArcFaceLoss, arc_margin_cosine
