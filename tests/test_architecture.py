@@ -15,6 +15,7 @@ An AST walk of the source, so that imports inside functions count as much as tho
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from pathlib import Path
 
@@ -235,3 +236,14 @@ def test_long_modules_are_listed_not_refused():
             stacklevel=1,
         )
     assert len(lengths) == len(MODULES)
+
+
+def test_no_tracker_numbers_in_the_source():
+    # The source says why in its own words; the tracker's numbering is not the reader's.
+    found = [
+        f"{path.relative_to(SRC)}:{number}"
+        for path in MODULES.values()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"\bissues? \d+", line, flags=re.IGNORECASE)
+    ]
+    assert found == []

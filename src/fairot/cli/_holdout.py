@@ -1,7 +1,7 @@
 """The held-out rows of ``fairot mitigate``: a stratified split of ``--data``, or ``--eval FILE``.
 
 A post-processor fitted on rows and audited on the same rows reports its own fit (a DP
-difference of .004 in sample where the held-out truth was .097, issue 22). ``fairot mitigate``
+difference of .004 in sample where the held-out truth was .097). ``fairot mitigate``
 fits on one part and audits the raw and the adjusted scores on the other: a split of ``--data``
 stratified on group x label (``--test-size``, seeded by ``--random-state``), or the rows of
 ``--eval``.

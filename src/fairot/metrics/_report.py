@@ -153,7 +153,7 @@ def fairness_report(
     # distances to the pooled scores, already computed for the table.
     orders = (1.0, 2.0) if task == "classification" else (1.0, 2.0, np.inf)
     # Distances are computed on scores divided by a power of two, so the differences of scores
-    # near +-1.7e308 cannot overflow, then scaled back (issue 19).
+    # near +-1.7e308 cannot overflow, then scaled back.
     unit_groups = [g / scale for g in sorted_groups]
     gaps = pairwise_gaps(unit_groups, enc.names, orders, sorted_weights)
     gaps = {p: _rescaled_gap(gap, scale) for p, gap in gaps.items()}
@@ -259,7 +259,7 @@ def _power_of_two_scale(values: np.ndarray) -> float:
     largest = float(np.max(np.abs(values)))
     if largest == 0.0:
         return 1.0
-    # 2**(e - 1) <= largest < 2**e; 2**e itself overflows at the float maximum (issue 19).
+    # 2**(e - 1) <= largest < 2**e; 2**e itself overflows at the float maximum.
     return math.ldexp(1.0, math.frexp(largest)[1] - 1)
 
 

@@ -370,7 +370,7 @@ def adjust_quantiles(
         elif target is not None:
             # Flat targets (every rank tied within each group) are p-free: a constant gap has the
             # same grid norm for every p, so the exact by-rank band solve applies, where Dykstra
-            # needs millions of cycles on groups of shares 1e-6 and 1 (issue 19).
+            # needs millions of cycles on groups of shares 1e-6 and 1.
             by_rank = np.isinf(p) or flat
             method = "pointwise" if by_rank and target_is_curve else "projection"
         else:

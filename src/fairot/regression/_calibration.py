@@ -31,7 +31,7 @@ from .checks import MSG_OVERFLOW, MSG_RESPONSES, is_observed_cost
 # the largest calibration score) above a new score counts as tied with it. The same row scored
 # alone or in a batch differs by a few ulps (BLAS kernels sum in another order: at most 2 ulps of
 # the largest score for LinearRegression with 3 to 100 features, float32 or float64), and a rank
-# decided on that difference made a prediction depend on the other rows of the call (issue 14).
+# decided on that difference made a prediction depend on the other rows of the call.
 # Mid-ranks of tied calibration scores would not help: the re-scored row is one ulp off, not
 # tied. Counting near-ties as ties moves each jump of the rank from a calibration score c to
 # c - tolerance, where no re-scored row lands; the ECDF shifts by far less than the model's noise.

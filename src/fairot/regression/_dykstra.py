@@ -49,7 +49,7 @@ INNER_MAX_CYCLES = 100_000
 ALL_PAIRS_GROUPS = 10  # up to this many groups Dykstra cycles over every pair, unscreened
 # Projected-gradient steps in a row that move by at most ``tol`` while their inner projection
 # cannot meet its own tolerance, before projected gradient stops early: more steps only repeat
-# the same shrunk-feasible point at a full projection's cost each (issue 19: 499 steps, 24 s,
+# the same shrunk-feasible point at a full projection's cost each (499 steps, 24 s,
 # for K = 4, M = 2 with shares 1e-6 and 1, the objective flat to 1e-16 after 60 steps).
 STALLED_STEPS = 10
 

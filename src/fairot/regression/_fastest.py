@@ -7,7 +7,7 @@ Three solvers compute the same projection (Proposition 1 of [1]_): Dykstra's cyc
 and a primal-dual interior point for :math:`W_1` with few groups and grid points
 (:mod:`._interior_point`). Dykstra is the fastest by far on most problems (well under a
 millisecond with few groups), but its cycle count grows without bound on badly conditioned ones
-(many groups; shares :math:`10^6` apart on tied ranks, issue 19); the other two cost the same
+(many groups; shares :math:`10^6` apart on tied ranks); the other two cost the same
 whatever the conditioning. So Dykstra gets a small slice of the work budget first, and the other
 solver the rest; Dykstra finishes from scratch should that one stall.
 
@@ -32,7 +32,7 @@ FEW_GROUPS = 10
 # 2 ms against 200 ms).
 QUICK_DYKSTRA_WORK = 1e7
 # Before the W1 interior point, about ten milliseconds: the problems Dykstra cannot finish in it
-# need millions of cycles (issue 19), which the interior point replaces by 10 to 30 steps. Less
+# need millions of cycles, which the interior point replaces by 10 to 30 steps. Less
 # (3e5) sent tied problems that Dykstra ends in ~900 cycles to the interior point, whose answer
 # is as cheap but keeps the weighted mean of the curves (Proposition 1) only to ~1e-5.
 QUICK_W1_WORK = 3e6

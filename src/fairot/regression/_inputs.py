@@ -102,7 +102,7 @@ def groups_or_columns(model: Any, sensitive_features: Any) -> Any:
     ``None`` when neither: the caller's own check then says that the groups are required.
     """
     if sensitive_features is None:
-        # a model pickled before issue 21 has no record of the columns
+        # a model pickled before the columns were recorded has no record of the columns
         return getattr(model, "_sensitive_columns", None)
     return sensitive_features
 

@@ -17,7 +17,7 @@ is a convex quadratic program once each pair's gap is bounded by a curve :math:`
 Mehrotra's predictor-corrector [1]_ solves it in a few tens of Newton steps whatever the shares,
 where Dykstra's cycles (block coordinate ascent on the dual) crawl when the shares are
 :math:`10^6` apart and tied ranks make the monotone and pair constraints meet at a sharp angle
-(issue 19: millions of cycles, seconds, for K = 5 groups on M = 33 grid points). The curves
+(millions of cycles, seconds, for K = 5 groups on M = 33 grid points). The curves
 :math:`t` leave every Newton system in closed form (each pair's block is a diagonal plus a
 rank-one term), so a step costs one Cholesky factorisation of a :math:`KM \times KM` matrix.
 

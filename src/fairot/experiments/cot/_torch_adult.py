@@ -28,7 +28,7 @@ from fairot.metrics import (
     wass1,
 )
 
-#: Issue 13's bar on Adult's test split, every seed.
+#: The penalty's bar on Adult's test split, every seed (the COT paper's Table 1 level).
 ADULT_BAR = {"Err-.5": 0.18, "Wass1 to target": 0.03}
 
 # The MLP's settings (chosen on Adult, seed 0; see docs/torch.md): DOT penalty, balanced batches
@@ -206,7 +206,7 @@ def run_torch_adult(
         met = worst_err <= ADULT_BAR["Err-.5"] and worst_w1 <= ADULT_BAR["Wass1 to target"]
         notes += (
             f" Adult, every seed: Err-.5 <= {worst_err:.4f}, Wass1 to target <= {worst_w1:.4f}; "
-            f"issue 13's bar (Err-.5 <= .18 and Wass1 to target <= .03) is "
+            f"the bar (Err-.5 <= .18 and Wass1 to target <= .03) is "
             f"{'met' if met else 'NOT met'}."
         )
     return StudyResult(

@@ -1,4 +1,4 @@
-"""The accuracy/fairness frontier without the attribute as an input (issue 22).
+"""The accuracy/fairness frontier without the attribute as an input.
 
 ``fairot reproduce frontier``: every fairot classifier over its knob beside scikit-learn's
 unaware logistic model and fairlearn's reductions and post-processing, on Adult, German Credit

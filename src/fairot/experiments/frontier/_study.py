@@ -2,7 +2,7 @@
 
 Every fairot classifier traced over its knob beside scikit-learn's unaware logistic model and
 fairlearn's ``ExponentiatedGradient``, ``GridSearch`` and ``ThresholdOptimizer``, on the built-in
-data sets with the sensitive attributes removed from ``X`` (issue 22).
+data sets with the sensitive attributes removed from ``X``.
 """
 
 from __future__ import annotations
