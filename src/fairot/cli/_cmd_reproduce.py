@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from fairot.cli import CLIError
+
 
 def register(subparsers) -> None:
     """Add the ``reproduce`` subcommand."""
@@ -39,7 +41,10 @@ def run(args: argparse.Namespace) -> int:
     """Run the study and write its results."""
     from fairot.experiments import get_study
 
-    study = get_study(args.study)
+    try:
+        study = get_study(args.study)
+    except ImportError as error:  # a missing extra: one line, the extra named
+        raise CLIError(str(error)) from error
     result = study(
         quick=args.quick,
         n_seeds=args.n_seeds,

@@ -2,11 +2,17 @@
 
 ``fairot reproduce NAME`` runs the study registered under ``NAME`` in :data:`STUDIES` and writes its
 results. Study modules import lazily, so listing studies imports neither numba kernels nor torch.
+
+These are studies, not library API: their functions, options and result tables may change from
+one version to the next without notice (no stability promise), and ``docs/api.md`` leaves them
+out. The studies that compare with fairlearn need the ``studies`` extra
+(``pip install "fairot[studies]"``); those on PyTorch the ``torch`` extra.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable
 
 from fairot.experiments._result import StudyResult
@@ -30,7 +36,18 @@ STUDIES: dict[str, str] = {
     "frontier": "fairot.experiments.frontier:run_frontier",
 }
 
+#: Study name -> (the optional package it imports, the extra that installs it).
+STUDY_REQUIRES: dict[str, tuple[str, str]] = {
+    "beyond-dp": ("fairlearn", "studies"),
+    "frontier": ("fairlearn", "studies"),
+    "mbn-synthetic": ("torch", "torch"),
+    "torch-adult": ("torch", "torch"),
+}
+
 MSG_UNKNOWN_STUDY = "unknown study {name!r}; available: {names}."
+MSG_STUDY_EXTRA = (
+    'the study {name!r} needs {package}, which is not installed: pip install "fairot[{extra}]".'
+)
 
 
 def get_study(name: str) -> Callable[..., StudyResult]:
@@ -41,7 +58,8 @@ def get_study(name: str) -> Callable[..., StudyResult]:
     ValueError
         For an unknown name.
     ImportError
-        When the study's module needs an optional dependency that is missing.
+        When the study needs an optional dependency that is missing (the message names the
+        extra that installs it).
 
     Examples
     --------
@@ -51,6 +69,10 @@ def get_study(name: str) -> Callable[..., StudyResult]:
     """
     if name not in STUDIES:
         raise ValueError(MSG_UNKNOWN_STUDY.format(name=name, names=", ".join(STUDIES)))
+    if name in STUDY_REQUIRES:
+        package, extra = STUDY_REQUIRES[name]
+        if importlib.util.find_spec(package) is None:
+            raise ImportError(MSG_STUDY_EXTRA.format(name=name, package=package, extra=extra))
     module_name, function_name = STUDIES[name].split(":")
     return getattr(importlib.import_module(module_name), function_name)
 
