@@ -32,7 +32,7 @@ from fairot.reporting._windows import (
     rows_of,
 )
 from fairot.utils.arrays import check_array_1d
-from fairot.utils.calendar import calendar_offset
+from fairot.utils.calendar import calendar_offset, period_label
 from fairot.utils.sensitive import check_sensitive_features
 
 Metric = Literal["sdd", "wass1", "demographic_parity_difference", "reference_w1"]
@@ -148,6 +148,9 @@ class FairnessMonitor:
         Reference rows.
     reference_span_ : tuple or None
         First and last of ``reference_times``.
+    every, every_label : pandas.DateOffset and str, or None
+        The calendar period, and its name as given (``"1M"``, which pandas calls ``"ME"``):
+        the reports, plots and the CLI name the windows with it.
 
     Examples
     --------
@@ -190,6 +193,7 @@ class FairnessMonitor:
         if window is not None and every is not None:
             raise ValueError(MSG_WINDOW_AND_EVERY.format(window=window, every=every))
         self.every = None if every is None else calendar_offset(every)
+        self.every_label = None if every is None else period_label(every)
         self.window = None
         if every is None:
             self.window = _positive_int(1000 if window is None else window, 20, MSG_WINDOW)
