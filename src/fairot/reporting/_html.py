@@ -54,9 +54,10 @@ STYLE = """
 
 #: The min-content width a table may take: the page's 1,100 px column less borders and rounding.
 TABLE_WIDTH_PX = 1040
-# At the table's 0.88rem (14 px) system sans-serif, a character is about 8 px wide (measured in
-# headless Chromium: 1,463 px for 158 characters in 13 columns); a cell adds its padding.
-CHAR_PX, CELL_PX = 8.2, 19
+# At the table's 0.88rem (14 px) system sans-serif, a character is 7.7 to 9.1 px wide (bold
+# headers, measured in headless Chromium: 1,463 px for 158 characters in 13 columns, 1,124 px
+# for 103 in 10); the upper end keeps every estimate above the page's own; a cell adds padding.
+CHAR_PX, CELL_PX = 9.2, 19
 CAPTIONS = {
     "score_histograms": (
         "Density of each group's scores, largest group first. When a few bars tower over the "
