@@ -115,6 +115,7 @@ class FairnessMonitor:
     every : str or pandas.DateOffset, optional
         Calendar windows instead: a pandas offset alias of a positive period (``"7D"``, ``"1W"``,
         ``"1M"`` or ``"ME"`` for months, ``"12h"``). Exactly one of ``window`` and ``every``.
+        The outputs name it as written (attribute ``every_label``: ``"1M"``, not pandas' ``"ME"``).
     threshold : float > 0, default=0.05
         Alert level of the metric.
     estimator : COT/DOT estimator, optional
@@ -148,9 +149,6 @@ class FairnessMonitor:
         Reference rows.
     reference_span_ : tuple or None
         First and last of ``reference_times``.
-    every, every_label : pandas.DateOffset and str, or None
-        The calendar period, and its name as given (``"1M"``, which pandas calls ``"ME"``):
-        the reports, plots and the CLI name the windows with it.
 
     Examples
     --------
@@ -194,9 +192,8 @@ class FairnessMonitor:
             raise ValueError(MSG_WINDOW_AND_EVERY.format(window=window, every=every))
         self.every = None if every is None else calendar_offset(every)
         self.every_label = None if every is None else period_label(every)
-        self.window = None
-        if every is None:
-            self.window = _positive_int(1000 if window is None else window, 20, MSG_WINDOW)
+        size = 1000 if window is None else window
+        self.window = None if every is not None else _positive_int(size, 20, MSG_WINDOW)
         real = isinstance(threshold, numbers.Real) and not isinstance(threshold, bool)
         if not (real and math.isfinite(threshold) and threshold > 0):
             raise ValueError(MSG_THRESHOLD.format(value=threshold))
