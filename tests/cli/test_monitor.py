@@ -241,6 +241,9 @@ def test_monitor_reference_file_is_listed(stream_csv, tmp_path, capsys):
     months = frame.groupby(pd.to_datetime(frame.when).dt.month).size().tolist()
     assert [w["rows"] for w in record["windows"]] == months
     assert [w["partial"] for w in record["windows"]] == [False] * 4 + [True]
+    # the period as written (issue 36: pandas' "ME" was printed for "1M")
+    assert record["settings"]["every"] == "1M"
+    assert "per 1M period" in printed and not re.search(r"\bME\b", printed)
 
 
 def test_monitor_every_errors(stream_csv, tmp_path, capsys):

@@ -238,6 +238,39 @@ def test_integer_weights_equal_replicated_rows(setup):
     )
 
 
+@pytest.mark.parametrize("groupwise", [False, True])
+def test_integer_weights_equal_replicated_rows_with_the_default_split(groupwise):
+    # The calibration split is drawn over the copies of the rows (numpy.repeat's order), so
+    # the same random_state splits the weighted rows exactly as the repeated ones (issue 36:
+    # a whole-row split differed by up to .29).
+    X, y, s = _data(n=400, k=3)
+    w = np.random.default_rng(1).integers(0, 4, y.size)
+    w[:6] = 1
+    rep = np.repeat(np.arange(y.size), w)
+    X_test, _, s_test = _data(n=300, seed=9, k=3)
+    kwargs = {"tau": 0.4, "n_grid": 60, "groupwise": groupwise, "random_state": 3}
+    weighted = WassersteinFairRegressor(**kwargs).fit(X, y, sample_weight=w, sensitive_features=s)
+    replicated = WassersteinFairRegressor(**kwargs).fit(X[rep], y[rep], sensitive_features=s[rep])
+    np.testing.assert_allclose(weighted.group_weights_, replicated.group_weights_, atol=1e-15)
+    np.testing.assert_allclose(weighted.latent_curves_, replicated.latent_curves_, atol=1e-9)
+    np.testing.assert_allclose(
+        weighted.predict(X_test, sensitive_features=s_test),
+        replicated.predict(X_test, sensitive_features=s_test),
+        rtol=0,
+        atol=1e-9,
+    )
+    # weights of ones are no weights: the split of the rows themselves
+    ones = WassersteinFairRegressor(**kwargs).fit(X, y, sample_weight=np.ones(y.size),
+                                                  sensitive_features=s)  # fmt: skip
+    plain = WassersteinFairRegressor(**kwargs).fit(X, y, sensitive_features=s)
+    np.testing.assert_allclose(
+        ones.predict(X_test, sensitive_features=s_test),
+        plain.predict(X_test, sensitive_features=s_test),
+        rtol=0,
+        atol=1e-12,
+    )
+
+
 def test_sample_weight_errors():
     X, y, s = _data()
     with pytest.raises(ValueError, match="sample_weight"):

@@ -181,7 +181,10 @@ def assert_shown(text, value, where):
 
 
 def markdown_tables(text):
-    """Every table of a markdown report, by the heading above it: header and rows of cells."""
+    """Every table of a markdown report, by the heading above it: a list of [header, rows].
+
+    A section may hold several tables (the per-group table comes in blocks of columns).
+    """
     tables, heading, rows = {}, None, []
     for line in text.splitlines() + [""]:
         if line.startswith("## "):
@@ -191,7 +194,9 @@ def markdown_tables(text):
             if not set("".join(cells)) <= set("-"):
                 rows.append(cells)
         elif rows:
-            tables[heading] = [[c.replace("\\", "") for c in rows[0]], rows[1:]]
+            tables.setdefault(heading, []).append(
+                [[c.replace("\\", "") for c in rows[0]], rows[1:]]
+            )
             rows = []
     return tables
 
@@ -249,7 +254,7 @@ def assert_formats_agree(payload, markdown, page, flat):
     tables = markdown_tables(markdown)
     # The summary and per-group tables come before the sections of rules, provenance, glossary.
     html = html_tables(page.split("<section>")[0])
-    summary_tables = [("md", tables["Summary"]), ("html", html[0])]
+    summary_tables = [("md", tables["Summary"][0]), ("html", html[0])]
     for where, (header, rows) in summary_tables:
         assert len(rows) == len(summary), where
         for cells in rows:
@@ -268,7 +273,7 @@ def assert_formats_agree(payload, markdown, page, flat):
                         (where, key, side),
                     )
         assert ("ci_low" in header) == bool(intervals), where
-    group_tables = [("md", tables["Per group"])] + [("html", t) for t in html[1:]]
+    group_tables = [("md", t) for t in tables["Per group"]] + [("html", t) for t in html[1:]]
     seen = set()
     for where, (header, rows) in group_tables:
         for cells in rows:

@@ -84,6 +84,23 @@ def test_month_windows_by_hand(small):
     ]
 
 
+def test_month_windows_are_named_as_written(small, tmp_path):
+    # issue 36: "1M" windows were labelled "ME", pandas' name of a month end
+    monitor = _monitor(every="1M")
+    monitor.update(small.s, small.g, times=small.t)
+    monitor.flush()
+    assert monitor.every_label == "1M"
+    out = monitor.write(tmp_path / "out")
+    record = json.loads((out / "monitor.json").read_text())
+    assert record["settings"]["every"] == "1M"
+    for name in ("monitor.md", "monitor.html"):
+        text = (out / name).read_text()
+        assert "windows of 1M" in text
+        assert not re.search(r"\bME\b", text), name
+    figure = monitor.plot()
+    assert figure.axes[0].get_xlabel().endswith("(windows of 1M)")
+
+
 def test_weeks_by_hand(small):
     # Weeks ending on Sunday ("W"): 5-11 Jan holds 7 rows (11 Jan 23:59 included), 12-18 Jan 7,
     # 19-25 Jan 7, the week of 26 Jan is empty (skipped), 2-8 Feb 7, 9-15 Feb 7, 16-22 Feb 5.

@@ -187,6 +187,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not (math.isfinite(args.threshold) and args.threshold > 0):
         raise CLIError(MSG_THRESHOLD.format(value=args.threshold))
+    # the period as the user wrote it ("1M") names the windows; pandas' alias would say "ME"
+    every_label = None if args.every is None else str(args.every).strip()
     if args.every is not None:
         args.every = calendar_offset(args.every, name="--every")
     elif args.window is None:
@@ -204,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
     scores, groups = _scores_and_groups(frame, args, args.data)
     ref_scores, ref_groups, ref_times, skip, source = _reference(args, frame, times, scores, groups)
     if len(frame) == skip:
-        every = None if args.every is None else args.every.freqstr
+        every = every_label
         message = MSG_SHORT if args.every is None else MSG_SHORT_EVERY
         raise CLIError(
             message.format(path=args.data, reference=skip, window=args.window, every=every)
@@ -214,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
         ref_groups,
         metric=args.metric,
         window=args.window,
-        every=args.every,
+        every=every_label,
         threshold=args.threshold,
         n_bootstrap=args.n_bootstrap,
         alpha=args.alpha,
@@ -231,7 +233,7 @@ def run(args: argparse.Namespace) -> int:
             reference_source=source,
         )
 
-    size = f"{args.window} rows" if args.every is None else f"{args.every.freqstr} period"
+    size = f"{args.window} rows" if args.every is None else f"{every_label} period"
     print(
         f"fairot monitor: {args.metric} of {args.score} per {size} of {args.data.name} "
         f"(alert when the {monitor.confidence:.0%} band is above {args.threshold:g} and the "

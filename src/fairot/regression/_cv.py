@@ -10,17 +10,19 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
+from sklearn.utils.validation import _check_y, _num_samples, check_is_fitted
 
 from fairot.utils.arrays import check_array_1d, check_sample_weight
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 
 from ._estimator import WassersteinFairRegressor
+from ._inputs import InputTagsMixin, check_X
 from ._path import fairness_accuracy_path
 from .checks import validate_params
 
 __all__ = ["WassersteinFairRegressorCV"]
 
+MSG_LENGTHS = "X has {n_samples} rows but {name} has {n}; give one value per row of X."
 MSG_NO_TAU_WITHIN_BUDGET = (
     "no tau keeps the mean held-out gap within max_gap={budget!r} (in the unit of y): the "
     "smallest mean held-out gap is {gap!r}, at tau={tau!r} (a fraction of the raw gap). {advice}"
@@ -34,7 +36,7 @@ MSG_ADVICE_AT_ZERO = (
 )
 
 
-class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
+class WassersteinFairRegressorCV(InputTagsMixin, RegressorMixin, BaseEstimator):
     r"""A :class:`WassersteinFairRegressor` whose :math:`\tau` is chosen by cross-validation.
 
     For each fold, the whole path of ``taus`` is fitted at the cost of one fit
@@ -56,9 +58,12 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
     cv : int, cross-validation generator or iterable, default=5
         An int gives folds stratified by group (every group in every fold).
     random_state : int, RandomState instance or None, default=None
-        With an int ``cv``, shuffles the rows before they are cut into folds (read by
-        :func:`sklearn.utils.check_random_state`); ``None`` keeps them in order. The
-        regressor's own split is seeded by its ``random_state``.
+        Read by :func:`sklearn.utils.check_random_state`. With an int ``cv``, shuffles the rows
+        before they are cut into folds (``None`` keeps them in order). It also seeds the
+        regressor's own calibration split (in every fold and in the refit) when the
+        ``estimator``'s ``random_state`` is ``None``; an ``estimator`` with its own
+        ``random_state`` keeps it. So an int gives the same folds, splits and predictions on
+        every fit.
 
     Attributes
     ----------
@@ -71,6 +76,10 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
         Refitted on all the data with ``tau=best_tau_``.
     groups_, group_names_ : list
         As in :class:`WassersteinFairRegressor`.
+    n_features_in_ : int
+        Number of columns of ``X`` seen in ``fit`` (when ``X`` has columns).
+    feature_names_in_ : ndarray of str
+        Only when ``X`` had column names.
 
     Examples
     --------
@@ -127,11 +136,23 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
         validate_params(self)
         template = WassersteinFairRegressor() if self.estimator is None else self.estimator
         taus = check_array_1d(np.linspace(0.0, 1.0, 11) if self.taus is None else self.taus, "taus")
-        X = indexable(X)[0]
-        y = check_array_1d(y, "y")
-        weights = check_sample_weight(sample_weight, y.shape[0])
+        # the regressor's own checks, once, before any fold: width, names, one y per row
+        X = check_X(self, X, reset=True)
+        n_samples = _num_samples(X)
+        y = np.asarray(_check_y(y, y_numeric=True, estimator=self), dtype=np.float64)
+        if y.shape[0] != n_samples:
+            raise ValueError(MSG_LENGTHS.format(n_samples=n_samples, name="y", n=y.shape[0]))
+        if sample_weight is not None and _num_samples(sample_weight) != n_samples:
+            n = _num_samples(sample_weight)
+            raise ValueError(MSG_LENGTHS.format(n_samples=n_samples, name="sample_weight", n=n))
+        weights = check_sample_weight(sample_weight, n_samples)
         sf, _ = resolve_sensitive_features(X, sensitive_features)
-        codes = check_sensitive_features(sf, _num_samples(X)).codes
+        codes = check_sensitive_features(sf, n_samples).codes
+        if self.random_state is not None and template.get_params()["random_state"] is None:
+            # one seed for every fold's calibration split and the refit's: reproducible fits
+            # (drawn from a generator of its own, so an int gives the folds it always gave)
+            seed = check_random_state(self.random_state).randint(np.iinfo(np.int32).max)
+            template = clone(template).set_params(random_state=int(seed))
         # an int gives StratifiedKFold on the group codes: every group in every fold
         if isinstance(self.cv, numbers.Integral) and self.random_state is not None:
             rng = check_random_state(self.random_state)
@@ -195,14 +216,19 @@ class WassersteinFairRegressorCV(RegressorMixin, BaseEstimator):
         self.group_names_ = self.best_estimator_.group_names_
         return self
 
+    def _check_X_predict(self, X):
+        """``X`` checked against the width and names of ``fit``'s (the names of this class)."""
+        check_is_fitted(self, "best_estimator_")
+        return check_X(self, X, reset=False)
+
     def predict(self, X, *, sensitive_features=None) -> np.ndarray:
         """Predictions of :attr:`best_estimator_` (groups as in its ``predict``)."""
-        check_is_fitted(self, "best_estimator_")
+        X = self._check_X_predict(X)
         return self.best_estimator_.predict(X, sensitive_features=sensitive_features)
 
     def score(self, X, y, sample_weight=None, *, sensitive_features=None) -> float:
         """R² of :attr:`best_estimator_` (see :meth:`WassersteinFairRegressor.score`)."""
-        check_is_fitted(self, "best_estimator_")
+        X = self._check_X_predict(X)
         return self.best_estimator_.score(
             X, y, sample_weight, sensitive_features=sensitive_features
         )

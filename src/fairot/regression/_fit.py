@@ -71,7 +71,7 @@ def fit_in_memory(
     if weights is not None and not frozen and not has_fit_parameter(base, "sample_weight"):
         raise ValueError(MSG_WEIGHTS_ESTIMATOR.format(name=type(base).__name__))
     labels = split_labels(codes, None if strata is None else strata.codes, groups.n_groups)
-    train, (X_cal, y_cal, codes_cal, w_cal), cal_rows = split_calibration(
+    train, w_train, (X_cal, y_cal, codes_cal, w_cal), cal_rows = split_calibration(
         model, X, y, codes, weights, frozen=frozen, calibration=calibration, stratify=labels
     )
     if frozen:
@@ -82,7 +82,7 @@ def fit_in_memory(
             if model.groupwise
             else [train]
         )
-        estimators = [fit_score_model(clone(base), X, y, weights, rows) for rows in members]
+        estimators = [fit_score_model(clone(base), X, y, w_train, rows) for rows in members]
     # before scoring, so that a too small calibration set fails fast
     check_calibration_groups(codes_cal, model.group_names_, sample_weight=w_cal)
     warn_small_groups(groups.counts, model.group_names_, stacklevel=3)  # usable, yet small

@@ -129,6 +129,10 @@ def check_calibration_set(model: Any, calibration: Any) -> tuple:
     return X_cal, y_cal, codes_cal, w_cal
 
 
+#: The most copies of rows that the calibration split of integer weights draws from (80 MB).
+MAX_REPEATED_ROWS = 10_000_000
+
+
 def split_calibration(
     model: Any,
     X: Any,
@@ -139,30 +143,53 @@ def split_calibration(
     frozen: bool,
     calibration: Any,
     stratify: np.ndarray | None = None,
-) -> tuple[np.ndarray | None, tuple, np.ndarray | None]:
-    """The rows that train the score model, the calibration set, and its rows' positions.
+) -> tuple[np.ndarray | None, np.ndarray | None, tuple, np.ndarray | None]:
+    """The rows that train the score model, their weights, the calibration set, its positions.
 
-    The calibration set is ``(X, y, codes, weights)``; its positions in ``X`` are ``None`` for
-    an explicit calibration set.
+    Returns ``(train, train_weights, (X, y, codes, weights), cal_rows)``; ``cal_rows`` (the
+    calibration rows' positions in ``X``) is ``None`` for an explicit calibration set.
 
     A frozen model trains on nothing (``None``) and calibrates on all of ``X``; an explicit
     ``calibration`` set leaves all of ``X`` for training; else a split stratified by group (or
     by the labels ``stratify``), of ``model.calibration_size``, drawn with
     ``check_random_state(model.random_state)``.
+
+    With integer ``sample_weight`` the split is drawn over the repeated rows (row ``i``
+    counted ``w_i`` times, in the order of ``numpy.repeat``): a row's copies may fall on both
+    sides, and it then trains with the weight of its training copies and calibrates with the
+    weight of the others. So the fit with integer weights is the fit on
+    ``numpy.repeat(X, w, axis=0)`` with the same ``random_state``: the same split, the same
+    model.
     """
     n_samples = _num_samples(X)
     if frozen and calibration is not None:
         raise ValueError(MSG_FROZEN_CALIBRATION)
     if frozen:
-        return None, (X, y, codes, weights), np.arange(n_samples)
+        return None, None, (X, y, codes, weights), np.arange(n_samples)
     if calibration is not None:
-        return np.arange(n_samples), check_calibration_set(model, calibration), None
-    check_group_sizes(np.bincount(codes, minlength=len(model.group_names_)), model.group_names_)
+        return np.arange(n_samples), weights, check_calibration_set(model, calibration), None
+    labels = codes if stratify is None else stratify
+    # the rows each unit of the split stands for: a row, or each copy of a row of whole weight
+    copies = np.arange(n_samples)
+    whole = (
+        weights is not None
+        and bool(np.all(weights == np.round(weights)))
+        and weights.sum() <= MAX_REPEATED_ROWS
+    )
+    if whole:
+        copies = np.repeat(copies, weights.astype(np.int64))
+    n_groups = len(model.group_names_)
+    check_group_sizes(np.bincount(codes[copies], minlength=n_groups), model.group_names_)
     train, cal = train_test_split(
-        np.arange(n_samples),
+        np.arange(copies.size),
         test_size=model.calibration_size,
-        stratify=codes if stratify is None else stratify,
+        stratify=labels[copies],
         random_state=check_random_state(model.random_state),
     )
-    w_cal = None if weights is None else weights[cal]
-    return train, (_safe_indexing(X, cal), y[cal], codes[cal], w_cal), cal
+    if not whole:
+        w_cal = None if weights is None else weights[cal]
+        return train, weights, (_safe_indexing(X, cal), y[cal], codes[cal], w_cal), cal
+    w_train = np.bincount(copies[train], minlength=n_samples).astype(np.float64)
+    w_cal = np.bincount(copies[cal], minlength=n_samples).astype(np.float64)
+    train, cal = np.flatnonzero(w_train), np.flatnonzero(w_cal)
+    return train, w_train, (_safe_indexing(X, cal), y[cal], codes[cal], w_cal[cal]), cal

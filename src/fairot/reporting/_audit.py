@@ -44,7 +44,7 @@ from fairot.reporting._standards import (
     Verdict,
 )
 from fairot.reporting._subsets import rates as _rates
-from fairot.reporting._subsets import small_group_policy
+from fairot.reporting._subsets import small_group_policy, with_pooled_rates
 from fairot.reporting._subsets import summary_without as _summary_without
 from fairot.reporting._subsets import take as _take
 from fairot.reporting.artifacts import write_artifacts
@@ -365,6 +365,7 @@ def audit(
     # A rate the report already has (``rmse`` of a regression with responses) is the same number;
     # the report's column is kept, since it also holds the pooled ("overall") value.
     table = report.join(rates.drop(columns=report.columns.intersection(rates.columns)), how="left")
+    table = with_pooled_rates(table, y_true, y_pred, sample_weight, task, threshold)
     small = [g for g in groups_only if table.loc[g, "size"] < min_group_size]
     table["note"] = ["" for _ in table.index]
     for g in small:

@@ -20,7 +20,14 @@ import numpy as np
 import pandas as pd
 
 from fairot.reporting._audit import Audit
-from fairot.reporting._format import SUMMARY_LABELS, format_value
+from fairot.reporting._format import (
+    SUMMARY_LABELS,
+    TEXT_WIDTH,
+    counts_as_integers,
+    format_value,
+    text_table,
+    wrap_text,
+)
 from fairot.reporting._html import STYLE, _table, figure_svg
 from fairot.reporting.artifacts import jsonable, write_artifacts
 from fairot.utils import escape_markdown, markdown_table
@@ -120,12 +127,13 @@ class AuditComparison:
 
     def to_text(self) -> str:
         """A plain-text rendering for the terminal."""
-        lines = [self.title, "=" * len(self.title), ""] + list(self.notes)
-        lines += [f"warning: {w}" for w in self.warnings()]
+        lines = [self.title, "=" * min(len(self.title), TEXT_WIDTH), ""]
+        for text in [*self.notes, *(f"warning: {w}" for w in self.warnings())]:
+            lines += wrap_text(text)
         table = self._labelled_summary()
         # Text rows (the pair attaining a distance) make the terminal table too wide.
         table = table[[not isinstance(v, str) for v in table.iloc[:, 0]]]
-        lines += ["", table.to_string(float_format=format_value, na_rep="—")]
+        lines += ["", *text_table(table)]
         return "\n".join(lines)
 
     def to_markdown(self) -> str:
@@ -135,7 +143,8 @@ class AuditComparison:
         parts += [escape_markdown(n) + "  " for n in self.notes]
         parts += [f"> **Warning:** {escape_markdown(w)}" for w in self.warnings()]
         parts += ["", "## Summary", "", markdown_table(self._labelled_summary().map(fmt)), ""]
-        parts += ["## Per group", "", markdown_table(self.group_table().map(fmt)), ""]
+        groups = counts_as_integers(self.group_table()).map(fmt)
+        parts += ["## Per group", "", markdown_table(groups), ""]
         return "\n".join(parts) + "\n"
 
     def to_json(self) -> str:

@@ -14,7 +14,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairot.reporting._format import SUMMARY_LABELS, format_value
+from fairot.reporting._format import (
+    SUMMARY_LABELS,
+    column_chunks,
+    counts_as_integers,
+    format_value,
+    per_group_tables,
+)
 from fairot.reporting._sections import extra_sections, interval_notes
 
 STYLE = """
@@ -32,14 +38,26 @@ STYLE = """
 .fairot-audit th { background: #f6f8fa; text-align: left; }
 .fairot-audit td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .fairot-audit tr.small td { background: #fff8c5; }
-.fairot-audit .scroll { overflow-x: auto; }
+/* A table wider than the page scrolls, and says so: a shadow on the side with more columns
+   (the covers scroll with the table, the shadows stay; no script). */
+.fairot-audit .scroll { overflow-x: auto; max-width: 100%;
+  background: linear-gradient(to right, #fff 30%, rgba(255, 255, 255, 0)),
+    linear-gradient(to left, #fff 30%, rgba(255, 255, 255, 0)) 100% 0,
+    radial-gradient(farthest-side at 0 50%, rgba(0, 0, 0, 0.25), rgba(0, 0, 0, 0)),
+    radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.25), rgba(0, 0, 0, 0)) 100% 0;
+  background-repeat: no-repeat; background-size: 40px 100%, 40px 100%, 14px 100%, 14px 100%;
+  background-attachment: local, local, scroll, scroll; }
 .fairot-audit figure { margin: 1rem 0; }
 .fairot-audit figure svg { max-width: 100%; height: auto; }
 .fairot-audit figcaption { color: #57606a; font-size: 0.85rem; }
 """
 
-DISTRIBUTION_COLUMNS = ("size", "share", "accuracy", "mse", "r2", "mean_score", "w1_to_pooled")
-COUNT_COLUMNS = ("selected", "positives", "negatives", "tp", "fp", "tn", "fn", "base_rate", "fnr")
+#: The min-content width a table may take: the page's 1,100 px column less borders and rounding.
+TABLE_WIDTH_PX = 1040
+# At the table's 0.88rem (14 px) system sans-serif, a character is 7.7 to 9.1 px wide (bold
+# headers, measured in headless Chromium: 1,463 px for 158 characters in 13 columns, 1,124 px
+# for 103 in 10); the upper end keeps every estimate above the page's own; a cell adds padding.
+CHAR_PX, CELL_PX = 9.2, 19
 CAPTIONS = {
     "score_histograms": (
         "Density of each group's scores, largest group first. When a few bars tower over the "
@@ -65,13 +83,36 @@ def _cell(value: Any) -> str:
     return f"<td>{html.escape(str(value))}</td>"
 
 
+def _min_width(frame: pd.DataFrame) -> float:
+    """Pixels a table needs at least: each column as wide as its longest word or number."""
+
+    def widest(texts: Any) -> int:
+        return max((len(word) for t in texts for word in str(t).split()), default=0)
+
+    def shown(v: Any) -> str:
+        return format_value(v) if isinstance(v, (float, np.floating)) else str(v)
+
+    columns = [widest([frame.index.name or "", *frame.index])]
+    columns += [widest([c, *map(shown, frame[c])]) for c in frame.columns]
+    return sum(CHAR_PX * n + CELL_PX for n in columns)
+
+
 def _table(frame: pd.DataFrame, row_class: dict[Any, str] | None = None) -> str:
+    """``frame`` as HTML tables that fit the page: a wide one is cut into blocks of columns."""
+    frame = counts_as_integers(frame)
+    parts = column_chunks(frame, lambda part: _min_width(part) <= TABLE_WIDTH_PX)
+    return "".join(_one_table(part, row_class) for part in parts)
+
+
+def _one_table(frame: pd.DataFrame, row_class: dict[Any, str] | None) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in [frame.index.name or "", *frame])
     rows = []
-    for index, row in frame.iterrows():
+    # itertuples keeps each column's type (iterrows would turn a row of counts and rates into
+    # floats, and a count of 63 into 63.0000).
+    for index, row in zip(frame.index, frame.itertuples(index=False), strict=True):
         css = (row_class or {}).get(index, "")
         attr = f' class="{css}"' if css else ""
-        cells = "".join(_cell(v) for v in row.to_numpy(dtype=object))
+        cells = "".join(_cell(v) for v in row)
         rows.append(f"<tr{attr}><th>{html.escape(str(index))}</th>{cells}</tr>")
     return (
         f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
@@ -113,22 +154,13 @@ def render_fragment(result: Any) -> str:
     parts += ["<h2>Summary</h2>", _table(summary)]
     parts += [f'<p class="meta">{html.escape(note)}</p>' for note in interval_notes(result)]
     small = {g: "small" for g in result.report.index if result.report.loc[g].get("note", "")}
-    # Two tables rather than one too wide to read: distributions, then rates at the threshold.
-    report = result.report
-    first = [c for c in report.columns if c in DISTRIBUTION_COLUMNS or c == "note"]
-    counted = [c for c in report.columns if c in COUNT_COLUMNS or c.endswith(("_low", "_high"))]
-    rest = [c for c in report.columns if c not in first and c not in counted]
-    parts += ["<h2>Per group</h2>", _table(report[first], small)]
-    if rest:
-        # Rates are per group; the pooled row would only repeat dashes.
-        rates = report.loc[[g for g in report.index if g != "overall"], rest]
-        parts += ["<h3>Rates and errors</h3>", _table(rates, small)]
-    if counted:
-        parts += [
-            "<h3>Confusion counts and rate intervals</h3>",
-            _table(report[[c for c in counted if not c.endswith(("_low", "_high"))]], small),
-            _table(report[[c for c in counted if c.endswith(("_low", "_high"))]], small),
-        ]
+    # Several tables rather than one too wide to read: distributions, rates at the threshold,
+    # confusion counts, the rates' intervals.
+    parts.append("<h2>Per group</h2>")
+    for caption, frame in per_group_tables(result.report):
+        if caption:
+            parts.append(f"<h3>{html.escape(caption)}</h3>")
+        parts.append(_table(frame, small))
     if result.figures:
         parts.append("<h2>Figures</h2>")
     for key, figure in result.figures.items():

@@ -32,7 +32,7 @@ from fairot.reporting._windows import (
     rows_of,
 )
 from fairot.utils.arrays import check_array_1d
-from fairot.utils.calendar import calendar_offset
+from fairot.utils.calendar import calendar_offset, period_label
 from fairot.utils.sensitive import check_sensitive_features
 
 Metric = Literal["sdd", "wass1", "demographic_parity_difference", "reference_w1"]
@@ -115,6 +115,7 @@ class FairnessMonitor:
     every : str or pandas.DateOffset, optional
         Calendar windows instead: a pandas offset alias of a positive period (``"7D"``, ``"1W"``,
         ``"1M"`` or ``"ME"`` for months, ``"12h"``). Exactly one of ``window`` and ``every``.
+        The outputs name it as written (attribute ``every_label``: ``"1M"``, not pandas' ``"ME"``).
     threshold : float > 0, default=0.05
         Alert level of the metric.
     estimator : COT/DOT estimator, optional
@@ -190,9 +191,9 @@ class FairnessMonitor:
         if window is not None and every is not None:
             raise ValueError(MSG_WINDOW_AND_EVERY.format(window=window, every=every))
         self.every = None if every is None else calendar_offset(every)
-        self.window = None
-        if every is None:
-            self.window = _positive_int(1000 if window is None else window, 20, MSG_WINDOW)
+        self.every_label = None if every is None else period_label(every)
+        size = 1000 if window is None else window
+        self.window = None if every is not None else _positive_int(size, 20, MSG_WINDOW)
         real = isinstance(threshold, numbers.Real) and not isinstance(threshold, bool)
         if not (real and math.isfinite(threshold) and threshold > 0):
             raise ValueError(MSG_THRESHOLD.format(value=threshold))

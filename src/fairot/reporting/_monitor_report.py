@@ -38,7 +38,7 @@ def window_table(monitor: Any) -> pd.DataFrame:
 
 def _windows_text(monitor: Any) -> str:
     if monitor.every is not None:
-        return f"calendar windows of {monitor.every.freqstr}"
+        return f"calendar windows of {monitor.every_label}"
     return f"windows of {monitor.window} rows"
 
 
@@ -54,7 +54,7 @@ def monitor_record(
             "settings": {
                 "metric": monitor.metric,
                 "window": monitor.window,
-                "every": None if monitor.every is None else monitor.every.freqstr,
+                "every": None if monitor.every is None else monitor.every_label,
                 "threshold": monitor.threshold,
                 "alpha": monitor.alpha,
                 "confidence": monitor.confidence,
@@ -213,7 +213,7 @@ def plot_monitor(monitor: Any, ax: Any = None, *, title: str | None = None) -> A
         from matplotlib.ticker import MaxNLocator
 
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    size = monitor.every.freqstr if monitor.every is not None else f"{monitor.window} samples"
+    size = monitor.every_label if monitor.every is not None else f"{monitor.window} samples"
     ax.set_xlabel(f"{label} (windows of {size})")
     ax.set_ylabel(monitor.metric)
     ax.set_title(title or f"{monitor.metric} per window")

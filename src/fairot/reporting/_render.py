@@ -13,7 +13,15 @@ from typing import Any
 import numpy as np
 
 from fairot.reporting._conditional import strata_markdown, strata_text
-from fairot.reporting._format import SUMMARY_LABELS, format_value
+from fairot.reporting._format import (
+    SUMMARY_LABELS,
+    TEXT_WIDTH,
+    counts_as_integers,
+    format_value,
+    per_group_tables,
+    text_table,
+    wrap_text,
+)
 from fairot.reporting._sections import (
     extra_sections,
     interval_notes,
@@ -28,13 +36,16 @@ _MLFLOW_UNSAFE = re.compile(r"[^0-9A-Za-z_.\-/]+")
 
 
 def render_text(self: Any) -> str:
-    """A plain-text rendering for the terminal."""
-    lines = [self.title, "=" * len(self.title), ""]
-    lines += [f"warning: {w}" for w in self.warnings]
+    """A plain-text rendering for the terminal, no line wider than ``TEXT_WIDTH`` (100)."""
+    lines = [self.title, "=" * min(len(self.title), TEXT_WIDTH), ""]
+    for w in self.warnings:
+        lines += wrap_text(f"warning: {w}")
     if self.warnings:
         lines.append("")
-    table = self.report.copy()
-    lines += [table.to_string(float_format=format_value, na_rep="—"), "", "Summary:"]
+    # The per-group table in the blocks a terminal can show (it has about 35 columns).
+    for caption, frame in per_group_tables(self.report):
+        lines += [f"{caption}:"] * bool(caption) + text_table(frame) + [""]
+    lines.append("Summary:")
     width = max(len(SUMMARY_LABELS.get(k, k)) for k in self.summary)
     bands = None if self.intervals is None else self.intervals.summary
     for key, value in self.summary.items():
@@ -46,10 +57,12 @@ def render_text(self: Any) -> str:
                 shown += "  (interval not estimable: see below)"
             else:
                 shown += f"  [{format_value(low)}, {format_value(high)}]"
-        lines.append(f"  {label:<{width}}  {shown}")
+        lines += wrap_text(f"  {label:<{width}}  {shown}", indent=width + 4)
     notes = interval_notes(self)
     if notes:
-        lines += ["", *notes]
+        lines.append("")
+        for note in notes:
+            lines += wrap_text(note)
     for section in extra_sections(self):
         lines += render_text_section(section)
     return "\n".join(lines + strata_text(self.strata))
@@ -73,7 +86,11 @@ def render_markdown(self: Any) -> str:
     ]
     for note in interval_notes(self):
         parts += [escape_markdown(note), ""]
-    parts += ["## Per group", "", markdown_table(self.report.fillna(np.nan)), ""]
+    parts += ["## Per group", ""]
+    for caption, frame in per_group_tables(self.report):
+        if caption:
+            parts += [f"**{escape_markdown(caption)}**", ""]
+        parts += [markdown_table(counts_as_integers(frame).fillna(np.nan)), ""]
     for section in extra_sections(self):
         parts += render_markdown_section(section)
     parts += [f"![{key}]({key}.png)" for key in self.figures]

@@ -13,7 +13,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairot.reporting._format import SUMMARY_LABELS, format_value
+from fairot.reporting._format import (
+    SUMMARY_LABELS,
+    TEXT_WIDTH,
+    counts_as_integers,
+    format_value,
+    text_table,
+    wrap_text,
+)
 from fairot.reporting._provenance import GLOSSARY
 from fairot.utils import escape_markdown, markdown_table
 
@@ -113,7 +120,9 @@ def extra_sections(result: Any) -> list[Section]:
 
 
 def _shown(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.map(lambda v: format_value(v) if isinstance(v, (float, np.floating)) else v)
+    return counts_as_integers(frame).map(
+        lambda v: format_value(v) if isinstance(v, (float, np.floating)) else v
+    )
 
 
 def render_markdown_section(section: Section) -> list[str]:
@@ -130,21 +139,13 @@ def render_markdown_section(section: Section) -> list[str]:
 
 
 def render_text_section(section: Section) -> list[str]:
-    """Plain-text lines of a section."""
+    """Plain-text lines of a section, none wider than the terminal (``TEXT_WIDTH``)."""
     heading, paragraphs, tables = section
-    parts = ["", heading, "-" * len(heading)]
-    parts += paragraphs
+    parts = ["", *wrap_text(heading), "-" * min(len(heading), TEXT_WIDTH)]
+    for text in paragraphs:
+        parts += wrap_text(text)
     for caption, frame in tables:
         if caption:
-            parts.append(caption + ":")
-        # Text columns (definitions, sources, verdict lines) read left-aligned; pandas would
-        # right-align them to the longest entry.
-        text = {
-            column: f"{{:<{frame[column].astype(str).str.len().max()}}}".format
-            for column in frame.columns
-            if not pd.api.types.is_numeric_dtype(frame[column]) and len(frame)
-        }
-        parts.append(
-            frame.to_string(float_format=format_value, na_rep="—", formatters=text, justify="left")
-        )
+            parts += wrap_text(caption + ":")
+        parts += text_table(frame)
     return parts

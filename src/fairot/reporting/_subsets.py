@@ -35,6 +35,29 @@ def rates(y_true, y_pred, sensitive_features, sample_weight, task, group_mode, t
     )
 
 
+def with_pooled_rates(table, y_true, y_pred, sample_weight, task, threshold):
+    """``table`` with the rates of its ``overall`` row filled in: the rates of all rows pooled.
+
+    The per-group rates have no pooled row of their own, so the audit's ``overall`` row would
+    read NaN (an overall MAE of NaN); a ratio to the most-selected group
+    (``disparate_impact``) has no pooled value and stays undefined.
+    """
+    if "overall" not in table.index:
+        return table
+    # group_rates needs two groups: the rows twice, as group 0 and group 1, give group 0's rates
+    # on exactly the rows (no private kernel of fairot.metrics reached).
+    n = len(y_pred)
+    twice = [None if a is None else np.r_[np.asarray(a), np.asarray(a)] for a in
+             (y_true, y_pred, sample_weight)]  # fmt: skip
+    two = np.repeat(np.array([0, 1]), n)
+    pooled = rates(twice[0], twice[1], two, twice[2], task, "intersection", threshold)
+    table = table.copy()
+    for column in pooled.columns.drop("disparate_impact", errors="ignore"):
+        if column in table.columns and np.isnan(table.loc["overall", column]):
+            table.loc["overall", column] = pooled[column].iloc[0]
+    return table
+
+
 def take(y_true, y_pred, sensitive_features, sample_weight, rows):
     """The given rows of every input (all of them when ``rows`` is None); None stays None."""
     if rows is None:

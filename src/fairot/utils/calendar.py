@@ -2,7 +2,7 @@
 
 Used by :class:`fairot.reporting.FairnessMonitor` (``every=``) and ``fairot monitor --every``, so
 that both accept the same spellings and refuse the same mistakes with one message naming the
-argument.
+argument; :func:`period_label` names the period as the user wrote it.
 """
 
 from __future__ import annotations
@@ -64,3 +64,27 @@ def calendar_offset(every: Any, *, name: str = "every") -> pd.offsets.BaseOffset
     if offset is None or offset.n <= 0:
         raise ValueError(message)
     return offset
+
+
+def period_label(every: Any) -> str:
+    """The period as the user wrote it (``"1M"``, not pandas' ``"ME"``), for titles and tables.
+
+    Parameters
+    ----------
+    every : str or pandas.DateOffset
+        A period accepted by :func:`calendar_offset`; an offset object is named by its pandas
+        alias.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from fairot.utils.calendar import calendar_offset, period_label
+    >>> period_label(" 1M "), period_label(calendar_offset("1M"))
+    ('1M', 'ME')
+    """
+    if isinstance(every, str):
+        return every.strip()
+    return calendar_offset(every).freqstr
