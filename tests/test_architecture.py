@@ -222,6 +222,11 @@ def test_the_private_state_walk_sees_a_friend_module():
     assert _foreign_private_state(trees) == ["friend.py:2 a._x"]
 
 
+def test_no_module_touches_another_objects_private_state():
+    trees = {path: ast.parse(path.read_text(encoding="utf-8")) for path in MODULES.values()}
+    assert _foreign_private_state(trees) == []
+
+
 @pytest.mark.filterwarnings("default::UserWarning")
 def test_long_modules_are_listed_not_refused():
     lengths = {

@@ -21,6 +21,7 @@ References
 
 from __future__ import annotations
 
+import copy
 import numbers
 from typing import Literal, get_args
 
@@ -32,14 +33,14 @@ from sklearn.utils.validation import _check_y, check_is_fitted
 from fairot.utils.arrays import check_sample_weight
 from fairot.utils.backends import any_dask, dispatch
 from fairot.utils.groups import GroupEncoding, group_attributes
-from fairot.utils.strata import SMALL_STRATA
+from fairot.utils.strata import POOLED, SMALL_STRATA
 
 from ._adjust import Method, QuantileAdjustment, check_p
 from ._calibration import Calibration
 from ._costs import InducedCost
 from ._fit import fit_in_memory
 from ._inputs import InputTagsMixin, encode_groups, estimator_keyword, groups_or_columns
-from ._strata import MSG_DASK_CONTROL, map_by_stratum, strata_of_rows
+from ._strata import MSG_DASK_CONTROL, strata_of_rows
 from ._units import scaled_r2
 from .checks import MSG_SCORE_GROUPS, check_calibration_groups, check_fit_parameters
 from .scores import predict_scores
@@ -298,7 +299,7 @@ class WassersteinFairRegressor(InputTagsMixin, RegressorMixin, BaseEstimator):
             args = (self, X, y, sensitive_features, calibration)
             return dispatch("WassersteinFairRegressor.fit", *args, sample_weight=sample_weight)
         check_fit_parameters(self, stacklevel=3)
-        return fit_in_memory(
+        strata = fit_in_memory(
             self,
             X,
             y,
@@ -307,6 +308,9 @@ class WassersteinFairRegressor(InputTagsMixin, RegressorMixin, BaseEstimator):
             weights=sample_weight,
             calibration=calibration,
         )
+        if strata is not None:
+            self._strata = strata
+        return self
 
     def fit_from_group_statistics(
         self,
@@ -403,6 +407,38 @@ class WassersteinFairRegressor(InputTagsMixin, RegressorMixin, BaseEstimator):
         """Sorted calibration scores of each group."""
         return self._calibration.group_samples
 
+    def with_tolerance(
+        self, *, epsilon: float | None = None, tau: float | None = None
+    ) -> WassersteinFairRegressor:
+        r"""A copy adjusted at another tolerance, without fitting the score models again.
+
+        Stages 1 and 2 (the score models and the calibration) are shared with this regressor;
+        only the adjustment (Stage 3) runs again, at :math:`\varepsilon` = ``epsilon`` or at
+        ``tau`` times the calibration's raw gap, as the parameters of the same names in
+        ``fit``. With strata, each stratum's adjustment runs again the same way. This is what
+        :func:`~fairot.regression.fairness_accuracy_path` traces.
+
+        Parameters
+        ----------
+        epsilon : float, default=None
+        tau : float, default=None
+
+        Returns
+        -------
+        WassersteinFairRegressor
+            A fitted regressor; this one is unchanged.
+        """
+        check_is_fitted(self, "adjusted_curves_")
+        adjusted = copy.copy(self)
+        adjusted.epsilon, adjusted.tau = epsilon, tau
+        adjusted._adjust(epsilon, tau)
+        if getattr(self, "stratum_maps_", None) is not None:
+            adjusted.stratum_maps_ = [
+                None if m is None else m.with_tolerance(epsilon=epsilon, tau=tau)
+                for m in self.stratum_maps_
+            ]
+        return adjusted
+
     def _adjust(self, epsilon: float | None, tau: float | None) -> None:
         """Stage 3 and the prediction tables, from the stored calibration (reused by the path)."""
         fair = self._calibration.adjust(epsilon, tau, p=self.p, method=self.method)
@@ -436,15 +472,39 @@ class WassersteinFairRegressor(InputTagsMixin, RegressorMixin, BaseEstimator):
             Clipped to ``bounds`` when given.
         """
         check_is_fitted(self, "adjusted_curves_")
-        sensitive_features = groups_or_columns(self, sensitive_features)
+        sensitive_features = groups_or_columns(sensitive_features, self._fitted_columns())
         if any_dask(X):
             if control_features is not None or getattr(self, "_strata", None) is not None:
                 raise NotImplementedError(MSG_DASK_CONTROL)
             return dispatch("WassersteinFairRegressor.predict", self, X, sensitive_features)
-        X, codes = encode_groups(self, X, sensitive_features)
-        stratum = strata_of_rows(self, X, codes.shape[0], control_features, stacklevel=2)
+        X, codes = encode_groups(self, X, sensitive_features, self._groups)
+        stratum = strata_of_rows(
+            self,
+            getattr(self, "_strata", None),
+            X,
+            codes.shape[0],
+            control_features,
+            stacklevel=2,
+        )
         scores = predict_scores(self.estimators_, X, codes)
-        return map_by_stratum(self, scores, codes, stratum)
+        if stratum is None:
+            return self._fair_map(scores, codes)
+        out = np.empty_like(scores)
+        for s in np.unique(stratum):
+            rows = np.flatnonzero(stratum == s)
+            fitted = self if s == POOLED else self.stratum_maps_[s]
+            out[rows] = fitted._fair_map(scores[rows], codes[rows])
+        return out
+
+    def _fair_map(self, scores: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """The fitted adjustment applied to scores of the given groups (clipped to ``bounds``)."""
+        if self._identity:
+            return self._calibration.clip(scores)
+        return self._calibration.clip(self._calibration.read(scores, codes, self._tables))
+
+    def _fitted_columns(self) -> list[str] | None:
+        # a model pickled before the columns were recorded has no record of them
+        return getattr(self, "_sensitive_columns", None)
 
     def score(
         self, X, y, sample_weight=None, *, sensitive_features=None, control_features=None
@@ -468,7 +528,7 @@ class WassersteinFairRegressor(InputTagsMixin, RegressorMixin, BaseEstimator):
         float
         """
         check_is_fitted(self, "adjusted_curves_")
-        sensitive_features = groups_or_columns(self, sensitive_features)
+        sensitive_features = groups_or_columns(sensitive_features, self._fitted_columns())
         if sensitive_features is None:
             raise ValueError(MSG_SCORE_GROUPS)
         strata = {} if control_features is None else {"control_features": control_features}
@@ -482,6 +542,6 @@ class WassersteinFairRegressor(InputTagsMixin, RegressorMixin, BaseEstimator):
     def score_unadjusted(self, X, *, sensitive_features=None) -> np.ndarray:
         """Raw scores of the fitted model (before the fairness adjustment and ``bounds``)."""
         check_is_fitted(self, "adjusted_curves_")
-        sensitive_features = groups_or_columns(self, sensitive_features)
-        X, codes = encode_groups(self, X, sensitive_features)
+        sensitive_features = groups_or_columns(sensitive_features, self._fitted_columns())
+        X, codes = encode_groups(self, X, sensitive_features, self._groups)
         return predict_scores(self.estimators_, X, codes)

@@ -21,7 +21,7 @@ from sklearn.utils.validation import _check_y, _num_samples, has_fit_parameter
 from fairot.utils.arrays import check_sample_weight
 from fairot.utils.groups import group_attributes, warn_small_groups
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
-from fairot.utils.strata import encode_strata
+from fairot.utils.strata import StrataFit, encode_strata
 
 from ._inputs import check_X, split_calibration
 from ._strata import MSG_CONTROL_CALIBRATION, fit_strata, split_labels
@@ -42,8 +42,13 @@ def fit_in_memory(
     control_features: Any,
     weights: Any,
     calibration: Any,
-) -> Any:
-    """Fit ``model`` (a ``WassersteinFairRegressor``) on in-memory data; returns ``model``."""
+) -> StrataFit | None:
+    """Fit ``model`` (a ``WassersteinFairRegressor``) on in-memory data.
+
+    Sets ``model``'s public fitted attributes (through ``fit_from_group_statistics`` for the
+    adjustment) and returns the strata's record for ``model`` to keep (``None`` without
+    ``control_features``).
+    """
     X = check_X(model, X, reset=True)
     n_samples = _num_samples(X)
     y = np.asarray(_check_y(y, y_numeric=True, estimator=model), dtype=np.float64)
@@ -62,8 +67,6 @@ def fit_in_memory(
         strata = encode_strata(control, n_samples)
     if is_observed_cost(model.cost) and weights is not None:
         raise ValueError(MSG_WEIGHTS_OBSERVED.format(cost=model.cost))
-    # the calibration set's groups are encoded, and its errors named, with fit's groups
-    model._groups = groups
     model.groups_, model.group_names_ = group_attributes(groups)
     codes = groups.codes
     base = LinearRegression() if model.estimator is None else model.estimator
@@ -72,7 +75,15 @@ def fit_in_memory(
         raise ValueError(MSG_WEIGHTS_ESTIMATOR.format(name=type(base).__name__))
     labels = split_labels(codes, None if strata is None else strata.codes, groups.n_groups)
     train, w_train, (X_cal, y_cal, codes_cal, w_cal), cal_rows = split_calibration(
-        model, X, y, codes, weights, frozen=frozen, calibration=calibration, stratify=labels
+        model,
+        X,
+        y,
+        codes,
+        weights,
+        frozen=frozen,
+        calibration=calibration,
+        encoding=groups,
+        stratify=labels,
     )
     if frozen:
         estimators = [base]
@@ -97,18 +108,21 @@ def fit_in_memory(
         precision=precision,
         sensitive_columns=columns,
     )
-    if strata is not None:
-        model._strata, model.stratum_maps_ = fit_strata(
-            model,
-            scores,
-            codes_cal,
-            strata.codes[cal_rows],
-            strata,
-            sample_weight=w_cal,
-            responses=y_cal,
-            precision=precision,
-            columns=control_columns,
-            stacklevel=3,
-        )
-        model.strata_, model.pooled_strata_ = model._strata.labels, model._strata.pooled_names
-    return model
+    if strata is None:
+        return None
+    fitted_strata, model.stratum_maps_ = fit_strata(
+        model,
+        scores,
+        codes_cal,
+        strata.codes[cal_rows],
+        strata,
+        encoding=groups,
+        sensitive_columns=columns,
+        sample_weight=w_cal,
+        responses=y_cal,
+        precision=precision,
+        columns=control_columns,
+        stacklevel=3,
+    )
+    model.strata_, model.pooled_strata_ = fitted_strata.labels, fitted_strata.pooled_names
+    return fitted_strata

@@ -85,30 +85,32 @@ def check_X(model: Any, X: Any, *, reset: bool) -> Any:
     return X
 
 
-def encode_groups(model: Any, X: Any, sensitive_features: Any) -> tuple[Any, np.ndarray]:
-    """Checked ``X`` and the codes of its rows' groups among the groups ``model`` was fitted on."""
+def encode_groups(
+    model: Any, X: Any, sensitive_features: Any, encoding: Any
+) -> tuple[Any, np.ndarray]:
+    """Checked ``X`` and the codes of its rows' groups in ``encoding`` (the groups of fit)."""
     X = check_X(model, X, reset=False)
     sensitive_features, _ = resolve_sensitive_features(X, sensitive_features)
-    codes = model._groups.encode(sensitive_features)
+    codes = encoding.encode(sensitive_features)
     n = _num_samples(X)
     if codes.shape[0] != n:
         raise ValueError(f"sensitive_features has {codes.shape[0]} rows but X has {n}.")
     return X, codes
 
 
-def groups_or_columns(model: Any, sensitive_features: Any) -> Any:
-    """The groups given, else the names of the columns of X that ``model.fit`` read them from.
+def groups_or_columns(sensitive_features: Any, fitted_columns: Any) -> Any:
+    """The groups given, else ``fitted_columns``: the columns of X that ``fit`` read them from.
 
     ``None`` when neither: the caller's own check then says that the groups are required.
     """
-    if sensitive_features is None:
-        # a model pickled before the columns were recorded has no record of the columns
-        return getattr(model, "_sensitive_columns", None)
-    return sensitive_features
+    return fitted_columns if sensitive_features is None else sensitive_features
 
 
-def check_calibration_set(model: Any, calibration: Any) -> tuple:
-    """The explicit calibration set of ``fit``: ``(X, y, codes, sample_weight or None)``."""
+def check_calibration_set(model: Any, calibration: Any, encoding: Any) -> tuple:
+    """The explicit calibration set of ``fit``: ``(X, y, codes, sample_weight or None)``.
+
+    Its groups are encoded, and its errors named, with fit's groups ``encoding``.
+    """
     if not isinstance(calibration, (tuple, list)) or len(calibration) not in (3, 4):
         raise ValueError(MSG_CALIBRATION.format(value=type(calibration).__name__))
     X_cal, y_cal, sf_cal = calibration[:3]
@@ -118,7 +120,7 @@ def check_calibration_set(model: Any, calibration: Any) -> tuple:
     if y_cal.shape[0] != n_cal:
         raise ValueError(f"calibration X has {n_cal} rows but calibration y has {y_cal.shape[0]}.")
     sf_cal, _ = resolve_sensitive_features(X_cal, sf_cal, name="calibration sensitive_features")
-    codes_cal = model._groups.encode(sf_cal, name="calibration sensitive_features")
+    codes_cal = encoding.encode(sf_cal, name="calibration sensitive_features")
     if codes_cal.shape[0] != n_cal:
         raise ValueError("calibration sensitive_features and X have different lengths.")
     w_cal = None
@@ -142,6 +144,7 @@ def split_calibration(
     *,
     frozen: bool,
     calibration: Any,
+    encoding: Any,
     stratify: np.ndarray | None = None,
 ) -> tuple[np.ndarray | None, np.ndarray | None, tuple, np.ndarray | None]:
     """The rows that train the score model, their weights, the calibration set, its positions.
@@ -167,7 +170,8 @@ def split_calibration(
     if frozen:
         return None, None, (X, y, codes, weights), np.arange(n_samples)
     if calibration is not None:
-        return np.arange(n_samples), weights, check_calibration_set(model, calibration), None
+        explicit = check_calibration_set(model, calibration, encoding)
+        return np.arange(n_samples), weights, explicit, None
     labels = codes if stratify is None else stratify
     # the rows each unit of the split stands for: a row, or each copy of a row of whole weight
     copies = np.arange(n_samples)

@@ -1,12 +1,11 @@
 r"""The tolerance path: a regressor per tolerance at the cost of one calibration.
 
-Stages 1 and 2 run once; :meth:`~._calibration.Calibration.adjust` runs per tolerance on the
-shared calibration, and the held-out scores and ranks are computed once.
+Stages 1 and 2 run once; :meth:`WassersteinFairRegressor.with_tolerance` runs the adjustment
+per tolerance on the shared calibration, and the held-out raw scores are computed once.
 """
 
 from __future__ import annotations
 
-import copy
 import warnings
 from dataclasses import dataclass
 
@@ -17,12 +16,11 @@ from sklearn.metrics import mean_squared_error, r2_score
 
 from fairot.metrics import max_pairwise_wasserstein
 from fairot.utils.arrays import check_array_1d, check_sample_weight
+from fairot.utils.sensitive import resolve_sensitive_features
 
 from ._adjust import check_p
 from ._estimator import WassersteinFairRegressor
-from ._inputs import encode_groups
 from .checks import MSG_TAU_ABOVE_ONE
-from .scores import predict_scores
 
 __all__ = ["FairnessAccuracyPath", "fairness_accuracy_path"]
 
@@ -146,23 +144,20 @@ def fairness_accuracy_path(
     if evaluate:
         if y_test is None or sensitive_features_test is None:
             raise ValueError("X_test needs y_test and sensitive_features_test.")
-        X_test, codes_t = encode_groups(fitted, X_test, sensitive_features_test)
+        scores_t = fitted.score_unadjusted(X_test, sensitive_features=sensitive_features_test)
+        groups_t, _ = resolve_sensitive_features(X_test, sensitive_features_test)
         y_t = check_array_1d(y_test, "y_test")
         w_t = check_sample_weight(sample_weight_test, y_t.shape[0], "sample_weight_test")
-        scores_t = predict_scores(fitted.estimators_, X_test, codes_t)
-        index_t = fitted._calibration.read(scores_t, codes_t)
         unadjusted = {
             "mse": mean_squared_error(y_t, scores_t, sample_weight=w_t),
             "r2": r2_score(y_t, scores_t, sample_weight=w_t),
             "test_gap": max_pairwise_wasserstein(
-                None, scores_t, sensitive_features=codes_t, p=p_value, sample_weight=w_t
+                None, scores_t, sensitive_features=groups_t, p=p_value, sample_weight=w_t
             ).distance,
         }
     rows, estimators = [], []
     for tau in taus:
-        est = copy.copy(fitted)
-        est.tau = float(tau)
-        est._adjust(None, float(tau))
+        est = fitted.with_tolerance(tau=float(tau))
         estimators.append(est)
         row = {
             "tau": float(tau),
@@ -172,11 +167,11 @@ def fairness_accuracy_path(
             "n_iter": est.adjustment_.n_iter,
         }
         if evaluate:
-            pred = fitted._calibration.clip(scores_t if est._identity else est._tables[index_t])
+            pred = est.predict(X_test, sensitive_features=sensitive_features_test)
             row["mse"] = mean_squared_error(y_t, pred, sample_weight=w_t)
             row["r2"] = r2_score(y_t, pred, sample_weight=w_t)
             row["test_gap"] = max_pairwise_wasserstein(
-                None, pred, sensitive_features=codes_t, p=p_value, sample_weight=w_t
+                None, pred, sensitive_features=groups_t, p=p_value, sample_weight=w_t
             ).distance
         rows.append(row)
     return FairnessAccuracyPath(pd.DataFrame(rows), estimators, unadjusted)

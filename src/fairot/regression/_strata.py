@@ -10,7 +10,7 @@ prediction, follow ``small_strata`` (:mod:`fairot.utils.strata`): the adjustment
 together, or an error.
 
 Internal surface of :mod:`._estimator`: :func:`fit_strata`, :func:`strata_of_rows`,
-:func:`fair_map`, :func:`split_labels`.
+:func:`split_labels`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from sklearn.base import clone
 
 from fairot.utils.strata import MSG_DASK_CONTROL as DASK_CONTROL
 from fairot.utils.strata import (
-    POOLED,
     StrataFit,
     check_control_at_predict,
     report_small_strata,
@@ -59,6 +58,8 @@ def fit_strata(
     stratum: np.ndarray,
     strata,
     *,
+    encoding: Any,
+    sensitive_columns: list[str] | None,
     sample_weight: np.ndarray | None,
     responses: np.ndarray,
     precision: float,
@@ -82,14 +83,14 @@ def fit_strata(
         sub.fit_from_group_statistics(
             scores[rows],
             codes[rows],
-            encoding=model._groups,
+            encoding=encoding,
             estimators=model.estimators_,
             sample_weight=None if sample_weight is None else sample_weight[rows],
             responses=responses[rows],
             precision=precision,
             n_features_in=getattr(model, "n_features_in_", None),
             feature_names_in=getattr(model, "feature_names_in_", None),
-            sensitive_columns=model._sensitive_columns,
+            sensitive_columns=sensitive_columns,
         )
         maps.append(sub)
     fitted = np.array([m is not None for m in maps], dtype=bool)
@@ -97,34 +98,21 @@ def fit_strata(
 
 
 def strata_of_rows(
-    model: Any, X: Any, n_samples: int, control_features: Any, *, stacklevel: int
+    model: Any,
+    strata: StrataFit | None,
+    X: Any,
+    n_samples: int,
+    control_features: Any,
+    *,
+    stacklevel: int,
 ) -> np.ndarray | None:
-    """Each row's stratum (``POOLED``: the map of all strata), or ``None`` without strata."""
-    strata = getattr(model, "_strata", None)
+    """Each row's stratum (``POOLED``: the map of all strata), or ``None`` without strata.
+
+    ``strata`` is ``model``'s record of the strata it was fitted on (``None`` without).
+    """
     control = check_control_at_predict(strata, control_features, type(model).__name__)
     if control is None:
         return None
     return strata_codes(
         strata, control, n_samples, X, model.small_strata, stacklevel=stacklevel + 1
     )
-
-
-def fair_map(model: Any, scores: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """A fitted adjustment applied to scores of the given groups (clipped to ``bounds``)."""
-    if model._identity:
-        return model._calibration.clip(scores)
-    return model._calibration.clip(model._calibration.read(scores, codes, model._tables))
-
-
-def map_by_stratum(
-    model: Any, scores: np.ndarray, codes: np.ndarray, stratum: np.ndarray | None
-) -> np.ndarray:
-    """Each row through its stratum's adjustment (``model``'s own for pooled rows)."""
-    if stratum is None:
-        return fair_map(model, scores, codes)
-    out = np.empty_like(scores)
-    for s in np.unique(stratum):
-        rows = np.flatnonzero(stratum == s)
-        fitted = model if s == POOLED else model.stratum_maps_[s]
-        out[rows] = fair_map(fitted, scores[rows], codes[rows])
-    return out
