@@ -18,7 +18,7 @@ from fairot.classification._kernels import cot_kernel, dot_kernel
 from fairot.classification._reference import REG_ENTROPIC, REG_L2
 from fairot.classification._rows import padded_rows
 from fairot.torch import WassersteinParityPenalty
-from fairot.torch._penalty_checks import (
+from fairot.torch.penalty._checks import (
     MSG_DEVICE,
     MSG_DUAL_OVERFLOW,
     MSG_GROUP_RANGE,

@@ -9,7 +9,7 @@ from scipy.stats import wasserstein_distance
 
 from fairot.metrics import strong_equalized_odds_disparity
 from fairot.torch import FairMLPClassifier, FairTrainer, WassersteinParityPenalty
-from fairot.torch._penalty_cells import (
+from fairot.torch.penalty._cells import (
     MSG_CELL_TARGETS,
     MSG_COT_CELLS,
     MSG_LABELS,

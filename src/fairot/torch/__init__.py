@@ -20,7 +20,7 @@ Importing ``fairot`` does not import torch; only this package does.
 """
 
 from fairot.torch._estimator import FairMLPClassifier
-from fairot.torch._penalty import WassersteinParityPenalty
 from fairot.torch._trainer import FairTrainer
+from fairot.torch.penalty import WassersteinParityPenalty
 
 __all__ = ["FairMLPClassifier", "FairTrainer", "WassersteinParityPenalty"]

@@ -17,8 +17,6 @@ from tqdm.auto import tqdm
 from fairot.exceptions import DivergenceError
 from fairot.torch._collapse import warn_if_degenerate
 from fairot.torch._divergence import DivergenceMonitor, advice, default_adam
-from fairot.torch._penalty import WassersteinParityPenalty
-from fairot.torch._penalty_cells import fix_targets
 from fairot.torch._trainer_checks import MSG_PARAM, check_arguments, check_count
 from fairot.torch._trainer_data import (
     MSG_EMPTY_GROUP,
@@ -29,6 +27,8 @@ from fairot.torch._trainer_data import (
     validation_metrics,
 )
 from fairot.torch._trainer_state import CHECKPOINT_KEYS, Run, loop_state, restore_loop
+from fairot.torch.penalty import WassersteinParityPenalty
+from fairot.torch.penalty._cells import fix_targets
 from fairot.torch.training import Callback, CheckpointedTrainer
 
 MSG_EVAL_SET = "eval_set must be a tuple (X, y, group_codes); got {value!r}."

@@ -8,7 +8,7 @@ import numpy as np
 from torch import nn
 
 from fairot.torch._device import check_device
-from fairot.torch._penalty import WassersteinParityPenalty
+from fairot.torch.penalty import WassersteinParityPenalty
 
 __all__ = ["MSG_PARAM", "check_arguments", "check_count"]
 

@@ -3,7 +3,7 @@ r"""COT with one fixed target per cell: Algorithm 1's pass, cell by cell.
 Each cell :math:`c` (a group, or a (group, label) cell) has its own potentials
 :math:`\lambda_{S_c}, \lambda_{\bar S,c}` (row ``c`` of the penalty's ``duals`` and
 ``target_duals``, which hold one row per cell) and its own target; the pass of
-:func:`~fairot.torch._cot.cot_batch_terms` runs on each present cell against its target's
+:func:`~fairot.torch.penalty._cot.cot_batch_terms` runs on each present cell against its target's
 quantiles at the cell's :math:`k` midpoint levels. Every exponent is checked before any
 potential is written, as on the shared-target path.
 """
@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import torch
 
-from fairot.torch._cot import cot_batch_terms, group_terms, target_terms, value_with_gradient
-from fairot.torch._penalty_checks import check_dual_exponent, check_score_range, host_values
-from fairot.torch._transport import sorted_quantiles
+from fairot.torch.penalty._checks import check_dual_exponent, check_score_range, host_values
+from fairot.torch.penalty._cot import (
+    cot_batch_terms,
+    group_terms,
+    target_terms,
+    value_with_gradient,
+)
+from fairot.torch.penalty._transport import sorted_quantiles
 
 
 def cot_cells(penalty, scores: torch.Tensor, cells: torch.Tensor, targets: torch.Tensor):

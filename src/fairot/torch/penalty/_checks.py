@@ -5,7 +5,7 @@ entropic exponent check after its pass, before it writes anything), and one more
 codes differ from the last call's. :func:`check_inputs` therefore returns the range as tensors,
 not yet read, and :func:`host_values` reads several 0-d tensors in one transfer.
 
-Internal surface (for :mod:`fairot.torch._penalty`): the ``MSG_*`` templates, :data:`METHODS`,
+Internal surface (for :mod:`._penalty`): the ``MSG_*`` templates, :data:`METHODS`,
 :data:`MAX_PAIRS`, :data:`MAX_ENTROPIC_EXPONENT` and the functions below.
 """
 

@@ -7,7 +7,7 @@ kernel's table on [0, 1] read here by linear interpolation. The derivative is th
 :math:`\psi'` (not the slope of the interpolated :math:`\psi`), exactly as the kernel computes
 it. The penalty differentiates the dual objective in closed form, so these are plain tensors.
 
-Internal surface (for :mod:`fairot.torch._cot` and :mod:`fairot.torch._penalty`):
+Internal surface (for :mod:`fairot.torch.penalty._cot` and :mod:`fairot.torch.penalty._penalty`):
 :class:`FeatureMap`, :func:`feature_map`, :func:`interpolate_table`.
 """
 

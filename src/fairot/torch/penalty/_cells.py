@@ -13,7 +13,7 @@ numbered label-major: cell ``t * n_groups + a`` for the ``t``-th moved label.
 
 Both need fixed targets, one sorted row per cell (:meth:`set_cell_targets`; ``FairTrainer``
 builds them after its warm-up with :func:`build_cell_targets`). DOT and Sinkhorn compare each
-cell with its target here; COT runs its pass cell by cell (:mod:`._penalty_cells_cot`), except
+cell with its target here; COT runs its pass cell by cell (:mod:`._cells_cot`), except
 under ``pairing="diagonal"`` (``MSG_COT_CELLS``).
 """
 
@@ -22,10 +22,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from fairot.torch._penalty_cells_cot import cot_cells
-from fairot.torch._penalty_checks import check_group_codes
 from fairot.torch._trainer_data import barycenter_target
-from fairot.torch._transport import group_layout, sinkhorn_to_target, sorted_quantiles
+from fairot.torch.penalty._cells_cot import cot_cells
+from fairot.torch.penalty._checks import check_group_codes
+from fairot.torch.penalty._transport import group_layout, sinkhorn_to_target, sorted_quantiles
 from fairot.transport import check_tau, geodesic_targets, midpoint_grid, quantile_function
 
 CONSTRAINTS = ("demographic_parity", "equalized_odds", "equal_opportunity")

@@ -10,28 +10,19 @@ import torch
 from torch import nn
 
 from fairot.torch._collapse import CollapseWatch
-from fairot.torch._cot import (
-    GroupTerms,
-    TargetTerms,
-    cot_batch_terms,
-    group_terms,
-    target_terms,
-    value_with_gradient,
-)
-from fairot.torch._features import FeatureMap, feature_map
-from fairot.torch._penalty_cache import (
+from fairot.torch.penalty._cache import (
     BatchGroups,
     FixedTarget,
     clear_caches_after_load,
 )
-from fairot.torch._penalty_cells import (
+from fairot.torch.penalty._cells import (
     cell_forward,
     check_cell_options,
     check_cell_targets,
     constraint_labels,
     resize_cell_targets,
 )
-from fairot.torch._penalty_checks import (
+from fairot.torch.penalty._checks import (
     METHODS,
     check_dual_exponent,
     check_group_codes,
@@ -44,7 +35,16 @@ from fairot.torch._penalty_checks import (
     check_target_batch,
     host_values,
 )
-from fairot.torch._transport import (
+from fairot.torch.penalty._cot import (
+    GroupTerms,
+    TargetTerms,
+    cot_batch_terms,
+    group_terms,
+    target_terms,
+    value_with_gradient,
+)
+from fairot.torch.penalty._features import FeatureMap, feature_map
+from fairot.torch.penalty._transport import (
     batch_barycenter,
     exact_w1_to_target,
     group_layout,
@@ -489,7 +489,7 @@ class WassersteinParityPenalty(nn.Module):
     ) -> torch.Tensor:
         r"""The dual objective (7) on the batch, with its score gradient in closed form.
 
-        :func:`~fairot.torch._cot.cot_batch_terms` computes the value, the gradient in the
+        :func:`~fairot.torch.penalty._cot.cot_batch_terms` computes the value, the gradient in the
         scores and the dual ascent in one pass without autograd (sparing it a graph of the
         N × M terms); the returned tensor carries that gradient.
         """

@@ -13,12 +13,12 @@ on a CPU): the pass handles every group at once, and what depends only on the ba
 The pass builds no autograd graph (``torch.no_grad``): its value and its gradient in the scores
 are computed in closed form, and :func:`value_with_gradient` hands them to autograd as one node,
 instead of a graph over the ``n x M`` pair terms. The ``(n, M)`` pair matrices are updated in
-place (they are the temporaries whose size :data:`~fairot.torch._penalty_checks.MAX_PAIRS`
+place (they are the temporaries whose size :data:`~fairot.torch.penalty._checks.MAX_PAIRS`
 bounds); everything of the batch's, the groups' or the features' size is a new tensor. Fused
 operations (``addmm``, ``addcmul``, ``alpha=``) are used where they are the formula's own shape
 (``a + b c``), which at these sizes also spares one dispatch each.
 
-Internal surface (for :mod:`fairot.torch._penalty`): :class:`GroupTerms`, :func:`group_terms`,
+Internal surface (for :mod:`._penalty`): :class:`GroupTerms`, :func:`group_terms`,
 :class:`TargetTerms`, :func:`target_terms`, :class:`CotTerms`, :func:`cot_batch_terms`,
 :func:`value_with_gradient`.
 """
@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import torch
 
-from fairot.torch._features import FeatureMap
+from fairot.torch.penalty._features import FeatureMap
 
 
 class GroupTerms(NamedTuple):

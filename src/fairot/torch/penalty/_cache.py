@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import torch
 
-from fairot.torch._cot import GroupTerms, TargetTerms
+from fairot.torch.penalty._cot import GroupTerms, TargetTerms
 
 
 class BatchGroups(NamedTuple):
