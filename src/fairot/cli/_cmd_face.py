@@ -93,8 +93,8 @@ def _train(args: argparse.Namespace) -> int:
     if str(config.device).startswith("cpu") and not args.release_memory:
         keep_freed_memory()
     trainer = train_from_config(config, progress=not args.no_progress)
-    if os.environ.get("RANK", "0") != "0":
-        return 0  # rank 0 reports
+    if int(os.environ.get("RANK") or 0) != 0:
+        return 0  # rank 0 reports (train_from_config refused a RANK without a launcher)
     margins = trainer.last_record_.get("margins", [])
     print(f"trained {config.method} for {trainer.step_} steps; checkpoint in {config.out_dir}/")
     if margins:

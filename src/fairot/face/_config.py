@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import sys
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,6 +44,10 @@ UNKNOWN_KEYS_ERROR = "unknown config keys {keys}; valid keys are {valid}."
 MISSING_KEY_ERROR = "the config needs {key!r} ({why})."
 BACKBONE_ERROR = "backbone must be one of {names}; got {value!r}."
 CONFIG_FORMAT_ERROR = "config {path!s} must be a .json or .toml file holding one table."
+RESUMED_MESSAGE = (
+    "fairot: resuming from {path} at step {step} of {n_steps} (its SHA-256 matches the "
+    "manifest this run wrote); set resume to false to start afresh."
+)
 HISTORY_GAP_WARNING = (
     "{path} holds {n_rows} rows for the {step} steps of the checkpoint; the resumed history "
     "misses the others."
@@ -86,10 +91,13 @@ class TrainConfig:
     num_workers : int
         Threads decoding images.
     out_dir : str
-        Checkpoint (``checkpoint.pt``) and history (``history.csv``) go here.
+        Checkpoint (``checkpoint.pt``, with its manifest ``checkpoint.pt.manifest.json``) and
+        history (``history.csv``) go here.
     checkpoint_every : int
     resume : bool
-        Continue from ``out_dir/checkpoint.pt`` when it exists.
+        Continue from ``out_dir/checkpoint.pt`` when it exists; only a checkpoint whose
+        SHA-256 its manifest lists (one this run wrote) is loaded, anything else is refused
+        with a ``ValueError`` (see ``docs/security.md``).
     seed : int
 
     Examples
@@ -277,6 +285,12 @@ def train_from_config(
     CSVs are checked first: an identity in two groups or an empty cell is refused, naming the
     file and the line.
 
+    With ``config.resume`` (the default), an existing ``out_dir/checkpoint.pt`` is resumed
+    only when its manifest lists its SHA-256, and the run says on stderr that it resumed and
+    from what; a checkpoint without its manifest, one that does not match it, or one holding
+    anything but tensors and plain data is refused with a ``ValueError`` naming the file
+    (nothing of it runs).
+
     Returns
     -------
     MetaBalancedTrainer
@@ -309,8 +323,9 @@ def train_from_config(
     ...     batch_size=8, meta_batch_size=8, num_workers=0, checkpoint_every=2,
     ...     out_dir=os.path.join(root, "run"))
     >>> trainer = train_from_config(config, progress=False)
-    >>> trainer.step_, sorted(os.listdir(config.out_dir))
-    (2, ['.fairot-train.lock', 'checkpoint.pt', 'config.json', 'history.csv'])
+    >>> trainer.step_, sorted(os.listdir(config.out_dir))  # doctest: +NORMALIZE_WHITESPACE
+    (2, ['.fairot-train.lock', 'checkpoint.pt', 'checkpoint.pt.manifest.json', 'config.json',
+         'history.csv'])
     """
     initialised, device = init_from_environment(config.device)
     try:
@@ -388,8 +403,15 @@ def _train_locked(config, device, out, *, progress, callbacks) -> MetaBalancedTr
     )
     checkpoint = out / "checkpoint.pt"
     if config.resume and checkpoint.exists():
-        trainer.load_checkpoint(checkpoint)
+        # Only a checkpoint this run's folder holds with its manifest: one fairot wrote.
+        trainer.load_checkpoint(checkpoint, require_manifest=True)
         history.resume_from(trainer.step_)
+        if rank == 0:
+            print(
+                RESUMED_MESSAGE.format(path=checkpoint, step=trainer.step_, n_steps=config.n_steps),
+                file=sys.stderr,
+                flush=True,
+            )
     if rank == 0:
         write_atomic(out / "config.json", json.dumps(dataclasses.asdict(config), indent=2))
     trainer.fit(

@@ -6,11 +6,23 @@ of :class:`Callback`. A trainer says what its state is (:meth:`CheckpointedTrain
 and :meth:`CheckpointedTrainer.load_state_dict`, and the keys every checkpoint of it holds); the
 base writes it atomically, reads it back verified and loads it all or nothing, so that a run
 killed at any moment resumes from its last checkpoint exactly as if it had never stopped.
+
+A checkpoint holds tensors and plain data only (dicts, lists, tuples, str, int, float, bool,
+None): :meth:`CheckpointedTrainer.save_checkpoint` refuses anything else, and
+:func:`read_checkpoint` loads with ``torch.load(weights_only=True)``, so a crafted file (a pickle
+whose ``__reduce__`` calls ``os.system``) is refused before anything of it runs. Beside every
+checkpoint goes its manifest (:func:`manifest_path`: the file's SHA-256 and the fairot version
+that wrote it); a checkpoint that does not match its manifest is refused, and a reader that
+must only resume from checkpoints fairot wrote (``fairot face train``) requires one.
 """
 
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
+import pickle
+from collections import Counter, OrderedDict
 from numbers import Integral
 from pathlib import Path
 from typing import Any
@@ -19,16 +31,24 @@ import numpy as np
 import torch
 from sklearn.utils import check_random_state
 
-from fairot.utils import atomic_write, remove_stale_temporaries
+from fairot.utils import atomic_write, remove_stale_temporaries, write_atomic
 
 __all__ = [
     "CHECKPOINT_FIT_ERROR",
+    "CHECKPOINT_MANIFEST_ERROR",
+    "CHECKPOINT_MISMATCH_ERROR",
+    "CHECKPOINT_NO_MANIFEST_ERROR",
     "CHECKPOINT_READ_ERROR",
+    "CHECKPOINT_STATE_ERROR",
+    "CHECKPOINT_UNSAFE_ERROR",
     "Callback",
     "CheckpointedTrainer",
     "first_line",
+    "manifest_path",
+    "plain_state",
     "read_checkpoint",
     "resolve_seed",
+    "verify_manifest",
 ]
 
 CHECKPOINT_READ_ERROR = (
@@ -39,6 +59,42 @@ CHECKPOINT_FIT_ERROR = (
     "checkpoint {path} does not fit this trainer: {reason}. It was written for another model, "
     "loss or method; build the trainer with the arguments that wrote it."
 )
+CHECKPOINT_UNSAFE_ERROR = (
+    "checkpoint {path} is refused: it holds {types}, not only tensors and plain data, and "
+    "fairot loads checkpoints with torch.load(weights_only=True) so that no code in a file runs. "
+    "fairot never writes such a checkpoint (an older fairot version may have; or the file was "
+    "crafted). Delete it to start afresh, or point to another one."
+)
+CHECKPOINT_NO_MANIFEST_ERROR = (
+    "checkpoint {path} has no manifest ({manifest} is missing): fairot resumes only from a "
+    "checkpoint it wrote itself, with its SHA-256 in the manifest beside it. Delete the "
+    "checkpoint (or set resume to false) to start afresh, or choose another out_dir."
+)
+CHECKPOINT_MISMATCH_ERROR = (
+    "checkpoint {path} does not match its manifest {manifest} (SHA-256 {actual}, the manifest "
+    "lists {expected}): it was truncated, edited or replaced after fairot wrote it. Delete the "
+    "checkpoint and its "
+    "manifest (or set resume to false) to start afresh, or choose another out_dir."
+)
+CHECKPOINT_MANIFEST_ERROR = (
+    "checkpoint manifest {manifest} cannot be read ({reason}). Delete the checkpoint and its "
+    "manifest (or set resume to false) to start afresh, or choose another out_dir."
+)
+CHECKPOINT_STATE_ERROR = (
+    "a checkpoint holds tensors and plain data only; the state's {where} is a {kind}."
+)
+#: Suffix of a checkpoint's manifest: ``checkpoint.pt`` -> ``checkpoint.pt.manifest.json``.
+MANIFEST_SUFFIX = ".manifest.json"
+#: A manifest is a few hundred bytes; a bigger file is not one.
+MANIFEST_MAX_BYTES = 64 * 1024
+_MANIFEST_FORMAT = "fairot-checkpoint-manifest"
+#: The non-container values a checkpoint may hold (``torch.load(weights_only=True)`` rebuilds
+#: them without running code from the file).
+_PLAIN = (
+    *(str, bytes, bytearray, int, float, complex, bool, type(None)),
+    *(torch.Size, torch.dtype, torch.device, torch.memory_format, torch.layout),
+)
+_MAPPINGS = (dict, OrderedDict, Counter)
 
 
 def first_line(exc: BaseException) -> str:
@@ -125,10 +181,170 @@ class Callback:
         """
 
 
+def manifest_path(path: str | Path) -> Path:
+    """The manifest beside a checkpoint: its name with ``.manifest.json`` appended.
+
+    Examples
+    --------
+    >>> from fairot.torch.training import manifest_path
+    >>> manifest_path("run/checkpoint.pt").as_posix()
+    'run/checkpoint.pt.manifest.json'
+    """
+    path = Path(path)
+    return path.with_name(path.name + MANIFEST_SUFFIX)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _manifest_hashes(manifest: Path) -> list[str]:
+    """The SHA-256 digests a manifest accepts (one; two while a new checkpoint replaces one)."""
+    try:
+        with manifest.open("rb") as f:
+            raw = f.read(MANIFEST_MAX_BYTES + 1)
+        if len(raw) > MANIFEST_MAX_BYTES:
+            raise ValueError(f"larger than {MANIFEST_MAX_BYTES} bytes")
+        record = json.loads(raw)
+        hashes = record["sha256"] if isinstance(record, dict) else None
+        if record.get("format") != _MANIFEST_FORMAT or not (
+            isinstance(hashes, list)
+            and hashes
+            and all(isinstance(h, str) and len(h) == 64 for h in hashes)
+        ):
+            raise ValueError("not a fairot checkpoint manifest")
+    except (OSError, ValueError, KeyError, AttributeError) as exc:
+        raise ValueError(
+            CHECKPOINT_MANIFEST_ERROR.format(manifest=manifest, reason=first_line(exc))
+        ) from None
+    return hashes
+
+
+def _write_manifest(path: Path, hashes: list[str]) -> None:
+    from fairot import __version__
+
+    record = {
+        "format": _MANIFEST_FORMAT,
+        "checkpoint": path.name,
+        "sha256": hashes,
+        "fairot": __version__,
+    }
+    write_atomic(manifest_path(path), json.dumps(record, indent=2) + "\n")
+
+
+def verify_manifest(path: str | Path, *, required: bool = True) -> str | None:
+    """Check a checkpoint against the manifest :meth:`~CheckpointedTrainer.save_checkpoint` wrote.
+
+    Parameters
+    ----------
+    path : str or Path
+        The checkpoint.
+    required : bool, default=True
+        Whether a missing manifest is an error; when False, a checkpoint without one passes
+        (and the function returns None), but one that contradicts its manifest never does.
+
+    Returns
+    -------
+    str or None
+        The checkpoint's SHA-256 (hexadecimal), or None when there is no manifest and none
+        is required.
+
+    Raises
+    ------
+    ValueError
+        When the manifest is missing (``required``), unreadable, or lists another SHA-256.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib, torch
+    >>> from fairot.torch.training import verify_manifest
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "c.pt"
+    >>> torch.save({"epoch": 3}, path)
+    >>> verify_manifest(path, required=False) is None
+    True
+    >>> verify_manifest(path)
+    Traceback (most recent call last):
+    ...
+    ValueError: checkpoint ... has no manifest (... is missing): fairot resumes only ...
+    """
+    path = Path(path)
+    manifest = manifest_path(path)
+    if not manifest.exists():
+        if required:
+            raise ValueError(CHECKPOINT_NO_MANIFEST_ERROR.format(path=path, manifest=manifest))
+        return None
+    hashes = _manifest_hashes(manifest)
+    actual = _sha256(path)
+    if actual not in hashes:
+        raise ValueError(
+            CHECKPOINT_MISMATCH_ERROR.format(
+                path=path, manifest=manifest, actual=actual, expected=" or ".join(hashes)
+            )
+        )
+    return actual
+
+
+def plain_state(state: Any, at: str = "") -> Any:
+    """``state`` with NumPy's double, integer and bool scalars as Python's; refuses the rest.
+
+    A checkpoint holds tensors and plain data only (what ``torch.load(weights_only=True)``
+    rebuilds without running code). Schedulers and history rows often hold NumPy scalars
+    (``numpy.float64`` pickles through NumPy's globals): those whose value a Python ``int``,
+    ``float`` or ``bool`` holds exactly are converted; anything else raises.
+
+    Raises
+    ------
+    TypeError
+        Naming where in the state the offending value is and its type.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.torch.training import plain_state
+    >>> plain_state({"step": 3, "lr": [np.float64(0.5)]})
+    {'step': 3, 'lr': [0.5]}
+    >>> plain_state({"rng": np.zeros(2)})
+    Traceback (most recent call last):
+    ...
+    TypeError: a checkpoint holds tensors and plain data only; the state's ['rng'] is a ...
+    """
+    kind = type(state)
+    if kind in _MAPPINGS:
+        for key in state:
+            if type(key) not in _PLAIN:
+                name = f"{type(key).__module__}.{type(key).__qualname__}"
+                raise TypeError(CHECKPOINT_STATE_ERROR.format(where=f"{at} key", kind=name))
+        return kind((key, plain_state(item, f"{at}[{key!r}]")) for key, item in state.items())
+    if kind in (list, tuple, set):
+        return kind(plain_state(item, f"{at}[{i}]") for i, item in enumerate(state))
+    if kind in _PLAIN or isinstance(state, torch.Tensor):
+        return state
+    # type(), not isinstance: a NumPy double is a float subclass that pickles through NumPy.
+    if kind in (np.float64, np.bool_) or (
+        isinstance(state, np.integer) and np.iinfo(kind).bits <= 64
+    ):
+        return state.item()
+    name = f"{kind.__module__}.{kind.__qualname__}"
+    raise TypeError(CHECKPOINT_STATE_ERROR.format(where=at or "whole", kind=name))
+
+
 def read_checkpoint(
-    path: str | Path, keys: tuple[str, ...] = (), *, map_location=None
+    path: str | Path,
+    keys: tuple[str, ...] = (),
+    *,
+    map_location=None,
+    require_manifest: bool = False,
 ) -> dict[str, Any]:
     """Read a checkpoint written by :meth:`CheckpointedTrainer.save_checkpoint`, verified.
+
+    The file is loaded with ``torch.load(weights_only=True)``: tensors and plain containers
+    are rebuilt, and a file that asks for anything else (a class, a function such as
+    ``os.system``) is refused before any of it runs. When a manifest lies beside the file
+    (:func:`manifest_path`), the file's SHA-256 must be one it lists.
 
     Parameters
     ----------
@@ -137,6 +353,9 @@ def read_checkpoint(
         Keys the checkpoint must hold (the trainer's ``CHECKPOINT_KEYS``).
     map_location : str or torch.device, optional
         As :func:`torch.load`.
+    require_manifest : bool, default=False
+        Refuse a checkpoint without a manifest (a run that resumes only from its own
+        checkpoints, as ``fairot face train`` does).
 
     Returns
     -------
@@ -148,7 +367,8 @@ def read_checkpoint(
     FileNotFoundError
         If ``path`` does not exist.
     ValueError
-        If the file is truncated, corrupt or not a trainer checkpoint (the message names it).
+        If the file is truncated, corrupt, not a trainer checkpoint, holds anything but
+        tensors and plain data, or does not match its manifest (the message names it).
 
     Examples
     --------
@@ -167,16 +387,44 @@ def read_checkpoint(
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint {path} does not exist.")
+    verify_manifest(path, required=require_manifest)
     try:
-        # weights_only=False: a checkpoint holds NumPy generator states and Python containers;
-        # the file is one this trainer (or the user) wrote.
-        state = torch.load(path, map_location=map_location, weights_only=False)
+        # weights_only=True, stated: TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD cannot override it.
+        state = torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as exc:  # what weights_only raises for a refused global
+        raise ValueError(
+            CHECKPOINT_UNSAFE_ERROR.format(path=path, types=_unsafe_globals(path, exc))
+        ) from None
     except Exception as exc:  # torch raises many types for a torn zip or pickle
         raise ValueError(CHECKPOINT_READ_ERROR.format(path=path, reason=first_line(exc))) from None
     if not isinstance(state, dict) or any(k not in state for k in keys):
         reason = "missing keys" if isinstance(state, dict) else f"holds a {type(state).__name__}"
         raise ValueError(CHECKPOINT_READ_ERROR.format(path=path, reason=reason))
     return state
+
+
+def _unsafe_globals(path: Path, exc: BaseException) -> str:
+    """The names of the globals a refused checkpoint asks for (read statically, never run)."""
+    try:
+        names = torch.serialization.get_unsafe_globals_in_checkpoint(path)
+    except Exception:  # a legacy (non-zip) pickle: torch's own first line names the global
+        names = []
+    return ", ".join(sorted(names)) if names else f"something else ({first_line(exc)})"
+
+
+class _HashingWriter:
+    """A write-only file that hashes what passes through it (``torch.save`` only writes)."""
+
+    def __init__(self, f) -> None:
+        self.f = f
+        self.digest = hashlib.sha256()
+
+    def write(self, data) -> int:
+        self.digest.update(data)
+        return self.f.write(data)
+
+    def flush(self) -> None:
+        self.f.flush()
 
 
 class CheckpointedTrainer:
@@ -228,34 +476,68 @@ class CheckpointedTrainer:
             getattr(callback, hook)(self, *args)
 
     def save_checkpoint(self, path: str | Path) -> None:
-        """Write :meth:`state_dict` to ``path`` atomically (``torch.save``).
+        """Write :meth:`state_dict` to ``path`` atomically (``torch.save``), with its manifest.
 
         The new checkpoint goes to a temporary file in the same folder, is flushed to disk and
         only then replaces ``path``: a process killed mid-write leaves the previous checkpoint
         intact, never a truncated one. Callbacks' ``on_checkpoint`` hooks run first, so that
         what they persist (``history.csv``) is never behind the checkpoint.
+
+        The manifest (:func:`manifest_path`) records the checkpoint's SHA-256. It is rewritten
+        atomically to list the new digest beside the previous one before the new checkpoint
+        replaces the old, and the new one alone after: whenever the process dies, the
+        checkpoint on disk is one its manifest lists.
+
+        Raises
+        ------
+        TypeError
+            If :meth:`state_dict` holds anything but tensors and plain data (such a
+            checkpoint could not be read back with ``weights_only=True``).
         """
         path = Path(path)
+        state = plain_state(self.state_dict())
         self.run_callbacks("on_checkpoint", path)
+        manifest = manifest_path(path)
+        previous: list[str] = []
+        if path.exists() and manifest.exists():
+            try:
+                previous = _manifest_hashes(manifest)[:1]
+            except ValueError:  # a torn or foreign manifest is replaced, not trusted
+                previous = []
         with atomic_write(path, "wb") as f:
-            torch.save(self.state_dict(), f)
+            writer = _HashingWriter(f)
+            torch.save(state, writer)
+            digest = writer.digest.hexdigest()
+            _write_manifest(path, [digest, *previous])
+        _write_manifest(path, [digest])
         # One trainer writes this path: temporaries beside it are from a killed run.
         remove_stale_temporaries(path)
+        remove_stale_temporaries(manifest)
 
-    def load_checkpoint(self, path: str | Path):
+    def load_checkpoint(self, path: str | Path, *, require_manifest: bool = False):
         """Load a checkpoint written by :meth:`save_checkpoint`; returns ``self``.
+
+        Parameters
+        ----------
+        path : str or Path
+        require_manifest : bool, default=False
+            Refuse a checkpoint without its manifest (see :func:`read_checkpoint`).
 
         Raises
         ------
         FileNotFoundError
             If ``path`` does not exist.
         ValueError
-            If the file is truncated or corrupt, or was written for another model, loss or
-            method; the message names the file. The trainer is then left as it was.
+            If the file is truncated or corrupt, holds anything but tensors and plain data,
+            does not match its manifest, or was written for another model, loss or method;
+            the message names the file. The trainer is then left as it was.
         """
         path = Path(path)
         state = read_checkpoint(
-            path, self.CHECKPOINT_KEYS, map_location=self.checkpoint_map_location()
+            path,
+            self.CHECKPOINT_KEYS,
+            map_location=self.checkpoint_map_location(),
+            require_manifest=require_manifest,
         )
         before = copy.deepcopy(self.state_dict())
         try:
