@@ -162,7 +162,7 @@ def test_a_run_killed_between_checkpoint_and_manifest_still_resumes(tmp_path, mo
     trainer = _Counter()
     trainer.save_checkpoint(path)
     trainer.count = 5
-    real, calls = training._write_manifest, []
+    real, calls = training.write_manifest, []
 
     def dying(*args):
         calls.append(args)
@@ -170,10 +170,10 @@ def test_a_run_killed_between_checkpoint_and_manifest_still_resumes(tmp_path, mo
             raise KeyboardInterrupt  # as a kill would, mid-save
         real(*args)
 
-    monkeypatch.setattr(training, "_write_manifest", dying)
+    monkeypatch.setattr(training, "write_manifest", dying)
     with pytest.raises(KeyboardInterrupt):
         trainer.save_checkpoint(path)
-    monkeypatch.setattr(training, "_write_manifest", real)
+    monkeypatch.setattr(training, "write_manifest", real)
     resumed = _Counter().load_checkpoint(path, require_manifest=True)
     assert resumed.count == (0 if fail_at == 1 else 5)
 

@@ -10,7 +10,6 @@ import contextlib
 import dataclasses
 import json
 import sys
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ import pandas as pd
 import torch
 
 from ..utils import write_atomic
-from ._callbacks import Callback, History
+from ._callbacks import Callback, CsvHistory
 from ._config_checks import CONFIG_TYPE_ERROR, check_config_values
 from ._data import FaceFolderDataset, embed_images, load_rfw_pairs, read_rfw_pairs
 from ._distributed import init_from_environment, rank_and_world
@@ -47,10 +46,6 @@ CONFIG_FORMAT_ERROR = "config {path!s} must be a .json or .toml file holding one
 RESUMED_MESSAGE = (
     "fairot: resuming from {path} at step {step} of {n_steps} (its SHA-256 matches the "
     "manifest this run wrote); set resume to false to start afresh."
-)
-HISTORY_GAP_WARNING = (
-    "{path} holds {n_rows} rows for the {step} steps of the checkpoint; the resumed history "
-    "misses the others."
 )
 
 
@@ -189,9 +184,6 @@ def load_config(path: str | Path) -> TrainConfig:
     return config
 
 
-_PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
-
-
 def build_model(config: TrainConfig) -> torch.nn.Module:
     """The backbone named by the config (``mlp`` flattens the image, for smoke tests).
 
@@ -213,60 +205,6 @@ def build_model(config: TrainConfig) -> torch.nn.Module:
     return BACKBONES[config.backbone](
         embedding_size=config.embedding_size, input_size=config.image_size
     )
-
-
-class _CsvHistory(History):
-    """History persisted to ``history.csv`` at every checkpoint, never behind it.
-
-    ``on_checkpoint`` writes the file (atomically) before the trainer writes its checkpoint, so
-    the file holds at least the checkpoint's steps; a resumed run keeps the rows before its first
-    step (:meth:`resume_from`) and appends the rest, so that the file ends up exactly as an
-    uninterrupted run's: no row lost, none repeated.
-    """
-
-    def __init__(self, path: Path) -> None:
-        super().__init__()
-        self.path = path
-        self.previous: pd.DataFrame | None = None
-
-    def resume_from(self, step: int) -> None:
-        """Keep the rows of ``history.csv`` for the steps before ``step``."""
-        if step == 0:
-            return
-        frame = pd.DataFrame()
-        if self.path.exists():
-            # Kept rows must be rewritten with the very digits they were read with: pandas >= 3
-            # parses floats exactly; older pandas needs the round-trip parser (deprecated in 3).
-            exact = {} if _PANDAS_3 else {"float_precision": "round_trip"}
-            frame = pd.read_csv(self.path, **exact)
-            frame = frame[frame["step"] < step].reset_index(drop=True)
-        steps = frame["step"].tolist() if len(frame) else []
-        if steps != list(range(step)):
-            warnings.warn(
-                HISTORY_GAP_WARNING.format(path=self.path, n_rows=len(frame), step=step),
-                UserWarning,
-                stacklevel=2,
-            )
-        self.previous = frame if len(frame) else None
-
-    def to_frame(self) -> pd.DataFrame:  # noqa: D102
-        new = super().to_frame()
-        if self.previous is None:
-            return new
-        if not len(new):
-            return self.previous
-        return pd.concat([self.previous, new], ignore_index=True)
-
-    def write(self) -> None:
-        """Rewrite ``history.csv`` atomically (rank 0 only under torch.distributed)."""
-        if rank_and_world()[0] == 0:
-            write_atomic(self.path, self.to_frame().to_csv(index=False))
-
-    def on_checkpoint(self, trainer, path):  # noqa: D102
-        self.write()
-
-    def on_fit_end(self, trainer):  # noqa: D102
-        self.write()
 
 
 def train_from_config(
@@ -380,7 +318,7 @@ def _train_locked(config, device, out, *, progress, callbacks) -> MetaBalancedTr
         gamma=config.gamma,
         selection_margin=config.selection_margin,
     )
-    history = _CsvHistory(out / "history.csv")
+    history = CsvHistory(out / "history.csv")
     trainer = MetaBalancedTrainer(
         build_model(config),
         spec.loss,

@@ -14,13 +14,20 @@
 
 from ._atomic import atomic_write, remove_stale_temporaries, write_atomic
 from ._markdown import escape_markdown, markdown_table
-from ._persistence import is_allowed_type, load_model, model_to_bytes, save_model
+from ._persistence import (
+    fairot_version,
+    is_allowed_type,
+    load_model,
+    model_to_bytes,
+    save_model,
+)
 from ._score_column import ScoreColumn
 
 __all__ = [
     "ScoreColumn",
     "atomic_write",
     "escape_markdown",
+    "fairot_version",
     "is_allowed_type",
     "load_model",
     "markdown_table",

@@ -56,6 +56,7 @@ __all__ = [
     "MSG_UNREADABLE",
     "MSG_VERSION",
     "SKLEARN_DATA_TYPES",
+    "fairot_version",
     "is_allowed_type",
     "load_model",
     "model_to_bytes",
@@ -252,7 +253,7 @@ def load_model(model: str | os.PathLike | bytes) -> Any:
         listed = skops.io.get_untrusted_types(data=data)
     refused = sorted(name for name in listed if not is_allowed_type(name))
     missing = [name for name in refused if _from_another_version(name)]
-    if missing and saved_by != _current_version():
+    if missing and saved_by != fairot_version():
         raise UntrustedModelError(_version_message(source, saved_by, missing), refused)
     if refused:
         raise UntrustedModelError(
@@ -287,7 +288,7 @@ def model_to_bytes(model: Any) -> bytes:
 
     buffer = io.BytesIO(skops.io.dumps(model))
     with zipfile.ZipFile(buffer, "a", compression=zipfile.ZIP_DEFLATED) as archive:
-        record = {"fairot": _current_version(), "format": "skops"}
+        record = {"fairot": fairot_version(), "format": "skops"}
         archive.writestr(VERSION_MEMBER, json.dumps(record))
     return buffer.getvalue()
 
@@ -316,10 +317,24 @@ def save_model(model: Any, path: str | os.PathLike) -> None:
     write_atomic(path, model_to_bytes(model))
 
 
-def _current_version() -> str:
-    from fairot import __version__
+def fairot_version() -> str:
+    """The installed fairot's version, as its package metadata (and ``fairot.__version__``) say.
 
-    return __version__
+    Read from the metadata rather than imported from ``fairot``: the bottom floor imports
+    nothing above it.
+
+    Examples
+    --------
+    >>> import fairot
+    >>> fairot_version() == fairot.__version__
+    True
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("fairot")
+    except PackageNotFoundError:  # a source tree on sys.path, never installed
+        return "unknown"
 
 
 def _from_another_version(name: str) -> bool:
@@ -335,7 +350,7 @@ def _version_message(source: str, saved_by: str | None, missing: list[str]) -> s
     return MSG_VERSION.format(
         source=source,
         saved=saved,
-        current=_current_version(),
+        current=fairot_version(),
         types=", ".join(missing),
         install=install,
     )
