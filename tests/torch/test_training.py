@@ -15,6 +15,8 @@ import sys
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fairot.torch import training
 from fairot.torch.training import (
@@ -196,3 +198,28 @@ def test_save_refuses_a_state_it_could_not_read_back(tmp_path):
     with pytest.raises(TypeError, match="tensors and plain data only"):
         Bad().save_checkpoint(tmp_path / "c.pt")
     assert not (tmp_path / "c.pt").exists()
+
+
+FLIPS = st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), min_size=1, max_size=4)
+
+
+@pytest.mark.fuzz
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(flips=FLIPS)
+def test_a_corrupted_checkpoint_is_a_dict_or_one_clear_error(tmp_path_factory, flips):
+    folder = tmp_path_factory.mktemp("fuzz")
+    path, marker = folder / "checkpoint.pt", folder / "ran"
+    _crafted(path, marker, "zip")  # a payload inside: corruption must not make it run
+    data = bytearray(path.read_bytes())
+    for at, byte in flips:
+        data[at % len(data)] = byte
+    path.write_bytes(bytes(data))
+    try:
+        state = read_checkpoint(path)
+    except ValueError as error:
+        assert str(path) in str(error)
+    else:
+        assert isinstance(state, dict)
+    assert not marker.exists()
