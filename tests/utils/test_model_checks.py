@@ -309,3 +309,20 @@ def test_an_old_version_naming_a_dangerous_type_is_still_the_tampering_message()
     data = _rewrite(data, {"schema.json": evil.encode(), "fairot.json": b'{"fairot": "0.0.1"}'})
     with pytest.raises(UntrustedModelError, match="lists types that fairot.load_model will not"):
         load_model(data)
+
+
+def test_a_tree_whose_estimator_lost_its_width_is_refused():
+    # scikit-learn checks X's width against n_features_in_ only when the attribute exists.
+    model = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, Y)
+    del model.n_features_in_
+    with pytest.raises(UntrustedModelError, match="no n_features_in_ on the estimator"):
+        check_trees(model, "model.skops")
+
+
+def test_boosting_stages_wider_than_its_predictions_are_refused():
+    model = GradientBoostingClassifier(n_estimators=2, max_depth=2, random_state=0).fit(X, Y)
+    model.estimators_ = np.concatenate([model.estimators_, model.estimators_], axis=1)
+    with pytest.raises(UntrustedModelError, match="stages of another width"):
+        check_trees(model, "model.skops")
+    with pytest.raises(UntrustedModelError, match=TREE_REFUSED):
+        load_model(model_to_bytes(model))

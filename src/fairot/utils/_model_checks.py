@@ -86,8 +86,10 @@ def check_tree(tree: Any, n_features: int | None) -> None:
     _check_children(left, right, leaf)
     width = int(tree.n_features)
     _require(width >= 1, f"n_features={width}")
-    if n_features is not None:
-        _require(width == n_features, f"n_features={width}, its estimator reads {n_features}")
+    # Without its estimator's n_features_in_, scikit-learn checks no width of X before the
+    # compiled walk reads X[i, feature]: a tree is only as safe as that check.
+    _require(n_features is not None, "no n_features_in_ on the estimator that holds it")
+    _require(width == n_features, f"n_features={width}, its estimator reads {n_features}")
     feature = np.asarray(tree.feature)[~leaf]
     _require(bool(np.all((feature >= 0) & (feature < width))), "a feature index out of range")
     threshold = np.asarray(tree.threshold)[~leaf]
@@ -149,7 +151,19 @@ def _sub_estimators(model: Any) -> list[Any]:
 
 
 def _check_ensemble(model: Any, n_features: int) -> None:
-    """Sub-estimators read the ensemble's features (or their subset of them)."""
+    """Sub-estimators read the ensemble's features (or their subset of them).
+
+    Gradient boosting adds ``estimators_[i, k]``'s predictions to column ``k`` of an array of
+    ``n_trees_per_iteration_`` columns through a raw pointer: the shapes must agree.
+    """
+    stages = model.__dict__.get("estimators_")
+    per_iteration = model.__dict__.get("n_trees_per_iteration_")
+    if isinstance(stages, np.ndarray) and stages.ndim == 2 and per_iteration is not None:
+        _require(stages.shape[1] == int(per_iteration), "stages of another width")
+        init = model.__dict__.get("init_")
+        classes = getattr(init, "__dict__", {}).get("classes_")
+        if classes is not None and int(per_iteration) > 1:
+            _require(len(classes) == int(per_iteration), "an initial model of other classes")
     subsets = model.__dict__.get("estimators_features_")
     for k, sub in enumerate(_sub_estimators(model)):
         width = getattr(sub, "__dict__", {}).get("n_features_in_")
