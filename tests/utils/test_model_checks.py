@@ -326,3 +326,21 @@ def test_boosting_stages_wider_than_its_predictions_are_refused():
         check_trees(model, "model.skops")
     with pytest.raises(UntrustedModelError, match=TREE_REFUSED):
         load_model(model_to_bytes(model))
+
+
+@pytest.mark.parametrize("version", ["0.0.1", None, "same"])
+def test_a_file_that_fails_to_rebuild_names_the_version_only_when_another(version):
+    data = _fairot_model_bytes()
+    schema = json.loads(_members(data)["schema.json"])
+    schema["content"]["__loader__"] = "NoSuchNode"  # skops cannot rebuild the model's state
+    changes = {"schema.json": json.dumps(schema).encode()}
+    if version is None:
+        data = _rewrite(data, changes, drop={"fairot.json"})
+    else:
+        recorded = __version__ if version == "same" else version
+        changes["fairot.json"] = json.dumps({"fairot": recorded}).encode()
+        data = _rewrite(data, changes)
+    with pytest.raises(ValueError, match="Cannot read the model") as caught:
+        load_model(data)
+    said = "It was saved by fairot 0.0.1, this is fairot" in str(caught.value)
+    assert said == (version == "0.0.1")

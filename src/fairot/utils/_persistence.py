@@ -106,7 +106,11 @@ MSG_LOADER = (
 ALLOWED_LOADERS = frozenset({"ObjectNode", "TypeNode", "TreeNode"})
 MSG_UNREADABLE = (
     "Cannot read the model: {source} is not a skops file that fairot.load_model can rebuild "
-    "({reason}). Save models with skops.io.dump (as fairot mitigate does)."
+    "({reason}). Save models with fairot.save_model (as fairot mitigate does)."
+)
+MSG_OTHER_VERSION = (
+    "It was saved by {saved}, this is fairot {current}: refit the model with this version, or "
+    "load it with the version that saved it{install}."
 )
 MSG_SOURCE = "model must be a path to a .skops file or its bytes; got {kind}."
 
@@ -217,11 +221,16 @@ def load_model(model: str | os.PathLike | bytes) -> Any:
     Raises
     ------
     fairot.exceptions.UntrustedModelError
-        When the file names any type outside :func:`is_allowed_type`; nothing of the file is
-        constructed then.
+        When the file names any type outside :func:`is_allowed_type` (nothing of the file is
+        constructed then; a fairot or scikit-learn class this install lacks, in a file of
+        another fairot version, gets :data:`MSG_VERSION` instead), or holds a tree structure
+        that fails the checks of :mod:`fairot.utils._model_checks`.
     ValueError
-        When the bytes are not a skops file that can be rebuilt (not a zip, truncated, a
-        malformed ``schema.json``); the message starts with "Cannot read the model".
+        When the zip would inflate beyond :data:`MAX_SCHEMA_BYTES` or
+        :data:`MAX_UNCOMPRESSED_BYTES` (the message names the limit), or the bytes are not a
+        skops file that can be rebuilt (not a zip, truncated, a malformed ``schema.json``;
+        the message starts with "Cannot read the model" and, for a file another fairot
+        version saved, says which).
 
     Examples
     --------
@@ -237,8 +246,6 @@ def load_model(model: str | os.PathLike | bytes) -> Any:
     >>> bool(same.all())
     True
     """
-    import skops.io
-
     if isinstance(model, (bytes, bytearray)):
         data, source = bytes(model), "the model bytes"
     elif isinstance(model, (str, os.PathLike)):
@@ -248,6 +255,22 @@ def load_model(model: str | os.PathLike | bytes) -> Any:
         raise TypeError(MSG_SOURCE.format(kind=type(model).__name__))
     with _unreadable_as_value_error(source):
         saved_by = _check_archive(data, source)
+    try:
+        return _load_checked(data, source, saved_by)
+    except (UntrustedModelError, _TooLargeError):
+        raise
+    except ValueError as error:  # MSG_UNREADABLE: name the version when another one saved it
+        if saved_by is None or saved_by == fairot_version():
+            raise
+        saved, install = _saved_by(saved_by)
+        note = MSG_OTHER_VERSION.format(saved=saved, current=fairot_version(), install=install)
+        raise ValueError(f"{error} {note}") from error
+
+
+def _load_checked(data: bytes, source: str, saved_by: str | None) -> Any:
+    """The checks and the load of :func:`load_model`, once the archive's sizes passed."""
+    import skops.io
+
     # Read the type list from the bytes that will be loaded: the file cannot change in between.
     with _unreadable_as_value_error(source):
         listed = skops.io.get_untrusted_types(data=data)
@@ -342,11 +365,15 @@ def _from_another_version(name: str) -> bool:
     return name.startswith(("fairot.", "sklearn.")) and _resolve(name) is None
 
 
-def _version_message(source: str, saved_by: str | None, missing: list[str]) -> str:
+def _saved_by(saved_by: str | None) -> tuple[str, str]:
+    """Who saved the file, and how to install that version, for the messages."""
     if saved_by is None:
-        saved, install = "a fairot version that recorded none (before fairot.save_model)", ""
-    else:
-        saved, install = f"fairot {saved_by}", f" (pip install 'fairot=={saved_by}')"
+        return "a fairot version that recorded none (before fairot.save_model)", ""
+    return f"fairot {saved_by}", f" (pip install 'fairot=={saved_by}')"
+
+
+def _version_message(source: str, saved_by: str | None, missing: list[str]) -> str:
+    saved, install = _saved_by(saved_by)
     return MSG_VERSION.format(
         source=source,
         saved=saved,
