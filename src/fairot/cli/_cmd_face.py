@@ -42,7 +42,10 @@ def register(subparsers) -> None:
     evaluate = sub.add_parser("evaluate", help="verify pairs per group with a trained model")
     evaluate.add_argument("--config", type=Path, required=True, help="the training config file")
     evaluate.add_argument(
-        "--checkpoint", type=Path, help="checkpoint (default: OUT_DIR/checkpoint.pt)"
+        "--checkpoint",
+        type=Path,
+        help="checkpoint (default: OUT_DIR/checkpoint.pt); read weights-only (tensors and plain "
+        "data, never code) and checked against its manifest when one is beside it",
     )
     source = evaluate.add_mutually_exclusive_group(required=True)
     source.add_argument("--rfw-root", help="RFW's test folder (txts/<race>/, data/<race>/)")
