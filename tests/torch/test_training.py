@@ -74,7 +74,7 @@ UNSAFE = template_regex(CHECKPOINT_UNSAFE_ERROR)
 
 
 @pytest.mark.parametrize("how", ["zip", "legacy", "pickle2", "pickle"])
-def test_a_crafted_checkpoint_is_refused_and_nothing_runs(tmp_path, how):
+def test_a_crafted_checkpoint_is_refused_and_nothing_runs(tmp_path, monkeypatch, how):
     marker = tmp_path / "ran"
     path = tmp_path / "checkpoint.pt"
     _crafted(path, marker, how)
@@ -91,12 +91,9 @@ def test_a_crafted_checkpoint_is_refused_and_nothing_runs(tmp_path, how):
         trainer.load_checkpoint(path)
     assert trainer.count == 0 and not marker.exists()
     # the environment switch that turns torch's default off cannot reopen the hole
-    os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
-    try:  # (set by hand, not monkeypatch: the finally below restores it before any assert)
-        with pytest.raises(ValueError, match=refused):
-            read_checkpoint(path)
-    finally:
-        del os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"]
+    monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
+    with pytest.raises(ValueError, match=refused):
+        read_checkpoint(path)
     assert not marker.exists()
 
 
