@@ -19,6 +19,7 @@ experiments
     The papers' studies, run by ``fairot reproduce``.
 """
 
+import hashlib as _hashlib
 import os as _os
 import stat as _stat
 import sys as _sys
@@ -27,15 +28,15 @@ import warnings as _warnings
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["__version__", "load_model"]
+__all__ = ["__version__", "load_model", "save_model"]
 
 
 def __getattr__(name: str):
     # ``fairot.load_model`` without importing scikit-learn or skops at ``import fairot``.
-    if name == "load_model":
-        from fairot.utils import load_model
+    if name in ("load_model", "save_model"):
+        import fairot.utils
 
-        return load_model
+        return getattr(fairot.utils, name)
     raise AttributeError(f"module 'fairot' has no attribute {name!r}")
 
 
@@ -47,6 +48,27 @@ def _writable(path: str) -> bool:
             return False
         path = parent
     return _os.path.isdir(path) and _os.access(path, _os.W_OK | _os.X_OK)
+
+
+def _blocked_cache_subfolder(cache: str) -> str | None:
+    """A folder numba would use inside ``cache`` for fairot's kernels that it cannot write.
+
+    numba caches the kernels of a source folder ``D`` in ``cache/<name of D>_<sha1 of D>``
+    (``numba.core.caching._CacheLocator.get_suitable_cache_subpath``); when that path exists
+    but is not a folder this user can write, compiling fails with numba's traceback, even
+    though ``cache`` itself is writable.
+    """
+    package = _os.path.dirname(_os.path.abspath(__file__))
+    for folder, _, files in _os.walk(package):
+        if not any(name.endswith(".py") for name in files):
+            continue
+        digest = _hashlib.sha1(folder.encode()).hexdigest()
+        sub = _os.path.join(cache, f"{_os.path.basename(folder)}_{digest}")
+        if _os.path.lexists(sub) and not (
+            _os.path.isdir(sub) and _os.access(sub, _os.W_OK | _os.X_OK)
+        ):
+            return sub
+    return None
 
 
 def _private_folder(path: str) -> bool:
@@ -95,6 +117,11 @@ MSG_UNSAFE_CACHE = (
     "(another user may have created it or can write into it); compiling into a fresh private "
     "folder instead. Remove that folder, or set NUMBA_CACHE_DIR to a folder only you can write."
 )
+MSG_UNWRITABLE_CACHE_SUBFOLDER = (
+    "fairot: numba's cache folder {folder} inside NUMBA_CACHE_DIR={path} cannot be written by "
+    "this user; using the private folder {fallback} instead. Set NUMBA_CACHE_DIR to a folder "
+    "you can write, or remove that folder."
+)
 MSG_UNWRITABLE_CACHE = (
     "fairot: NUMBA_CACHE_DIR={path} cannot be written by this user; using the private folder "
     "{fallback} instead. Set NUMBA_CACHE_DIR to a folder you can write."
@@ -108,19 +135,24 @@ def _ensure_numba_cache_dir() -> None:
     in ``~/.cache/numba`` and raises ``RuntimeError`` at import when it can use neither (a
     read-only container install is normal in production). Then the cache goes to a private
     per-user folder under the temporary directory (:func:`_safe_cache_folder`). An explicit
-    ``NUMBA_CACHE_DIR`` wins when this user can write it; otherwise one warning line says so and
-    the private folder is used, rather than numba's traceback at import.
+    ``NUMBA_CACHE_DIR`` wins when this user can write it and the folders numba would use inside
+    it (:func:`_blocked_cache_subfolder`); otherwise one warning line says so and the private
+    folder is used, rather than numba's traceback at import.
     """
     explicit = _os.environ.get("NUMBA_CACHE_DIR")
     if explicit:
-        if _writable(explicit):
+        blocked = _blocked_cache_subfolder(explicit) if _writable(explicit) else explicit
+        if blocked is None:
             return
         fallback = _safe_cache_folder()
-        _warnings.warn(
-            MSG_UNWRITABLE_CACHE.format(path=explicit, fallback=fallback),
-            RuntimeWarning,
-            stacklevel=2,
+        message = (
+            MSG_UNWRITABLE_CACHE.format(path=explicit, fallback=fallback)
+            if blocked == explicit
+            else MSG_UNWRITABLE_CACHE_SUBFOLDER.format(
+                folder=blocked, path=explicit, fallback=fallback
+            )
         )
+        _warnings.warn(message, RuntimeWarning, stacklevel=2)
     else:
         user_cache = _os.environ.get("XDG_CACHE_HOME") or _os.path.join(
             _os.path.expanduser("~"), ".cache"

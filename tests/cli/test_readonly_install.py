@@ -162,3 +162,55 @@ def test_unwritable_explicit_cache_dir_is_one_line_not_a_traceback(tmp_path):
     assert float(result.stdout) == pytest.approx(2 / 3)
     assert "cannot be written by this user" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _numba_subfolder(cache: Path, module) -> Path:
+    """Where numba caches the kernels of ``module``'s folder inside ``cache`` (its own rule)."""
+    from numba.core.caching import _CacheLocator
+
+    return cache / _CacheLocator.get_suitable_cache_subpath(module.__file__)
+
+
+@pytest.mark.parametrize("blocker", ["file", "read-only folder"])
+def test_cache_dir_with_an_unwritable_subfolder_is_one_warning_line(monkeypatch, tmp_path, blocker):
+    import numba.core.config
+
+    import fairot.transport
+
+    monkeypatch.setattr(numba.core.config, "CACHE_DIR", numba.core.config.CACHE_DIR)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    sub = _numba_subfolder(cache, fairot.transport)
+    if blocker == "file":  # a file where numba needs a folder: unwritable for root too
+        sub.write_text("")
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root writes into read-only folders")
+        sub.mkdir(mode=0o500)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(cache))
+    with pytest.warns(RuntimeWarning, match="numba's cache folder .* cannot be written") as seen:
+        fairot._ensure_numba_cache_dir()
+    assert len(seen) == 1 and str(sub) in str(seen[0].message)
+    chosen = Path(os.environ["NUMBA_CACHE_DIR"])
+    assert chosen != cache and "fairot-numba-cache" in chosen.name
+
+
+@pytest.mark.integration
+def test_help_with_an_unwritable_cache_subfolder_is_not_a_traceback(tmp_path):
+    import fairot.transport
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    _numba_subfolder(cache, fairot.transport).write_text("")
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    result = subprocess.run(
+        [sys.executable, "-m", "fairot", "--help"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert "numba's cache folder" in result.stderr
+    assert len([line for line in result.stderr.splitlines() if line.strip()]) <= 2

@@ -125,7 +125,7 @@ def test_two_ranks_resume_after_a_kill(forkserver, tmp_path):
     (full, m_full), _ = _run(forkserver, 2)
     _, codes = _run(forkserver, 2, checkpoint=checkpoint, kill_at=EVERY + 1)
     assert codes[0] == -signal.SIGKILL
-    assert torch.load(checkpoint, weights_only=False)["step"] == EVERY
+    assert torch.load(checkpoint, weights_only=True)["step"] == EVERY
     (rest, m_rest), codes = _run(forkserver, 2, checkpoint=checkpoint)
     assert codes == [0, 0]
     assert rest["step"].tolist() == list(range(EVERY, N_STEPS))
@@ -133,3 +133,80 @@ def test_two_ranks_resume_after_a_kill(forkserver, tmp_path):
     for column in tail.columns:
         np.testing.assert_allclose(rest[column], tail[column], rtol=1e-12, err_msg=column)
     np.testing.assert_allclose(m_rest, m_full, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- a distributed environment
+# Stray variables of a launcher: one clear error, or a stated wait with a stated timeout.
+
+_ENV = ("WORLD_SIZE", "RANK", "MASTER_ADDR", "MASTER_PORT")
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for name in _ENV:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+@pytest.mark.parametrize("world", [None, "1"])
+def test_a_stray_rank_without_a_launcher_is_one_clear_error(clean_env, world):
+    from fairot.face import _distributed
+
+    clean_env.setenv("RANK", "1")
+    if world is not None:
+        clean_env.setenv("WORLD_SIZE", world)
+    with pytest.raises(ValueError, match="RANK=1 is set but WORLD_SIZE is 1") as caught:
+        _distributed.init_from_environment("cpu")
+    assert "Unset RANK" in str(caught.value)
+    assert not dist.is_initialized()
+
+
+@pytest.mark.parametrize(
+    ("env", "match"),
+    [
+        ({"WORLD_SIZE": "two"}, "WORLD_SIZE='two' in the environment must be an integer >= 1"),
+        ({"WORLD_SIZE": "0"}, "WORLD_SIZE='0'"),
+        ({"WORLD_SIZE": "2", "RANK": "-1"}, "RANK='-1'"),
+        ({"WORLD_SIZE": "2", "RANK": "2"}, "RANK='2' .* below WORLD_SIZE=2"),
+        ({"WORLD_SIZE": "2", "RANK": "1"}, "MASTER_ADDR and MASTER_PORT are not set"),
+        ({"WORLD_SIZE": "2", "RANK": "1", "MASTER_ADDR": "127.0.0.1"}, "MASTER_PORT is not"),
+    ],
+)
+def test_a_malformed_distributed_environment_is_one_clear_error(clean_env, env, match):
+    from fairot.face import _distributed
+
+    for name, value in env.items():
+        clean_env.setenv(name, value)
+    with pytest.raises(ValueError, match=match):
+        _distributed.init_from_environment("cpu")
+    assert not dist.is_initialized()
+
+
+def test_a_rank_says_it_waits_and_gives_up_after_the_stated_timeout(clean_env, capsys):
+    from fairot.face import _distributed
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {"WORLD_SIZE": "2", "RANK": "1", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
+    for name, value in env.items():
+        clean_env.setenv(name, value)
+    clean_env.setattr(_distributed, "RENDEZVOUS_TIMEOUT_S", 1)
+    with pytest.raises(ValueError, match="the other processes did not join .* within 1 s"):
+        _distributed.init_from_environment("cpu")
+    said = capsys.readouterr().err
+    assert f"rank 1 of 2 waits up to 1 s for the other processes at 127.0.0.1:{port}" in said
+    assert not dist.is_initialized()
+
+
+def test_face_train_with_a_stray_rank_prints_one_error_line(clean_env, tmp_path, capsys):
+    import fairot.face
+    from fairot.cli import main
+
+    clean_env.setattr(fairot.face, "keep_freed_memory", lambda: True)  # not in this process
+    config = tmp_path / "c.json"
+    config.write_text('{"train_root": "x", "train_groups_csv": "y.csv", "method": "arcface"}')
+    clean_env.setenv("RANK", "1")
+    assert main(["face", "train", "--config", str(config), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "RANK=1 is set but WORLD_SIZE is 1" in err[0]

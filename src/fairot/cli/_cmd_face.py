@@ -42,7 +42,10 @@ def register(subparsers) -> None:
     evaluate = sub.add_parser("evaluate", help="verify pairs per group with a trained model")
     evaluate.add_argument("--config", type=Path, required=True, help="the training config file")
     evaluate.add_argument(
-        "--checkpoint", type=Path, help="checkpoint (default: OUT_DIR/checkpoint.pt)"
+        "--checkpoint",
+        type=Path,
+        help="checkpoint (default: OUT_DIR/checkpoint.pt); read weights-only (tensors and plain "
+        "data, never code) and checked against its manifest when one is beside it",
     )
     source = evaluate.add_mutually_exclusive_group(required=True)
     source.add_argument("--rfw-root", help="RFW's test folder (txts/<race>/, data/<race>/)")
@@ -93,8 +96,8 @@ def _train(args: argparse.Namespace) -> int:
     if str(config.device).startswith("cpu") and not args.release_memory:
         keep_freed_memory()
     trainer = train_from_config(config, progress=not args.no_progress)
-    if os.environ.get("RANK", "0") != "0":
-        return 0  # rank 0 reports
+    if int(os.environ.get("RANK") or 0) != 0:
+        return 0  # rank 0 reports (train_from_config refused a RANK without a launcher)
     margins = trainer.last_record_.get("margins", [])
     print(f"trained {config.method} for {trainer.step_} steps; checkpoint in {config.out_dir}/")
     if margins:

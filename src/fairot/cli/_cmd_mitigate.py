@@ -374,12 +374,10 @@ class _Mitigation:
 
 def run(args: argparse.Namespace) -> int:
     """Fit, adjust, audit on held-out rows, then write everything; print before and after."""
-    import skops.io
-
     from fairot.cli import CLIError
     from fairot.cli._outdir import staged_folder
     from fairot.reporting import audit, compare_audits
-    from fairot.utils import write_atomic
+    from fairot.utils import model_to_bytes, write_atomic
 
     _check_arguments(args)
     task = "regression" if args.method == "regression" else "classification"
@@ -419,7 +417,8 @@ def run(args: argparse.Namespace) -> int:
         notes=[how, *done.notes],
     )
     # skops cannot save a torch network: the fair MLP is used in this run (--apply) only.
-    model_bytes = None if args.method == "fair-mlp" else skops.io.dumps(done.model)
+    # model_to_bytes: skops' bytes with the fairot version recorded (load_model reads it).
+    model_bytes = None if args.method == "fair-mlp" else model_to_bytes(done.model)
 
     # Everything is computed; only now is anything written, all into a staging folder that
     # replaces the outputs in --out in one step (all or nothing).

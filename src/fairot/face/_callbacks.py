@@ -1,7 +1,8 @@
 """Training callbacks of :class:`~fairot.face.MetaBalancedTrainer`.
 
 :class:`Callback` is the base every fairot trainer calls (:class:`fairot.torch.training.Callback`):
-override any hook; :class:`History` records what each step measured.
+override any hook; :class:`History` records what each step measured. Internal surface (used by
+``_config``): :class:`CsvHistory`, the history ``fairot face train`` keeps in ``history.csv``.
 
 Examples
 --------
@@ -29,15 +30,26 @@ A callback that stops nothing and counts the steps:
 
 from __future__ import annotations
 
+import warnings
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from fairot.torch.training import Callback
+from fairot.utils import write_atomic
 
-__all__ = ["Callback", "History"]
+from ._distributed import rank_and_world
+
+__all__ = ["Callback", "CsvHistory", "History"]
 
 EVERY_ERROR = "every must be an int >= 1; got {value!r}."
+HISTORY_GAP_WARNING = (
+    "{path} holds {n_rows} rows for the {step} steps of the checkpoint; the resumed history "
+    "misses the others."
+)
+
+_PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
 
 
 class History(Callback):
@@ -105,3 +117,57 @@ class History(Callback):
 
     def __len__(self) -> int:
         return len(self.records)
+
+
+class CsvHistory(History):
+    """History persisted to ``history.csv`` at every checkpoint, never behind it.
+
+    ``on_checkpoint`` writes the file (atomically) before the trainer writes its checkpoint, so
+    the file holds at least the checkpoint's steps; a resumed run keeps the rows before its first
+    step (:meth:`resume_from`) and appends the rest, so that the file ends up exactly as an
+    uninterrupted run's: no row lost, none repeated.
+    """
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+        self.previous: pd.DataFrame | None = None
+
+    def resume_from(self, step: int) -> None:
+        """Keep the rows of ``history.csv`` for the steps before ``step``."""
+        if step == 0:
+            return
+        frame = pd.DataFrame()
+        if self.path.exists():
+            # Kept rows must be rewritten with the very digits they were read with: pandas >= 3
+            # parses floats exactly; older pandas needs the round-trip parser (deprecated in 3).
+            exact = {} if _PANDAS_3 else {"float_precision": "round_trip"}
+            frame = pd.read_csv(self.path, **exact)
+            frame = frame[frame["step"] < step].reset_index(drop=True)
+        steps = frame["step"].tolist() if len(frame) else []
+        if steps != list(range(step)):
+            warnings.warn(
+                HISTORY_GAP_WARNING.format(path=self.path, n_rows=len(frame), step=step),
+                UserWarning,
+                stacklevel=2,
+            )
+        self.previous = frame if len(frame) else None
+
+    def to_frame(self) -> pd.DataFrame:  # noqa: D102
+        new = super().to_frame()
+        if self.previous is None:
+            return new
+        if not len(new):
+            return self.previous
+        return pd.concat([self.previous, new], ignore_index=True)
+
+    def write(self) -> None:
+        """Rewrite ``history.csv`` atomically (rank 0 only under torch.distributed)."""
+        if rank_and_world()[0] == 0:
+            write_atomic(self.path, self.to_frame().to_csv(index=False))
+
+    def on_checkpoint(self, trainer, path):  # noqa: D102
+        self.write()
+
+    def on_fit_end(self, trainer):  # noqa: D102
+        self.write()

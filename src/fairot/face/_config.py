@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import warnings
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ import pandas as pd
 import torch
 
 from ..utils import write_atomic
-from ._callbacks import Callback, History
+from ._callbacks import Callback, CsvHistory
 from ._config_checks import CONFIG_TYPE_ERROR, check_config_values
 from ._data import FaceFolderDataset, embed_images, load_rfw_pairs, read_rfw_pairs
 from ._distributed import init_from_environment, rank_and_world
@@ -43,9 +43,9 @@ UNKNOWN_KEYS_ERROR = "unknown config keys {keys}; valid keys are {valid}."
 MISSING_KEY_ERROR = "the config needs {key!r} ({why})."
 BACKBONE_ERROR = "backbone must be one of {names}; got {value!r}."
 CONFIG_FORMAT_ERROR = "config {path!s} must be a .json or .toml file holding one table."
-HISTORY_GAP_WARNING = (
-    "{path} holds {n_rows} rows for the {step} steps of the checkpoint; the resumed history "
-    "misses the others."
+RESUMED_MESSAGE = (
+    "fairot: resuming from {path} at step {step} of {n_steps} (its SHA-256 matches the "
+    "manifest this run wrote); set resume to false to start afresh."
 )
 
 
@@ -86,10 +86,13 @@ class TrainConfig:
     num_workers : int
         Threads decoding images.
     out_dir : str
-        Checkpoint (``checkpoint.pt``) and history (``history.csv``) go here.
+        Checkpoint (``checkpoint.pt``, with its manifest ``checkpoint.pt.manifest.json``) and
+        history (``history.csv``) go here.
     checkpoint_every : int
     resume : bool
-        Continue from ``out_dir/checkpoint.pt`` when it exists.
+        Continue from ``out_dir/checkpoint.pt`` when it exists; only a checkpoint whose
+        SHA-256 its manifest lists (one this run wrote) is loaded, anything else is refused
+        with a ``ValueError`` (see ``docs/security.md``).
     seed : int
 
     Examples
@@ -181,9 +184,6 @@ def load_config(path: str | Path) -> TrainConfig:
     return config
 
 
-_PANDAS_3 = int(pd.__version__.split(".")[0]) >= 3
-
-
 def build_model(config: TrainConfig) -> torch.nn.Module:
     """The backbone named by the config (``mlp`` flattens the image, for smoke tests).
 
@@ -207,60 +207,6 @@ def build_model(config: TrainConfig) -> torch.nn.Module:
     )
 
 
-class _CsvHistory(History):
-    """History persisted to ``history.csv`` at every checkpoint, never behind it.
-
-    ``on_checkpoint`` writes the file (atomically) before the trainer writes its checkpoint, so
-    the file holds at least the checkpoint's steps; a resumed run keeps the rows before its first
-    step (:meth:`resume_from`) and appends the rest, so that the file ends up exactly as an
-    uninterrupted run's: no row lost, none repeated.
-    """
-
-    def __init__(self, path: Path) -> None:
-        super().__init__()
-        self.path = path
-        self.previous: pd.DataFrame | None = None
-
-    def resume_from(self, step: int) -> None:
-        """Keep the rows of ``history.csv`` for the steps before ``step``."""
-        if step == 0:
-            return
-        frame = pd.DataFrame()
-        if self.path.exists():
-            # Kept rows must be rewritten with the very digits they were read with: pandas >= 3
-            # parses floats exactly; older pandas needs the round-trip parser (deprecated in 3).
-            exact = {} if _PANDAS_3 else {"float_precision": "round_trip"}
-            frame = pd.read_csv(self.path, **exact)
-            frame = frame[frame["step"] < step].reset_index(drop=True)
-        steps = frame["step"].tolist() if len(frame) else []
-        if steps != list(range(step)):
-            warnings.warn(
-                HISTORY_GAP_WARNING.format(path=self.path, n_rows=len(frame), step=step),
-                UserWarning,
-                stacklevel=2,
-            )
-        self.previous = frame if len(frame) else None
-
-    def to_frame(self) -> pd.DataFrame:  # noqa: D102
-        new = super().to_frame()
-        if self.previous is None:
-            return new
-        if not len(new):
-            return self.previous
-        return pd.concat([self.previous, new], ignore_index=True)
-
-    def write(self) -> None:
-        """Rewrite ``history.csv`` atomically (rank 0 only under torch.distributed)."""
-        if rank_and_world()[0] == 0:
-            write_atomic(self.path, self.to_frame().to_csv(index=False))
-
-    def on_checkpoint(self, trainer, path):  # noqa: D102
-        self.write()
-
-    def on_fit_end(self, trainer):  # noqa: D102
-        self.write()
-
-
 def train_from_config(
     config: TrainConfig, *, progress: bool = True, callbacks: list[Callback] | None = None
 ) -> MetaBalancedTrainer:
@@ -276,6 +222,12 @@ def train_from_config(
     taken over): a second run into the same folder is refused with a ``ValueError``. The group
     CSVs are checked first: an identity in two groups or an empty cell is refused, naming the
     file and the line.
+
+    With ``config.resume`` (the default), an existing ``out_dir/checkpoint.pt`` is resumed
+    only when its manifest lists its SHA-256, and the run says on stderr that it resumed and
+    from what; a checkpoint without its manifest, one that does not match it, or one holding
+    anything but tensors and plain data is refused with a ``ValueError`` naming the file
+    (nothing of it runs).
 
     Returns
     -------
@@ -309,8 +261,9 @@ def train_from_config(
     ...     batch_size=8, meta_batch_size=8, num_workers=0, checkpoint_every=2,
     ...     out_dir=os.path.join(root, "run"))
     >>> trainer = train_from_config(config, progress=False)
-    >>> trainer.step_, sorted(os.listdir(config.out_dir))
-    (2, ['.fairot-train.lock', 'checkpoint.pt', 'config.json', 'history.csv'])
+    >>> trainer.step_, sorted(os.listdir(config.out_dir))  # doctest: +NORMALIZE_WHITESPACE
+    (2, ['.fairot-train.lock', 'checkpoint.pt', 'checkpoint.pt.manifest.json', 'config.json',
+         'history.csv'])
     """
     initialised, device = init_from_environment(config.device)
     try:
@@ -365,7 +318,7 @@ def _train_locked(config, device, out, *, progress, callbacks) -> MetaBalancedTr
         gamma=config.gamma,
         selection_margin=config.selection_margin,
     )
-    history = _CsvHistory(out / "history.csv")
+    history = CsvHistory(out / "history.csv")
     trainer = MetaBalancedTrainer(
         build_model(config),
         spec.loss,
@@ -388,8 +341,15 @@ def _train_locked(config, device, out, *, progress, callbacks) -> MetaBalancedTr
     )
     checkpoint = out / "checkpoint.pt"
     if config.resume and checkpoint.exists():
-        trainer.load_checkpoint(checkpoint)
+        # Only a checkpoint this run's folder holds with its manifest: one fairot wrote.
+        trainer.load_checkpoint(checkpoint, require_manifest=True)
         history.resume_from(trainer.step_)
+        if rank == 0:
+            print(
+                RESUMED_MESSAGE.format(path=checkpoint, step=trainer.step_, n_steps=config.n_steps),
+                file=sys.stderr,
+                flush=True,
+            )
     if rank == 0:
         write_atomic(out / "config.json", json.dumps(dataclasses.asdict(config), indent=2))
     trainer.fit(

@@ -17,13 +17,62 @@ References
 
 from __future__ import annotations
 
+import datetime
 import os
+import sys
 from collections.abc import Iterable
 
 import torch
 import torch.distributed as dist
 
-__all__ = ["all_reduce_mean_", "broadcast_", "init_from_environment", "rank_and_world"]
+__all__ = [
+    "RENDEZVOUS_TIMEOUT_S",
+    "all_reduce_mean_",
+    "broadcast_",
+    "init_from_environment",
+    "rank_and_world",
+]
+
+#: Seconds a rank waits for the others to join (and, once joined, for any collective):
+#: stated in the message printed before the wait, instead of torch's silent 30 minutes.
+RENDEZVOUS_TIMEOUT_S = 600
+STRAY_RANK_ERROR = (
+    "RANK={rank} is set but WORLD_SIZE is {world}: this process was not started by a "
+    "distributed launcher, so it is not rank {rank} of anything. Unset RANK to train in one "
+    "process, or train with several processes by fairot face train --nproc N (torchrun)."
+)
+WORLD_ENV_ERROR = (
+    "{name}={value!r} in the environment must be {what}; it is set by torchrun (fairot face "
+    "train --nproc N). Unset WORLD_SIZE and RANK to train in one process."
+)
+MISSING_ENV_ERROR = (
+    "WORLD_SIZE={world} asks for distributed training but {names} not set; torchrun sets "
+    "them all (fairot face train --nproc N). Unset WORLD_SIZE and RANK to train in one process."
+)
+WAITING_MESSAGE = (
+    "fairot: rank {rank} of {world} waits up to {timeout} s for the other processes at "
+    "{address}:{port}..."
+)
+RENDEZVOUS_ERROR = (
+    "rank {rank} of {world}: the other processes did not join at {address}:{port} within "
+    "{timeout} s ({reason}). Start every rank (torchrun, or fairot face train --nproc N), or "
+    "unset WORLD_SIZE and RANK to train in one process."
+)
+
+
+def _env_int(name: str, default: int, minimum: int) -> int:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        number = minimum - 1
+    if number < minimum:
+        raise ValueError(
+            WORLD_ENV_ERROR.format(name=name, value=value, what=f"an integer >= {minimum}")
+        )
+    return number
 
 
 def rank_and_world() -> tuple[int, int]:
@@ -77,15 +126,46 @@ def init_from_environment(device: str) -> tuple[bool, str]:
         Whether this call created the process group (then the caller destroys it).
     device : str
         The device this rank trains on.
+
+    Raises
+    ------
+    ValueError
+        If ``RANK`` is non-zero without ``WORLD_SIZE`` > 1 (no launcher started this process),
+        if ``WORLD_SIZE``, ``RANK`` or the rendezvous address are malformed or missing, or if
+        the other ranks do not join within :data:`RENDEZVOUS_TIMEOUT_S` seconds; a rank
+        says on stderr that it waits, and for how long, before it waits.
     """
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    if world <= 1 or not dist.is_available():
+    world = _env_int("WORLD_SIZE", 1, 1)
+    rank = _env_int("RANK", 0, 0)
+    if world <= 1:
+        if rank != 0:
+            raise ValueError(STRAY_RANK_ERROR.format(rank=rank, world=world))
+        return False, device
+    if rank >= world:
+        raise ValueError(
+            WORLD_ENV_ERROR.format(name="RANK", value=str(rank), what=f"below WORLD_SIZE={world}")
+        )
+    if not dist.is_available():
         return False, device
     if device.startswith("cuda") and ":" not in device:
         device = f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
     if dist.is_initialized():
         return False, device
+    missing = [name for name in ("MASTER_ADDR", "MASTER_PORT") if not os.environ.get(name)]
+    if missing:
+        names = " and ".join(missing) + (" are" if len(missing) > 1 else " is")
+        raise ValueError(MISSING_ENV_ERROR.format(world=world, names=names))
     if device.startswith("cuda"):
         torch.cuda.set_device(torch.device(device))
-    dist.init_process_group(backend="nccl" if device.startswith("cuda") else "gloo")
+    where = {"address": os.environ["MASTER_ADDR"], "port": os.environ["MASTER_PORT"]}
+    said = {"rank": rank, "world": world, "timeout": RENDEZVOUS_TIMEOUT_S, **where}
+    print(WAITING_MESSAGE.format(**said), file=sys.stderr, flush=True)
+    try:
+        dist.init_process_group(
+            backend="nccl" if device.startswith("cuda") else "gloo",
+            timeout=datetime.timedelta(seconds=RENDEZVOUS_TIMEOUT_S),
+        )
+    except RuntimeError as exc:  # torch.distributed.DistNetworkError, DistStoreError: timeouts
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ValueError(RENDEZVOUS_ERROR.format(**said, reason=reason)) from None
     return True, device

@@ -483,10 +483,12 @@ class FairTrainer(CheckpointedTrainer):
         self._loop = None
         self._resume = None if state["run"] is None else state
 
-    def load_checkpoint(self, path: str | Path) -> FairTrainer:  # noqa: D102
+    def load_checkpoint(  # noqa: D102
+        self, path: str | Path, *, require_manifest: bool = False
+    ) -> FairTrainer:
         pending, loop = self._resume, self._loop
         try:
-            return super().load_checkpoint(path)
+            return super().load_checkpoint(path, require_manifest=require_manifest)
         except ValueError:
             self._resume, self._loop = pending, loop  # all or nothing: the same next fit
             raise

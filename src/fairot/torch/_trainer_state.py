@@ -36,17 +36,28 @@ class Run:
     start_scores: torch.Tensor | None = None
 
 
+def _plain_rng_state(state: tuple) -> tuple:
+    # The legacy generator's key is a uint32 array: as a list of ints, the checkpoint holds
+    # plain data that torch.load(weights_only=True) rebuilds without NumPy's globals.
+    name, key, *rest = state
+    return (name, key.tolist(), *rest)
+
+
+def _tensor_or_none(array: np.ndarray | None) -> torch.Tensor | None:
+    return None if array is None else torch.from_numpy(np.array(array))
+
+
 def loop_state(trainer, run: Run, opt, scheduler, rng, monitor) -> dict[str, Any]:
     """The loop's state after ``run.epoch`` epochs, as plain containers and tensors."""
     return {
         "run": asdict(run),
         "optimizer": opt.state_dict(),
         "scheduler": None if scheduler is None else scheduler.state_dict(),
-        "batch_rng": rng.get_state(),
+        "batch_rng": _plain_rng_state(rng.get_state()),
         "torch_rng": torch.get_rng_state(),
         "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
         "monitor": asdict(monitor),
-        "target_samples": trainer.target_samples_,
+        "target_samples": _tensor_or_none(trainer.target_samples_),
         "best_epoch": trainer.best_epoch_,
         "n_steps": trainer.n_steps_,
     }
@@ -59,11 +70,13 @@ def restore_loop(trainer, loop: dict[str, Any], run: Run, opt, scheduler, rng) -
     opt.load_state_dict(loop["optimizer"])
     if scheduler is not None and loop["scheduler"] is not None:
         scheduler.load_state_dict(loop["scheduler"])
-    rng.set_state(loop["batch_rng"])
+    name, key, *rest = loop["batch_rng"]
+    rng.set_state((name, np.asarray(key, dtype=np.uint32), *rest))
     torch.set_rng_state(loop["torch_rng"])
     if loop.get("cuda_rng") is not None and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(loop["cuda_rng"])
-    trainer.target_samples_ = loop["target_samples"]
+    target = loop["target_samples"]
+    trainer.target_samples_ = None if target is None else target.numpy()
     trainer.best_epoch_ = loop["best_epoch"]
     trainer.n_steps_ = loop["n_steps"]
     return DivergenceMonitor(**loop["monitor"])

@@ -6,11 +6,20 @@ of :class:`Callback`. A trainer says what its state is (:meth:`CheckpointedTrain
 and :meth:`CheckpointedTrainer.load_state_dict`, and the keys every checkpoint of it holds); the
 base writes it atomically, reads it back verified and loads it all or nothing, so that a run
 killed at any moment resumes from its last checkpoint exactly as if it had never stopped.
+
+A checkpoint holds tensors and plain data only (dicts, lists, tuples, str, int, float, bool,
+None): :meth:`CheckpointedTrainer.save_checkpoint` refuses anything else, and
+:func:`read_checkpoint` loads with ``torch.load(weights_only=True)``, so a crafted file (a pickle
+whose ``__reduce__`` calls ``os.system``) is refused before anything of it runs. Beside every
+checkpoint goes its manifest (:func:`manifest_path`: the file's SHA-256 and the fairot version
+that wrote it); a checkpoint that does not match its manifest is refused, and a reader that
+must only resume from checkpoints fairot wrote (``fairot face train``) requires one.
 """
 
 from __future__ import annotations
 
 import copy
+import pickle
 from numbers import Integral
 from pathlib import Path
 from typing import Any
@@ -21,14 +30,38 @@ from sklearn.utils import check_random_state
 
 from fairot.utils import atomic_write, remove_stale_temporaries
 
+from ._checkpoint_files import (
+    CHECKPOINT_MANIFEST_ERROR,
+    CHECKPOINT_MISMATCH_ERROR,
+    CHECKPOINT_NO_MANIFEST_ERROR,
+    CHECKPOINT_STATE_ERROR,
+    CHECKPOINT_UNSAFE_ERROR,
+    HashingWriter,
+    first_line,
+    manifest_hashes,
+    manifest_path,
+    plain_state,
+    unsafe_globals,
+    verify_manifest,
+    write_manifest,
+)
+
 __all__ = [
     "CHECKPOINT_FIT_ERROR",
+    "CHECKPOINT_MANIFEST_ERROR",
+    "CHECKPOINT_MISMATCH_ERROR",
+    "CHECKPOINT_NO_MANIFEST_ERROR",
     "CHECKPOINT_READ_ERROR",
+    "CHECKPOINT_STATE_ERROR",
+    "CHECKPOINT_UNSAFE_ERROR",
     "Callback",
     "CheckpointedTrainer",
     "first_line",
+    "manifest_path",
+    "plain_state",
     "read_checkpoint",
     "resolve_seed",
+    "verify_manifest",
 ]
 
 CHECKPOINT_READ_ERROR = (
@@ -39,19 +72,6 @@ CHECKPOINT_FIT_ERROR = (
     "checkpoint {path} does not fit this trainer: {reason}. It was written for another model, "
     "loss or method; build the trainer with the arguments that wrote it."
 )
-
-
-def first_line(exc: BaseException) -> str:
-    r"""The first line of an exception's message, or its type's name when it has none.
-
-    Examples
-    --------
-    >>> from fairot.torch.training import first_line
-    >>> first_line(RuntimeError("size mismatch\n\tfor fc.weight")), first_line(KeyError())
-    ('size mismatch', 'KeyError')
-    """
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def resolve_seed(random_state) -> int:
@@ -126,9 +146,18 @@ class Callback:
 
 
 def read_checkpoint(
-    path: str | Path, keys: tuple[str, ...] = (), *, map_location=None
+    path: str | Path,
+    keys: tuple[str, ...] = (),
+    *,
+    map_location=None,
+    require_manifest: bool = False,
 ) -> dict[str, Any]:
     """Read a checkpoint written by :meth:`CheckpointedTrainer.save_checkpoint`, verified.
+
+    The file is loaded with ``torch.load(weights_only=True)``: tensors and plain containers
+    are rebuilt, and a file that asks for anything else (a class, a function such as
+    ``os.system``) is refused before any of it runs. When a manifest lies beside the file
+    (:func:`manifest_path`), the file's SHA-256 must be one it lists.
 
     Parameters
     ----------
@@ -137,6 +166,9 @@ def read_checkpoint(
         Keys the checkpoint must hold (the trainer's ``CHECKPOINT_KEYS``).
     map_location : str or torch.device, optional
         As :func:`torch.load`.
+    require_manifest : bool, default=False
+        Refuse a checkpoint without a manifest (a run that resumes only from its own
+        checkpoints, as ``fairot face train`` does).
 
     Returns
     -------
@@ -148,7 +180,8 @@ def read_checkpoint(
     FileNotFoundError
         If ``path`` does not exist.
     ValueError
-        If the file is truncated, corrupt or not a trainer checkpoint (the message names it).
+        If the file is truncated, corrupt, not a trainer checkpoint, holds anything but
+        tensors and plain data, or does not match its manifest (the message names it).
 
     Examples
     --------
@@ -167,10 +200,14 @@ def read_checkpoint(
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint {path} does not exist.")
+    verify_manifest(path, required=require_manifest)
     try:
-        # weights_only=False: a checkpoint holds NumPy generator states and Python containers;
-        # the file is one this trainer (or the user) wrote.
-        state = torch.load(path, map_location=map_location, weights_only=False)
+        # weights_only=True, stated: TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD cannot override it.
+        state = torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as exc:  # what weights_only raises for a refused global
+        raise ValueError(
+            CHECKPOINT_UNSAFE_ERROR.format(path=path, types=unsafe_globals(path, exc))
+        ) from None
     except Exception as exc:  # torch raises many types for a torn zip or pickle
         raise ValueError(CHECKPOINT_READ_ERROR.format(path=path, reason=first_line(exc))) from None
     if not isinstance(state, dict) or any(k not in state for k in keys):
@@ -228,34 +265,68 @@ class CheckpointedTrainer:
             getattr(callback, hook)(self, *args)
 
     def save_checkpoint(self, path: str | Path) -> None:
-        """Write :meth:`state_dict` to ``path`` atomically (``torch.save``).
+        """Write :meth:`state_dict` to ``path`` atomically (``torch.save``), with its manifest.
 
         The new checkpoint goes to a temporary file in the same folder, is flushed to disk and
         only then replaces ``path``: a process killed mid-write leaves the previous checkpoint
         intact, never a truncated one. Callbacks' ``on_checkpoint`` hooks run first, so that
         what they persist (``history.csv``) is never behind the checkpoint.
+
+        The manifest (:func:`manifest_path`) records the checkpoint's SHA-256. It is rewritten
+        atomically to list the new digest beside the previous one before the new checkpoint
+        replaces the old, and the new one alone after: whenever the process dies, the
+        checkpoint on disk is one its manifest lists.
+
+        Raises
+        ------
+        TypeError
+            If :meth:`state_dict` holds anything but tensors and plain data (such a
+            checkpoint could not be read back with ``weights_only=True``).
         """
         path = Path(path)
+        state = plain_state(self.state_dict())
         self.run_callbacks("on_checkpoint", path)
+        manifest = manifest_path(path)
+        previous: list[str] = []
+        if path.exists() and manifest.exists():
+            try:
+                previous = manifest_hashes(manifest)[:1]
+            except ValueError:  # a torn or foreign manifest is replaced, not trusted
+                previous = []
         with atomic_write(path, "wb") as f:
-            torch.save(self.state_dict(), f)
+            writer = HashingWriter(f)
+            torch.save(state, writer)
+            digest = writer.digest.hexdigest()
+            write_manifest(path, [digest, *previous])
+        write_manifest(path, [digest])
         # One trainer writes this path: temporaries beside it are from a killed run.
         remove_stale_temporaries(path)
+        remove_stale_temporaries(manifest)
 
-    def load_checkpoint(self, path: str | Path):
+    def load_checkpoint(self, path: str | Path, *, require_manifest: bool = False):
         """Load a checkpoint written by :meth:`save_checkpoint`; returns ``self``.
+
+        Parameters
+        ----------
+        path : str or Path
+        require_manifest : bool, default=False
+            Refuse a checkpoint without its manifest (see :func:`read_checkpoint`).
 
         Raises
         ------
         FileNotFoundError
             If ``path`` does not exist.
         ValueError
-            If the file is truncated or corrupt, or was written for another model, loss or
-            method; the message names the file. The trainer is then left as it was.
+            If the file is truncated or corrupt, holds anything but tensors and plain data,
+            does not match its manifest, or was written for another model, loss or method;
+            the message names the file. The trainer is then left as it was.
         """
         path = Path(path)
         state = read_checkpoint(
-            path, self.CHECKPOINT_KEYS, map_location=self.checkpoint_map_location()
+            path,
+            self.CHECKPOINT_KEYS,
+            map_location=self.checkpoint_map_location(),
+            require_manifest=require_manifest,
         )
         before = copy.deepcopy(self.state_dict())
         try:

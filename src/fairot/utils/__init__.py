@@ -4,7 +4,8 @@
   content, never truncated (checkpoints, CLI outputs); :func:`remove_stale_temporaries` clears
   what a writer killed mid-write left behind.
 - :func:`load_model` — load a ``.skops`` model trusting only fairot's and scikit-learn's own
-  types (never what the file lists).
+  types (never what the file lists), with its trees validated and its size bounded;
+  :func:`save_model` / :func:`model_to_bytes` save one with the fairot version recorded.
 - :func:`escape_markdown` / :func:`markdown_table` — user strings as literal Markdown text in
   every ``.md`` fairot writes.
 - :class:`ScoreColumn` — an identity model whose score is a column of ``X`` (post-process
@@ -13,16 +14,25 @@
 
 from ._atomic import atomic_write, remove_stale_temporaries, write_atomic
 from ._markdown import escape_markdown, markdown_table
-from ._persistence import is_allowed_type, load_model
+from ._persistence import (
+    fairot_version,
+    is_allowed_type,
+    load_model,
+    model_to_bytes,
+    save_model,
+)
 from ._score_column import ScoreColumn
 
 __all__ = [
     "ScoreColumn",
     "atomic_write",
     "escape_markdown",
+    "fairot_version",
     "is_allowed_type",
     "load_model",
     "markdown_table",
+    "model_to_bytes",
     "remove_stale_temporaries",
+    "save_model",
     "write_atomic",
 ]
