@@ -7,7 +7,6 @@ Every format lists the reference window (its rows and time span) and flags the p
 
 from __future__ import annotations
 
-import html
 import io
 import json
 from typing import Any
@@ -18,7 +17,7 @@ import pandas as pd
 from fairot.reporting._format import format_value
 from fairot.reporting._html import STYLE, _table, figure_svg
 from fairot.reporting.artifacts import jsonable, write_artifacts
-from fairot.utils import escape_markdown, markdown_table
+from fairot.utils import escape_html, escape_markdown, markdown_table
 
 MSG_NOTHING = "no window evaluated yet: nothing to plot."
 
@@ -141,8 +140,8 @@ def monitor_html(
     parts = [
         f"<style>{STYLE}</style>",
         '<div class="fairot-audit">',
-        f"<h1>{html.escape(record['title'])}</h1>",
-        f'<p class="meta">{html.escape(_rule(monitor))} {monitor.n_seen_} samples seen.</p>',
+        f"<h1>{escape_html(record['title'])}</h1>",
+        f'<p class="meta">{escape_html(_rule(monitor))} {monitor.n_seen_} samples seen.</p>',
         "<h2>Reference window</h2>",
         _table(_reference_frame(record).rename(index={0: "reference"})),
         "<h2>Windows</h2>",
@@ -158,7 +157,7 @@ def monitor_html(
         return fragment
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f"<title>{html.escape(record['title'])}</title>\n</head>\n<body>\n"
+        f"<title>{escape_html(record['title'])}</title>\n</head>\n<body>\n"
         f"{fragment}\n</body>\n</html>\n"
     )
 

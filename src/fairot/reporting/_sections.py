@@ -15,7 +15,7 @@ import pandas as pd
 
 from fairot.reporting._format import SUMMARY_LABELS, format_value
 from fairot.reporting._provenance import GLOSSARY
-from fairot.utils import escape_markdown, markdown_table
+from fairot.utils import escape_markdown, escape_terminal, markdown_table, terminal_frame
 
 Section = tuple[str, list[str], list[tuple[str, pd.DataFrame]]]
 
@@ -130,13 +130,17 @@ def render_markdown_section(section: Section) -> list[str]:
 
 
 def render_text_section(section: Section) -> list[str]:
-    """Plain-text lines of a section."""
+    """Plain-text lines of a section; every string escaped for the terminal."""
     heading, paragraphs, tables = section
+    heading = escape_terminal(heading)
     parts = ["", heading, "-" * len(heading)]
-    parts += paragraphs
+    # A paragraph is one line: a newline or an escape sequence inside a group name is shown,
+    # never obeyed (it could print a verdict of its own).
+    parts += [escape_terminal(text) for text in paragraphs]
     for caption, frame in tables:
+        frame = terminal_frame(frame)
         if caption:
-            parts.append(caption + ":")
+            parts.append(escape_terminal(caption) + ":")
         # Text columns (definitions, sources, verdict lines) read left-aligned; pandas would
         # right-align them to the longest entry.
         text = {
