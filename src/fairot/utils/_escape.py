@@ -92,6 +92,14 @@ def show_invisible(text: Any, keep: str = "") -> str:
     text = str(text)
     if text.isprintable():  # no character of the "Other" and "Separator" categories but " "
         return text
+    # A page is mostly printable lines: only the others are read character by character.
+    newline = "\n" if "\n" in keep else _SHORT["\n"]
+    return newline.join(
+        line if line.isprintable() else _show_line(line, keep) for line in text.split("\n")
+    )
+
+
+def _show_line(text: str, keep: str) -> str:
     return "".join(
         char if char in keep or not is_invisible(char) else _visible(char) for char in text
     )

@@ -4,10 +4,17 @@ Every fitted estimator exposes its groups the same way (:func:`group_attributes`
 list of the group labels (a scalar per group for one attribute, a tuple of values for
 intersections, a ``(column, value)`` pair for marginal groups), and ``group_names_``, a list of
 distinct readable names in the same order.
+
+String labels are compared in Unicode normal form NFC: ``"é"`` as one code point and ``"e"``
+followed by a combining accent are one group (labelled in NFC). Labels that still differ but
+print alike (a trailing space, a zero-width space, a Cyrillic ``"а"`` for a Latin ``"a"``, a
+different case) stay distinct groups, with a :class:`fairot.exceptions.LookAlikeGroupsWarning`
+naming each pair (:func:`look_alike_pairs`).
 """
 
 from __future__ import annotations
 
+import unicodedata
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -15,7 +22,11 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from fairot.exceptions import LookAlikeGroupsWarning
+
+from ._escape import is_invisible, show_invisible
 from .arrays import number_of_samples
+from .stacklevel import user_stacklevel
 
 GroupsMode = Literal["intersection", "marginal"]
 
@@ -43,9 +54,121 @@ MSG_UNHASHABLE = (
 )
 
 
-def _label_key(label: Any) -> tuple:
-    """Hashable identity of a group label: 1, 1.0 and np.int64(1) name the same group."""
+MSG_LOOK_ALIKE = (
+    "{name} has distinct groups that look alike: {pairs}. They are kept apart; rename the labels "
+    "if they are meant to be one group."
+)
+# Letters of other scripts drawn like Latin ones (after NFKC and casefold, so lower case only):
+# the homoglyphs of Unicode's confusables list between Cyrillic, Greek and Latin that a label is
+# likely to hold. A small explicit table: no dependency, and every entry can be read.
+_CONFUSABLES = str.maketrans(
+    {
+        # Cyrillic
+        "а": "a", "в": "b", "е": "e", "ё": "e", "һ": "h", "і": "i", "ї": "i", "ј": "j",
+        "к": "k", "ӏ": "l", "м": "m", "н": "h", "о": "o", "р": "p", "с": "c", "т": "t",
+        "у": "y", "х": "x", "ѕ": "s", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ь": "b", "ү": "y",
+        # Greek
+        "α": "a", "β": "b", "γ": "y", "ε": "e", "η": "n", "ι": "i", "κ": "k", "ν": "v",
+        "ο": "o", "ρ": "p", "τ": "t", "υ": "u", "χ": "x", "ω": "w", "ζ": "z",
+    }
+)  # fmt: skip
+# How many look-alike pairs a warning lists (with thousands of groups, the first ones say enough).
+_MAX_LISTED_PAIRS = 10
+
+
+def normal_label(label: Any) -> Any:
+    """A group label as the encoder keeps it: a Python scalar, a string in NFC.
+
+    Examples
+    --------
+    >>> normal_label("Cafe\u0301") == "Caf\u00e9"
+    True
+    """
     label = label.item() if isinstance(label, np.generic) else label
+    if isinstance(label, str) and not unicodedata.is_normalized("NFC", label):
+        return unicodedata.normalize("NFC", label)
+    return label
+
+
+def _skeleton(text: str) -> str:
+    """What a reader sees of ``text``: NFKC, no format characters, one space, casefold, Latin."""
+    text = unicodedata.normalize("NFKC", text)
+    text = "".join(char for char in text if not is_invisible(char) or char.isspace())
+    return " ".join(text.split()).casefold().translate(_CONFUSABLES)
+
+
+def _difference(a: str, b: str) -> str:
+    # The first character where two look-alike labels differ, named: readers see no difference.
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return f"character {i + 1}: {_char_name(x)} vs {_char_name(y)}"
+    longer, extra = (a, b) if len(a) > len(b) else (b, a)
+    char = longer[len(extra)]
+    return f"character {len(extra) + 1}: {_char_name(char)} only in one"
+
+
+def _char_name(char: str) -> str:
+    # Controls have no Unicode name: their escape says what they are.
+    return f"U+{ord(char):04X} {unicodedata.name(char, None) or show_invisible(char)}"
+
+
+def look_alike_pairs(labels: list) -> list[tuple[str, str]]:
+    """Pairs of distinct string labels that print alike.
+
+    Two labels look alike when they are equal once whitespace is trimmed and collapsed,
+    invisible (format) characters are dropped, compatibility forms are folded (NFKC), case is
+    ignored (casefold) and the Cyrillic and Greek letters drawn like Latin ones are read as
+    those. Linear in the total length of the labels.
+
+    Parameters
+    ----------
+    labels : list
+        Distinct labels of one column (only strings are compared).
+
+    Returns
+    -------
+    list of tuple of str
+        Each pair once, in the order of ``labels``.
+
+    Examples
+    --------
+    >>> look_alike_pairs(["Male", "Male ", "M\u0430le", "Female"])
+    [('Male', 'Male '), ('Male', 'Mаle')]
+    """
+    classes: dict[str, list[str]] = {}
+    for label in labels:
+        if isinstance(label, str):
+            classes.setdefault(_skeleton(label), []).append(label)
+    pairs = []
+    for members in classes.values():
+        pairs += [(members[0], other) for other in members[1:]]
+    return pairs
+
+
+def warn_look_alikes(labels: list, name: str) -> None:
+    """Warn :class:`~fairot.exceptions.LookAlikeGroupsWarning` naming look-alike labels."""
+    pairs = look_alike_pairs(labels)
+    if not pairs:
+        return
+    listed = [
+        f"{show_invisible(repr(a))} vs {show_invisible(repr(b))} ({_difference(a, b)})"
+        for a, b in pairs[:_MAX_LISTED_PAIRS]
+    ]
+    if len(pairs) > _MAX_LISTED_PAIRS:
+        listed.append(f"and {len(pairs) - _MAX_LISTED_PAIRS} more pair(s)")
+    warnings.warn(
+        MSG_LOOK_ALIKE.format(name=name, pairs="; ".join(listed)),
+        LookAlikeGroupsWarning,
+        stacklevel=user_stacklevel(),
+    )
+
+
+def _label_key(label: Any) -> tuple:
+    """Hashable identity of a group label: 1, 1.0 and np.int64(1) name the same group.
+
+    Strings are compared in NFC, so the two ways of writing "é" are one group.
+    """
+    label = normal_label(label)
     if isinstance(label, bool):
         return ("bool", label)
     if isinstance(label, (int, float)):
@@ -79,11 +202,12 @@ def _factorize_columns(
     codes, labels = [], []
     for j in range(frame.shape[1]):
         raw_codes, uniques = _factorize(frame.iloc[:, j], name)
-        values = [_to_python(v) for v in np.asarray(uniques, dtype=object)]
+        values = [normal_label(v) for v in np.asarray(uniques, dtype=object)]
         merged: dict[tuple, Any] = {}
         for v in values:
             merged.setdefault(_label_key(v), v)
         ordered = sorted(merged.values(), key=_sort_key)
+        warn_look_alikes(ordered, name)
         position = {_label_key(v): i for i, v in enumerate(ordered)}
         remap = np.array([position[_label_key(v)] for v in values], dtype=np.intp)
         codes.append(remap[raw_codes])
@@ -146,6 +270,21 @@ class GroupEncoding:
         membership = np.zeros((self.codes.shape[0], self.n_groups), dtype=bool)
         membership[np.arange(self.codes.shape[0]), self.codes] = True
         return membership
+
+    @property
+    def sparse_membership(self) -> Any:
+        """:attr:`membership` as a ``scipy.sparse.csc_array`` of 0/1 floats.
+
+        ``counts @ sparse_membership`` sums each group's rows in memory and time linear in the
+        samples, where the dense matrix holds n_samples x n_groups entries (16 GB for 10,000
+        groups of 20 rows).
+        """
+        from scipy import sparse
+
+        if self.codes is None:
+            return sparse.csc_array(self._membership.astype(float))
+        n = self.codes.shape[0]
+        return sparse.csc_array((np.ones(n), (np.arange(n), self.codes)), shape=(n, self.n_groups))
 
     @property
     def counts(self) -> np.ndarray:
