@@ -9,8 +9,8 @@ from scipy.stats import wasserstein_distance
 
 from fairot.metrics import MAX_PAIRWISE_GROUPS
 from fairot.reporting import audit
-from fairot.reporting._audit import MSG_LARGEST_PLOTTED, MSG_NO_SUMMARY_INTERVALS
 from fairot.reporting._plots import MAX_PLOTTED_GROUPS
+from fairot.reporting._scale import MSG_LARGEST_PLOTTED, MSG_NO_SUMMARY_INTERVALS
 
 K, N_PER_GROUP = 3000, 20
 

@@ -13,7 +13,6 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from fairot.metrics import (
-    MAX_PAIRWISE_GROUPS,
     BootstrapIntervals,
     bootstrap_intervals,
     fairness_report,
@@ -29,7 +28,6 @@ from fairot.reporting._format import SUMMARY_LABELS
 from fairot.reporting._group_table import attach_counts
 from fairot.reporting._html import render_fragment, render_page
 from fairot.reporting._plots import (
-    MAX_PLOTTED_GROUPS,
     audit_metrics_figure,
     plot_group_histograms,
     plot_group_quantile_functions,
@@ -40,6 +38,7 @@ from fairot.reporting._provenance import (
 )
 from fairot.reporting._render import render_json, render_markdown, render_text, slugs
 from fairot.reporting._rules import apply_standards, thresholds_used
+from fairot.reporting._scale import many_group_limits
 from fairot.reporting._standards import (
     MSG_STANDARD,
     STANDARDS,
@@ -58,15 +57,6 @@ MSG_N_BOOTSTRAP = "n_bootstrap must be 0 (no intervals) or an integer >= 10; got
 MSG_FORMAT = "formats must be a subset of {choices}; got {value!r}."
 SMALL_GROUP_NOTE = "n < {size}"
 MSG_STANDARD_TASK = "standards {value!r} need task='classification' (decisions at a threshold)."
-MSG_NO_SUMMARY_INTERVALS = (
-    "no bootstrap intervals of the summary: {k} groups are more than the {limit} "
-    "(fairot.metrics.MAX_PAIRWISE_GROUPS) whose every pair each replicate couples; the "
-    "per-group rates keep their exact intervals."
-)
-MSG_LARGEST_PLOTTED = (
-    "the figures draw the {limit} largest of the {k} groups (MAX_PLOTTED_GROUPS); the tables "
-    "list every group."
-)
 UNDEFINED_REASONS = {
     "tpr": "no positive labels; left out of the equalized-odds difference",
     "fpr": "no negative labels; left out of the equalized-odds difference",
@@ -280,17 +270,14 @@ def audit(
     title : str, default="fairot audit"
         Heading of the report.
     plots : bool, default=True
-        Draw the per-group histograms, quantile functions and the metric chart; beyond
-        ``MAX_PLOTTED_GROUPS`` (30) groups they draw the largest groups only, as their titles
-        and a warning of the report say. Names are drawn as text (``$`` is no maths),
-        shortened to ``fairot.utils.FIGURE_LABEL_LENGTH`` characters.
+        Draw the per-group histograms, quantile functions and the metric chart (beyond 30
+        groups the largest only, as the report says; names as text, shortened).
     n_bootstrap : int, default=200
         Bootstrap replicates for the summary intervals (stratified by group); 0 skips them.
         The intervals are bias-corrected (BC), so each contains its estimate or is reported as
         not estimable with the reason
-        (:func:`fairot.metrics.resampling.bias_corrected_interval`). Each replicate couples
-        every pair of groups, so beyond :data:`fairot.metrics.MAX_PAIRWISE_GROUPS` groups in the
-        headline the summary intervals are left out, with a warning in the report.
+        (:func:`fairot.metrics.resampling.bias_corrected_interval`). Left out, with a warning,
+        beyond :data:`fairot.metrics.MAX_PAIRWISE_GROUPS` groups (a replicate couples every pair).
     confidence : float in (0, 1), default=0.95
         Coverage of the intervals (bootstrap, and Clopper-Pearson for the per-group rates).
     random_state : int or None, default=0
@@ -437,14 +424,10 @@ def audit(
             reference=reference,
             included=included,
         )
-    warnings += report.attrs.get("notes", [])
-    n_groups = len(groups_only)
+    bootstrap, limits = many_group_limits(len(groups_only), len(included), n_bootstrap, plots)
+    warnings += report.attrs.get("notes", []) + limits
     intervals = None
-    if n_bootstrap and len(included) > MAX_PAIRWISE_GROUPS:
-        # A replicate couples every pair of groups: its cost and memory grow as the square of
-        # the groups. Say so rather than run for hours.
-        warnings.append(MSG_NO_SUMMARY_INTERVALS.format(k=len(included), limit=MAX_PAIRWISE_GROUPS))
-    elif n_bootstrap:
+    if bootstrap:
         intervals = bootstrap_intervals(
             y_s,
             p_s,
@@ -473,8 +456,6 @@ def audit(
         exact,
     )
     figures = {}
-    if plots and n_groups > MAX_PLOTTED_GROUPS:
-        warnings.append(MSG_LARGEST_PLOTTED.format(limit=MAX_PLOTTED_GROUPS, k=n_groups))
     if plots:
         value_range = (0.0, 1.0) if task == "classification" else None
         figures["score_histograms"] = plot_group_histograms(
