@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from fairot.exceptions import LookAlikeGroupsWarning
-from fairot.utils.groups import MSG_LOOK_ALIKE, look_alike_pairs, normal_label
+from fairot.utils.labels import MSG_LOOK_ALIKE, look_alike_pairs, normal_label
 from fairot.utils.sensitive import check_sensitive_features
 
 NFC, NFD = "Caf\u00e9", "Cafe\u0301"
