@@ -124,6 +124,9 @@ def plot_group_histograms(
 ):
     """Overlaid density histograms of each group's scores.
 
+    At most :data:`MAX_PLOTTED_GROUPS` groups are drawn, the largest (the title says so);
+    names are drawn as text (``$`` is no maths), shortened by :func:`fairot.utils.figure_label`.
+
     Parameters
     ----------
     scores : array-like of shape (n_samples,)
@@ -213,6 +216,7 @@ def plot_group_quantile_functions(
 
     Vertical distances between the curves are the pointwise transport costs; the area between two
     curves is their :math:`W_1` distance.
+    At most :data:`MAX_PLOTTED_GROUPS` groups are drawn, the largest (the title says so).
 
     Parameters
     ----------
@@ -263,6 +267,8 @@ def plot_group_metrics(
     title: str = "Group metrics with 95% bootstrap intervals",
 ):
     """Dot-and-whisker chart of per-group metrics with their bootstrap intervals.
+
+    The first :data:`MAX_PLOTTED_GROUPS` rows are drawn (the title says when there are more).
 
     Parameters
     ----------
