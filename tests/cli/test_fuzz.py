@@ -271,3 +271,30 @@ def test_mitigate_and_monitor_print_names_escaped(tmp_path):
     )  # fmt: skip
     assert code == 0, err
     assert INVISIBLE.search(out) is None and INVISIBLE.search(err) is None
+
+
+def test_monitor_prints_names_escaped(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 600
+    frame = pd.DataFrame(
+        {
+            FORGED: pd.date_range("2024-01-01", periods=n, freq="h").astype(str),
+            "g\u202e": rng.choice([FORGED, "b"], n),
+            "s\x1b[2K": rng.uniform(size=n),
+        }
+    )
+    path = tmp_path / "stream\u202e.csv"
+    frame.to_csv(path, index=False)
+    code, out, err = _run(
+        [
+            "monitor", "--data", str(path), "--time", FORGED, "--score", "s\x1b[2K",
+            "--sensitive", "g\u202e", "--window", "200", "--n-bootstrap", "10",
+            "--out", str(tmp_path / "mon"),
+        ]
+    )  # fmt: skip
+    assert code == 0, err
+    assert INVISIBLE.search(out) is None and INVISIBLE.search(err) is None
+    assert "s\\x1b[2K" in out and "stream\\u202e.csv" in out
+    for name in ("monitor.md", "monitor.html"):
+        page = (tmp_path / "mon" / name).read_text(encoding="utf-8")
+        assert INVISIBLE.search(page) is None and "\\u202e" in page

@@ -17,7 +17,14 @@ import pandas as pd
 from fairot.reporting._format import format_value
 from fairot.reporting._html import STYLE, _table, figure_svg
 from fairot.reporting.artifacts import jsonable, write_artifacts
-from fairot.utils import escape_html, escape_markdown, markdown_table
+from fairot.utils import (
+    FIGURE_LABEL_LENGTH,
+    PLAIN_TEXT,
+    escape_html,
+    escape_markdown,
+    figure_label,
+    markdown_table,
+)
 
 MSG_NOTHING = "no window evaluated yet: nothing to plot."
 
@@ -213,9 +220,11 @@ def plot_monitor(monitor: Any, ax: Any = None, *, title: str | None = None) -> A
 
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     size = monitor.every.freqstr if monitor.every is not None else f"{monitor.window} samples"
-    ax.set_xlabel(f"{label} (windows of {size})")
+    # The time column, score column and file names are user strings: visible, short, no maths.
+    ax.set_xlabel(f"{figure_label(label)} (windows of {size})", **PLAIN_TEXT)
     ax.set_ylabel(monitor.metric)
-    ax.set_title(title or f"{monitor.metric} per window")
+    title = title or f"{monitor.metric} per window"
+    ax.set_title(figure_label(title, max_length=2 * FIGURE_LABEL_LENGTH), **PLAIN_TEXT)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     ax.grid(alpha=0.25)
     return ax.figure
