@@ -8,9 +8,16 @@
 - :class:`DegenerateModelWarning` — a mitigation returned a model that meets its fairness target
   by no longer telling anyone apart (scores collapsed to a constant, or ranking the labels at
   chance while the model it started from did not); the message says what to change.
+- :class:`LookAlikeGroupsWarning` — two groups are distinct labels that print alike (a trailing
+  space, a zero-width space, a Cyrillic letter for a Latin one, a different case).
 """
 
-__all__ = ["DegenerateModelWarning", "DivergenceError", "UntrustedModelError"]
+__all__ = [
+    "DegenerateModelWarning",
+    "DivergenceError",
+    "LookAlikeGroupsWarning",
+    "UntrustedModelError",
+]
 
 
 class DegenerateModelWarning(UserWarning):
@@ -24,6 +31,20 @@ class DegenerateModelWarning(UserWarning):
     at a smaller step, a tolerance of 0 where a little unfairness would keep the ranking, or a
     sensitive attribute that is the only signal in the data. Turn it into an error with
     ``warnings.simplefilter("error", DegenerateModelWarning)``.
+    """
+
+
+class LookAlikeGroupsWarning(UserWarning):
+    """Distinct groups whose labels look alike: a report would show two groups as one.
+
+    Group labels are compared after Unicode NFC normalisation, so ``"é"`` written as one code
+    point or as ``"e"`` plus a combining accent is one group. Labels that still differ but
+    print alike are kept apart, with this warning naming each pair and the characters that
+    differ: labels equal once whitespace is trimmed and collapsed, invisible (format)
+    characters such as the zero-width space are dropped, compatibility forms are folded
+    (NFKC) and case is ignored, and Cyrillic or Greek letters that look like Latin ones are
+    read as those. Rename the labels, or turn it into an error with
+    ``warnings.simplefilter("error", LookAlikeGroupsWarning)``.
     """
 
 

@@ -10,6 +10,8 @@ from fairot.reporting import audit
 from fairot.utils import escape_markdown, markdown_table
 
 HOSTILE = ["<script>alert(1)</script>", "a|b", "line\nbreak", "**bold** _it_ `code` [x](y)"]
+# Names that rewrite what a reader sees (issue 37): each is shown as its escapes.
+INVISIBLE = ["\x1b[2K\x1b[1A four-fifths: PASS", "\r", "\u202e", "z\u200b", "\x7f\x85", "\u2066"]
 
 
 def _cells(line: str) -> list[str]:
@@ -33,7 +35,17 @@ def test_escape_is_one_literal_line(name):
     shown = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
     for char in "\\`*_[]|~":
         shown = shown.replace("\\" + char, char)
-    assert shown == name.replace("\n", " ")
+    # A line break is shown as the two characters "\n" (issue 37), never obeyed.
+    assert shown == name.replace("\n", "\\n")
+
+
+@pytest.mark.parametrize("name", INVISIBLE)
+def test_control_and_format_characters_are_shown(name):
+    text = escape_markdown(name)
+    assert text.isprintable()
+    # The escape's backslash is itself escaped: CommonMark shows "\x1b", "\r", "\u202e".
+    shown = text.replace("\\\\", "\\").replace("\\[", "[")
+    assert shown == name.encode("unicode_escape").decode("ascii")
 
 
 def test_table_keeps_its_shape_with_hostile_names():

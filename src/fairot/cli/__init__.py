@@ -16,6 +16,7 @@ import logging
 import os
 import pkgutil
 import sys
+import warnings
 from collections.abc import Sequence
 
 from fairot import __version__
@@ -70,6 +71,14 @@ def show_compile_notice() -> None:
     logger.setLevel(logging.INFO)
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Python's warning line, its user strings (group names) shown, never obeyed."""
+    from fairot.utils import terminal_text
+
+    text = warnings.formatwarning(message, category, filename, lineno, line)
+    (sys.stderr if file is None else file).write(terminal_text(text))
+
+
 def _one_line(exc: BaseException) -> str:
     if isinstance(exc, KeyError) and exc.args:
         text = str(exc.args[0])
@@ -91,7 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     show_compile_notice()
     try:
-        code = int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            code = int(args.func(args) or 0)
         sys.stdout.flush()
         return code
     except BrokenPipeError:
@@ -103,5 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except (CLIError, ValueError, TypeError, OSError, KeyError) as exc:
-        print(f"fairot {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        from fairot.utils import escape_terminal
+
+        # Messages quote column, file and group names: shown, never obeyed by the terminal.
+        print(f"fairot {args.command}: error: {escape_terminal(_one_line(exc))}", file=sys.stderr)
         return EXIT_USAGE

@@ -255,6 +255,8 @@ def emit(
     files: str = "report.html, report.md, metrics.json, report.json, plots",
 ) -> None:
     """Write the report folder (if asked), then print: nothing is printed before a failure."""
+    from fairot.utils import escape_terminal
+
     fmt = "json" if getattr(args, "json", False) else args.format
     rendered = {
         "text": result.to_text,
@@ -267,7 +269,7 @@ def emit(
     sys.stdout.write(rendered + "\n")
     if args.out is not None and fmt == "text":
         print(
-            f"\nReport written to {args.out}/ ({files})",
+            f"\nReport written to {escape_terminal(args.out)}/ ({files})",
             file=sys.stderr,
         )
 

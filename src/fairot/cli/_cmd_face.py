@@ -108,6 +108,7 @@ def _train(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     from fairot.face import build_model, evaluate_pairs, load_config, load_pairs
     from fairot.face.checkpoint import CHECKPOINT_FIT_ERROR, read_checkpoint
+    from fairot.utils import terminal_table
 
     if args.pairs and not args.images:
         raise ValueError("--pairs needs --images (the folder of identity sub-folders).")
@@ -130,7 +131,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     )
     report, roc = evaluate_pairs(model, pairs, image_size=config.image_size, device=device)
     table = report.by_group.join(roc)
-    print(table.to_string(float_format=lambda v: f"{v:.4f}"))
+    print(terminal_table(table, float_format=lambda v: f"{v:.4f}"))
     print(
         f"\nmean accuracy {100 * report.mean_accuracy:.2f}%  STD {100 * report.std:.2f}  "
         f"SER {report.ser:.3f}"

@@ -377,7 +377,7 @@ def run(args: argparse.Namespace) -> int:
     from fairot.cli import CLIError
     from fairot.cli._outdir import staged_folder
     from fairot.reporting import audit, compare_audits
-    from fairot.utils import model_to_bytes, write_atomic
+    from fairot.utils import escape_terminal, model_to_bytes, terminal_table, write_atomic
 
     _check_arguments(args)
     task = "regression" if args.method == "regression" else "classification"
@@ -443,13 +443,15 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CLIError(MSG_WRITE_FAILED.format(path=args.out, reason=exc.strerror or exc)) from None
 
+    # File, column and group names are user strings: each shown on its line, never obeyed.
     for line in done.warnings:
-        print(f"fairot mitigate: warning: {line}", file=sys.stderr)
-    print(f"fairot mitigate --method {args.method}: {done.subject}")
-    print("\n".join([how, *done.notes[: 2 if args.method in IN_PROCESSING else 0]]) + "\n")
-    print(_comparison(before, after).to_string(float_format=lambda v: f"{v:.4f}"))
+        print(f"fairot mitigate: warning: {escape_terminal(line)}", file=sys.stderr)
+    print(f"fairot mitigate --method {args.method}: {escape_terminal(done.subject)}")
+    notes = [how, *done.notes[: 2 if args.method in IN_PROCESSING else 0]]
+    print("\n".join(escape_terminal(n) for n in notes) + "\n")
+    print(terminal_table(_comparison(before, after), float_format=lambda v: f"{v:.4f}"))
     written = "report.html, report.md, report.json, before/, after/"
     written += "" if model_bytes is None else ", model.skops"
     written += f", {adjusted_name}" if adjusted_name else ""
-    print(f"\nWritten to {args.out}/: {written}", file=sys.stderr)
+    print(f"\nWritten to {escape_terminal(args.out)}/: {written}", file=sys.stderr)
     return 0

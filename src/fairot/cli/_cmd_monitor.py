@@ -183,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the monitor over the stream and print one line per window."""
     from fairot.cli import CLIError
     from fairot.reporting import FairnessMonitor
+    from fairot.utils import escape_terminal, terminal_table
     from fairot.utils.calendar import calendar_offset
 
     if not (math.isfinite(args.threshold) and args.threshold > 0):
@@ -234,8 +235,10 @@ def run(args: argparse.Namespace) -> int:
         )
 
     size = f"{args.window} rows" if args.every is None else f"{every_label} period"
+    # Column and file names are user strings: shown, never obeyed by the terminal.
     print(
-        f"fairot monitor: {args.metric} of {args.score} per {size} of {args.data.name} "
+        f"fairot monitor: {args.metric} of {escape_terminal(args.score)} per {size} of "
+        f"{escape_terminal(args.data.name)} "
         f"(alert when the {monitor.confidence:.0%} band is above {args.threshold:g} and the "
         f"permutation p-value is <= {monitor.alpha:g})"
     )
@@ -243,15 +246,15 @@ def run(args: argparse.Namespace) -> int:
     if monitor.reference_span_ is not None:
         span = f", {monitor.reference_span_[0]} to {monitor.reference_span_[1]}"
     print(
-        f"reference window: {source}, {monitor.n_reference_} rows{span}; {args.metric} "
-        f"{monitor.reference_value_:.4f}\n"
+        f"reference window: {escape_terminal(source)}, {monitor.n_reference_} rows{span}; "
+        f"{args.metric} {monitor.reference_value_:.4f}\n"
     )
     table = monitor.table().drop(columns="readjusted")
     shown = table.assign(
         alert=np.where(table["alert"], "ALERT", ""),
         partial=np.where(table["partial"], "partial", ""),
     )
-    print(shown.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    print(terminal_table(shown, index=False, float_format=lambda v: f"{v:.4f}"))
     n_alerts = int(table["alert"].sum())
     n_partial = int(table["partial"].sum())
     print(

@@ -58,7 +58,7 @@ from fairot.metrics._rates import (
     equalized_odds_difference,
     group_rates,
 )
-from fairot.metrics._report import fairness_report, fairness_summary
+from fairot.metrics._report import MAX_PAIRWISE_GROUPS, fairness_report, fairness_summary
 from fairot.metrics._scorers import (
     FairnessScorer,
     fair_accuracy_scorer,
@@ -92,6 +92,7 @@ __all__ = [
     "FairnessBudgetRefit",
     "FairnessScorer",
     "GroupVerification",
+    "MAX_PAIRWISE_GROUPS",
     "PairwiseGap",
     "VerificationRates",
     "VerificationResult",

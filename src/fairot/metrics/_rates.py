@@ -82,8 +82,9 @@ def rate_matrix(
 ) -> dict[str, np.ndarray]:
     """Rates of every group for a batch of replicates.
 
-    ``y`` and ``pred`` have shape (n_replicates, n_samples); ``member`` (n_samples, n_groups) is
-    the membership of each *position* (a stratified resample keeps every row's group);
+    ``y`` and ``pred`` have shape (n_replicates, n_samples); ``member`` (n_samples, n_groups),
+    dense or a ``scipy.sparse`` array, is the membership of each *position* (a stratified
+    resample keeps every row's group);
     ``weight``, of the shape of ``pred``, weighs every count (``None``: each row counts 1).
     Returns arrays of shape (n_replicates, n_groups).
     """
@@ -198,7 +199,7 @@ def group_rates(
         for idx, name in zip(indices, enc.names, strict=True):
             if not w[idx].sum() > 0:
                 raise ValueError(MSG_EMPTY_WEIGHT.format(group=name))
-    member = enc.membership.astype(float)
+    member = enc.sparse_membership  # linear in the rows, whatever the number of groups
     rates = rate_matrix(
         None if y is None else y[None, :],
         pred[None, :],

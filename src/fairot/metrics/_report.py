@@ -19,14 +19,35 @@ from fairot.metrics.checks import (
     check_task,
     check_threshold,
 )
-from fairot.metrics.reductions import finish_report, sum_w1_to_barycenter
-from fairot.transport import wasserstein_sorted
+from fairot.metrics.reductions import (
+    _w1_on_cells,
+    finish_report,
+    sum_of_distances,
+    sum_w1_to_barycenter,
+)
+from fairot.transport import (
+    MASS_TOLERANCE,
+    barycenter_distribution,
+    w1_to_reference,
+    wasserstein_sorted,
+)
 from fairot.utils.arrays import check_array_1d, check_consistent_length, check_sample_weight
 from fairot.utils.groups import GroupEncoding, GroupsMode
 from fairot.utils.sensitive import check_sensitive_features
 
 GroupIndex = Literal["names", "multi"]
 MSG_GROUP_INDEX = "group_index must be 'names' or 'multi'; got {value!r}."
+#: Most groups whose every pair is coupled (K (K - 1) / 2 couplings: 19,900 at 200 groups).
+#: Beyond it the largest pairwise W1 and W2 (which have no formula cheaper than every pair) are
+#: left out of the summary, with :data:`MSG_PAIRWISE_SKIPPED` in ``report.attrs["notes"]``;
+#: SPDD and the largest pairwise W-infinity are still exact, from one pass over the groups'
+#: quantiles on their common cells.
+MAX_PAIRWISE_GROUPS = 200
+MSG_PAIRWISE_SKIPPED = (
+    "{metrics} not computed: {k} groups make {pairs} pairs, more than the {limit} groups "
+    "(MAX_PAIRWISE_GROUPS) whose every pair is coupled; {exact} computed exactly from the "
+    "groups' quantiles."
+)
 
 
 @group_metric("y_true", "y_pred")
@@ -122,12 +143,22 @@ def fairness_report(
     total = pred.shape[0] if w is None else float(w.sum())
     scale = _power_of_two_scale(pred if y is None else np.concatenate([pred, y]))
 
+    # Beyond MAX_PAIRWISE_GROUPS, every group's W1 to the pooled scores in one pass
+    # (O(N log N)); below it, one exact merge per group (O(K N) in all).
+    many = enc.n_groups > MAX_PAIRWISE_GROUPS
+    if many:
+        to_pooled = w1_to_reference(
+            [g / scale for g in sorted_groups], pooled / scale, sorted_weights, pooled_w
+        )
+        to_pooled = [_rescaled(float(d), scale) for d in to_pooled] + [0.0]
     rows = []
-    for idx, sorted_group, group_w in zip(
-        [*indices, np.arange(pred.shape[0])],
-        [*sorted_groups, pooled],
-        [*sorted_weights, pooled_w],
-        strict=True,
+    for k, (idx, sorted_group, group_w) in enumerate(
+        zip(
+            [*indices, np.arange(pred.shape[0])],
+            [*sorted_groups, pooled],
+            [*sorted_weights, pooled_w],
+            strict=True,
+        )
     ):
         gw = None if w is None else w[idx]
         weight = idx.shape[0] if gw is None else float(gw.sum())
@@ -135,8 +166,13 @@ def fairness_report(
         if y is not None:
             row.update(_accuracy_columns(y[idx], pred[idx], gw, task, threshold, scale))
         row["mean_score"] = scale * float(np.average(pred[idx] / scale, weights=gw))
-        row["w1_to_pooled"] = _rescaled(
-            wasserstein_sorted(sorted_group / scale, pooled / scale, 1.0, group_w, pooled_w), scale
+        row["w1_to_pooled"] = (
+            to_pooled[k]
+            if many
+            else _rescaled(
+                wasserstein_sorted(sorted_group / scale, pooled / scale, 1.0, group_w, pooled_w),
+                scale,
+            )
         )
         rows.append(row)
     report = pd.DataFrame(rows, index=_report_index(enc, group_index))
@@ -155,10 +191,62 @@ def fairness_report(
     # Distances are computed on scores divided by a power of two, so the differences of scores
     # near +-1.7e308 cannot overflow, then scaled back.
     unit_groups = [g / scale for g in sorted_groups]
+    if not many:
+        wass1 = sum_w1_to_barycenter(unit_groups, None, sorted_weights)
+        summary["wass1"] = _rescaled(wass1, scale)
+    else:
+        # One pass over the joint quantile cells gives Wass1, SPDD and the largest W-inf.
+        cells = _cell_pairwise(unit_groups, sorted_weights)
+        summary.update({k: _rescaled(v, scale) for k, v in cells.items()})
+        if task == "classification":
+            del summary["max_pairwise_winf"]
+            skipped, exact = "max_pairwise_w2 (and its pair)", "SDD and SPDD are"
+        else:
+            del summary["spdd"]
+            skipped, exact = "max_pairwise_w1 and max_pairwise_w2 (and its pair)", "W-inf is"
+        report.attrs["notes"] = [
+            MSG_PAIRWISE_SKIPPED.format(
+                metrics=skipped,
+                k=enc.n_groups,
+                pairs=enc.n_groups * (enc.n_groups - 1) // 2,
+                limit=MAX_PAIRWISE_GROUPS,
+                exact=exact,
+            )
+        ]
+        return finish_report(report, summary, None, task, labelled=y is not None)
     gaps = pairwise_gaps(unit_groups, enc.names, orders, sorted_weights)
     gaps = {p: _rescaled_gap(gap, scale) for p, gap in gaps.items()}
-    summary["wass1"] = _rescaled(sum_w1_to_barycenter(unit_groups, None, sorted_weights), scale)
     return finish_report(report, summary, gaps, task, labelled=y is not None)
+
+
+def _cell_pairwise(sorted_groups: list[np.ndarray], sample_weights: list) -> dict[str, float]:
+    r"""Wass1, SPDD and the largest pairwise :math:`W_\infty` without a loop over pairs.
+
+    Every group's quantile function is constant on the cells of the joint quantile grid
+    (:func:`fairot.transport.barycenter_distribution`), so with :math:`q_{(1)} \le \dots \le
+    q_{(K)}` the groups' quantiles sorted on a cell of mass :math:`m`,
+
+    .. math::
+
+        \sum_{a<b} W_1(a, b) = \sum_{\text{cells}} m \sum_{i=1}^{K} (2i - K - 1)\, q_{(i)},
+        \qquad \max_{a,b} W_\infty(a, b) = \max_{m > 0} \big(q_{(K)} - q_{(1)}\big),
+
+    :math:`O(C K \log K)` for :math:`C` cells instead of :math:`K^2/2` couplings.
+    """
+    bary, mass, group_q, _ = barycenter_distribution(
+        sorted_groups, None, p=1, sample_weights=sample_weights, assume_sorted=True
+    )
+    # Wass1 exactly as sum_w1_to_barycenter sums it, from the same cells.
+    wass1 = sum_of_distances(_w1_on_cells(q, bary, mass) for q in group_q)
+    q = np.vstack(group_q)  # (K, cells)
+    del group_q  # the list and the matrix are not both kept: K x cells floats each
+    q.sort(axis=0)  # each cell's quantiles in order
+    k = q.shape[0]
+    coefficients = 2.0 * np.arange(1, k + 1) - k - 1.0
+    spdd = float(mass @ (coefficients @ q))
+    spread = q[-1] - q[0]
+    winf = float(spread[mass > MASS_TOLERANCE].max(initial=0.0))
+    return {"wass1": wass1, "spdd": spdd, "max_pairwise_winf": winf}
 
 
 def _report_index(enc: GroupEncoding, group_index: GroupIndex) -> pd.Index:

@@ -6,6 +6,8 @@ Internal surface (plain names for the sibling modules of ``fairot.metrics``):
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 MSG_RESIDUAL_OVERFLOW = (
@@ -48,8 +50,7 @@ def residual_averages(
     shape = (half.shape[0], member.shape[1])
     unit_mae, unit_rmse, unit_mean = np.zeros(shape), np.zeros(shape), np.zeros(shape)
     scale = np.ones(shape)
-    for g in range(member.shape[1]):
-        inside = member[:, g] > 0
+    for g, inside in enumerate(_group_rows(member)):
         part = half[:, inside]
         average = _averaging(None if weight is None else weight[:, inside])
         # One power of two per group and replicate: a group of residuals near 1 beside one of
@@ -73,6 +74,16 @@ def residual_averages(
         unit_rmse * scale * factor,
         unit_mean * scale * factor,
     )
+
+
+def _group_rows(member: Any) -> list[np.ndarray]:
+    """Each group's rows, in increasing order, from a dense or ``scipy.sparse`` membership."""
+    if hasattr(member, "tocsc"):
+        # A column of a compressed-column array is its slice of ``indices``: no dense column.
+        csc = member.tocsc()
+        csc.sort_indices()
+        return [csc.indices[csc.indptr[g] : csc.indptr[g + 1]] for g in range(csc.shape[1])]
+    return [np.flatnonzero(member[:, g] > 0) for g in range(member.shape[1])]
 
 
 def _averaging(weight: np.ndarray | None):

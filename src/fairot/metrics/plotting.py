@@ -11,6 +11,8 @@ from typing import Any
 
 import pandas as pd
 
+from fairot.utils import PLAIN_TEXT, figure_label
+
 
 def new_axes(ax):
     """``(figure, axes)``: those of ``ax``, or a new figure's (no pyplot, no GUI backend)."""
@@ -63,7 +65,8 @@ def plot_path_table(
                 f"the path has no column {column!r}; available: {list(table.columns)}."
             )
     fig, ax = new_axes(ax)
-    ax.plot(table[x], table[y], marker="o", markersize=3, label=label)
+    shown = None if label is None else figure_label(label)
+    ax.plot(table[x], table[y], marker="o", markersize=3, label=shown)
     if annotate and "tau" in table.columns:
         for i in sorted({0, len(table) // 2, len(table) - 1}):
             ax.annotate(
@@ -83,8 +86,10 @@ def plot_path_table(
             linestyle="none",
             label="unadjusted",
         )
-    ax.set_xlabel(x.replace("_", " "))
-    ax.set_ylabel(y.replace("_", " "))
+    # Column names and labels are text, never maths: "$" is a dollar (parse_math=False).
+    ax.set_xlabel(figure_label(x.replace("_", " ")), **PLAIN_TEXT)
+    ax.set_ylabel(figure_label(y.replace("_", " ")), **PLAIN_TEXT)
     if label is not None or unadjusted:
-        ax.legend(fontsize=8)
+        for text in ax.legend(fontsize=8).get_texts():
+            text.update(PLAIN_TEXT)
     return fig

@@ -106,17 +106,22 @@ def finish_report(
     The report's final reduction, shared by :func:`fairot.metrics.fairness_report` and
     :mod:`fairot.dask`, which compute the per-group table (its ``w1_to_pooled`` column, and
     ``accuracy`` with labels), ``summary["wass1"]`` and the pairwise ``gaps``
-    (``{p: PairwiseGap}``, :func:`largest_pair` of each order's matrix) their own ways.
+    (``{p: PairwiseGap}``, :func:`largest_pair` of each order's matrix) their own ways;
+    ``gaps=None`` leaves the pairwise summaries to the caller (more groups than
+    :data:`fairot.metrics.MAX_PAIRWISE_GROUPS`, too many to couple every pair).
     """
     if task == "classification":
         summary["sdd"] = sum_of_distances(report["w1_to_pooled"].iloc[:-1].to_numpy())
-        summary["spdd"] = sum_over_pairs(gaps[1.0].matrix.to_numpy())
-    else:
-        summary["max_pairwise_w1"] = gaps[1.0].distance
-    summary["max_pairwise_w2"] = gaps[2.0].distance
-    summary["max_pairwise_w2_pair"] = " vs ".join(gaps[2.0].pair)
-    if task == "regression":
-        summary["max_pairwise_winf"] = gaps[np.inf].distance
+    # gaps=None: too many groups to couple every pair; the caller summarised what it could.
+    if gaps is not None:
+        if task == "classification":
+            summary["spdd"] = sum_over_pairs(gaps[1.0].matrix.to_numpy())
+        else:
+            summary["max_pairwise_w1"] = gaps[1.0].distance
+        summary["max_pairwise_w2"] = gaps[2.0].distance
+        summary["max_pairwise_w2_pair"] = " vs ".join(gaps[2.0].pair)
+        if task == "regression":
+            summary["max_pairwise_winf"] = gaps[np.inf].distance
     if labelled and task == "classification":
         accuracies = report["accuracy"].iloc[:-1]
         summary["accuracy_std"] = group_accuracy_std(accuracies.to_numpy())

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from fairot.metrics.plotting import new_axes, plot_path_table
+from fairot.utils import PLAIN_TEXT, figure_label
 
 __all__ = ["plot_path", "plot_quantile_curves"]
 
@@ -113,7 +114,8 @@ def plot_quantile_curves(
         raise ValueError("latent_curves must have shape (n_groups, n_grid).")
     n_groups, n_grid = latent.shape
     grid = (np.arange(n_grid) + 0.5) / n_grid if grid is None else np.asarray(grid)
-    names = group_names or [f"group {g}" for g in range(n_groups)]
+    # Group names are user strings: visible, short, drawn as text (no maths).
+    names = [figure_label(n) for n in (group_names or [f"group {g}" for g in range(n_groups)])]
     fig, ax = new_axes(ax)
     for g in range(n_groups):
         (line,) = ax.plot(grid, latent[g], linestyle="--", linewidth=1, label=f"{names[g]} latent")
@@ -127,5 +129,6 @@ def plot_quantile_curves(
             )
     ax.set_xlabel("rank u")
     ax.set_ylabel("quantile Q(u)")
-    ax.legend(fontsize=7)
+    for text in ax.legend(fontsize=7).get_texts():
+        text.update(PLAIN_TEXT)
     return fig

@@ -9,7 +9,6 @@ write it as ``report.html``, ``report.md`` and ``report.json``.
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,7 +29,13 @@ from fairot.reporting._format import (
 )
 from fairot.reporting._html import STYLE, _table, figure_svg
 from fairot.reporting.artifacts import jsonable, write_artifacts
-from fairot.utils import escape_markdown, markdown_table
+from fairot.utils import (
+    escape_html,
+    escape_markdown,
+    escape_terminal,
+    markdown_table,
+    terminal_text,
+)
 
 FORMATS = ("html", "md", "json")
 #: Per-group columns shown side by side (those an audit has).
@@ -127,14 +132,16 @@ class AuditComparison:
 
     def to_text(self) -> str:
         """A plain-text rendering for the terminal."""
-        lines = [self.title, "=" * min(len(self.title), TEXT_WIDTH), ""]
+        title = escape_terminal(self.title)
+        lines = [title, "=" * min(len(title), TEXT_WIDTH), ""]
         for text in [*self.notes, *(f"warning: {w}" for w in self.warnings())]:
-            lines += wrap_text(text)
+            lines += wrap_text(escape_terminal(text))
         table = self._labelled_summary()
         # Text rows (the pair attaining a distance) make the terminal table too wide.
         table = table[[not isinstance(v, str) for v in table.iloc[:, 0]]]
         lines += ["", *text_table(table)]
-        return "\n".join(lines)
+        # The last filter of the page: no control character of a user string reaches the terminal.
+        return terminal_text("\n".join(lines))
 
     def to_markdown(self) -> str:
         """The comparison as markdown: the summaries side by side, then per group (no plots)."""
@@ -171,23 +178,23 @@ class AuditComparison:
         parts = [
             f"<style>{STYLE}</style>",
             '<div class="fairot-audit">',
-            f"<h1>{html.escape(self.title)}</h1>",
+            f"<h1>{escape_html(self.title)}</h1>",
         ]
-        parts += [f'<p class="meta">{html.escape(n)}</p>' for n in self.notes]
-        parts += [f'<div class="warning">⚠ {html.escape(w)}</div>' for w in self.warnings()]
+        parts += [f'<p class="meta">{escape_html(n)}</p>' for n in self.notes]
+        parts += [f'<div class="warning">⚠ {escape_html(w)}</div>' for w in self.warnings()]
         parts += ["<h2>Summary</h2>", _table(self._labelled_summary())]
         parts += ["<h2>Per group</h2>", _table(self.group_table())]
         for name, result in self.audits.items():
             if result.figures:
-                parts.append(f"<h2>Figures: {html.escape(name)}</h2>")
+                parts.append(f"<h2>Figures: {escape_html(name)}</h2>")
             for key, figure in result.figures.items():
-                caption = html.escape(f"{name}: {key}")
+                caption = escape_html(f"{name}: {key}")
                 parts.append(f"<figure>{figure_svg(figure)}<figcaption>{caption}</figcaption>")
                 parts.append("</figure>")
         parts.append("</div>")
         return (
             '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f"<title>{html.escape(self.title)}</title>\n</head>\n<body>\n"
+            f"<title>{escape_html(self.title)}</title>\n</head>\n<body>\n"
             + "\n".join(parts)
             + "\n</body>\n</html>\n"
         )

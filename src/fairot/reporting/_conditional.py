@@ -25,7 +25,7 @@ from fairot.metrics import (
     strong_pairwise_equal_opportunity_disparity,
     strong_pairwise_equalized_odds_disparity,
 )
-from fairot.utils import escape_markdown
+from fairot.utils import escape_markdown, escape_terminal
 from fairot.utils.arrays import check_sample_weight, number_of_samples
 from fairot.utils.groups import sensitive_frame
 from fairot.utils.sensitive import check_sensitive_features
@@ -144,7 +144,11 @@ def strata_text(strata: dict[str, Any]) -> list[str]:
     """The plain-text section of every stratum."""
     lines: list[str] = []
     for name, stratum in strata.items():
-        lines += ["", f"Stratum {name} (share {stratum.settings['stratum_share']:.1%})", ""]
+        lines += [
+            "",
+            f"Stratum {escape_terminal(name)} (share {stratum.settings['stratum_share']:.1%})",
+            "",
+        ]
         lines += stratum.to_text().splitlines()[3:]
     return lines
 

@@ -51,18 +51,23 @@ def group_counts(
     pred = np.asarray(y_pred, dtype=float)
     enc = check_sensitive_features(sensitive_features, pred.shape[0], group_mode=group_mode)
     weight = np.ones_like(pred) if sample_weight is None else np.asarray(sample_weight, float)
-    member = enc.membership.astype(float) * weight[:, None]
+    # Sparse: memory and time linear in the rows, whatever the number of groups.
+    member = enc.sparse_membership
     decided = pred > threshold
-    columns: dict[str, np.ndarray] = {"n": member.sum(axis=0), "selected": decided @ member}
+
+    def total(rows: np.ndarray) -> np.ndarray:
+        return (rows * weight) @ member
+
+    columns: dict[str, np.ndarray] = {"n": weight @ member, "selected": total(decided)}
     if y_true is not None:
         y = np.asarray(y_true) == 1
         columns.update(
-            positives=y @ member,
-            negatives=(~y) @ member,
-            tp=(y & decided) @ member,
-            fp=(~y & decided) @ member,
-            tn=(~y & ~decided) @ member,
-            fn=(y & ~decided) @ member,
+            positives=total(y),
+            negatives=total(~y),
+            tp=total(y & decided),
+            fp=total(~y & decided),
+            tn=total(~y & ~decided),
+            fn=total(y & ~decided),
         )
     frame = pd.DataFrame(columns, index=pd.Index(enc.names, name="group"))
     if sample_weight is None:

@@ -6,7 +6,6 @@ no font is fetched), no script. The same fragment is the notebook rendering (``_
 
 from __future__ import annotations
 
-import html
 import io
 import re
 from typing import Any
@@ -22,6 +21,7 @@ from fairot.reporting._format import (
     per_group_tables,
 )
 from fairot.reporting._sections import extra_sections, interval_notes
+from fairot.utils import escape_html
 
 STYLE = """
 .fairot-audit { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial,
@@ -80,7 +80,7 @@ def _cell(value: Any) -> str:
         return f'<td class="num">{format_value(value)}</td>'
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return f'<td class="num">{int(value)}</td>'
-    return f"<td>{html.escape(str(value))}</td>"
+    return f"<td>{escape_html(str(value))}</td>"
 
 
 def _min_width(frame: pd.DataFrame) -> float:
@@ -105,7 +105,7 @@ def _table(frame: pd.DataFrame, row_class: dict[Any, str] | None = None) -> str:
 
 
 def _one_table(frame: pd.DataFrame, row_class: dict[Any, str] | None) -> str:
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in [frame.index.name or "", *frame])
+    head = "".join(f"<th>{escape_html(str(c))}</th>" for c in [frame.index.name or "", *frame])
     rows = []
     # itertuples keeps each column's type (iterrows would turn a row of counts and rates into
     # floats, and a count of 63 into 63.0000).
@@ -113,7 +113,7 @@ def _one_table(frame: pd.DataFrame, row_class: dict[Any, str] | None) -> str:
         css = (row_class or {}).get(index, "")
         attr = f' class="{css}"' if css else ""
         cells = "".join(_cell(v) for v in row)
-        rows.append(f"<tr{attr}><th>{html.escape(str(index))}</th>{cells}</tr>")
+        rows.append(f"<tr{attr}><th>{escape_html(str(index))}</th>{cells}</tr>")
     return (
         f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
@@ -143,35 +143,35 @@ def render_fragment(result: Any) -> str:
     parts = [
         f"<style>{STYLE}</style>",
         '<div class="fairot-audit">',
-        f"<h1>{html.escape(result.title)}</h1>",
+        f"<h1>{escape_html(result.title)}</h1>",
         f'<p class="meta">{" · ".join(meta)}</p>',
     ]
-    parts += [f'<div class="warning">⚠ {html.escape(w)}</div>' for w in result.warnings]
+    parts += [f'<div class="warning">⚠ {escape_html(w)}</div>' for w in result.warnings]
 
     summary = result.summary_table()
     summary.index = [SUMMARY_LABELS.get(k, k) for k in summary.index]
     summary.index.name = "metric"
     parts += ["<h2>Summary</h2>", _table(summary)]
-    parts += [f'<p class="meta">{html.escape(note)}</p>' for note in interval_notes(result)]
+    parts += [f'<p class="meta">{escape_html(note)}</p>' for note in interval_notes(result)]
     small = {g: "small" for g in result.report.index if result.report.loc[g].get("note", "")}
     # Several tables rather than one too wide to read: distributions, rates at the threshold,
     # confusion counts, the rates' intervals.
     parts.append("<h2>Per group</h2>")
     for caption, frame in per_group_tables(result.report):
         if caption:
-            parts.append(f"<h3>{html.escape(caption)}</h3>")
+            parts.append(f"<h3>{escape_html(caption)}</h3>")
         parts.append(_table(frame, small))
     if result.figures:
         parts.append("<h2>Figures</h2>")
     for key, figure in result.figures.items():
-        caption = html.escape(CAPTIONS.get(key, key))
+        caption = escape_html(CAPTIONS.get(key, key))
         parts.append(f"<figure>{figure_svg(figure)}<figcaption>{caption}</figcaption></figure>")
     for heading, paragraphs, tables in extra_sections(result):
-        parts.append(f"<section><h2>{html.escape(heading)}</h2>")
-        parts += [f"<p>{html.escape(text)}</p>" for text in paragraphs]
+        parts.append(f"<section><h2>{escape_html(heading)}</h2>")
+        parts += [f"<p>{escape_html(text)}</p>" for text in paragraphs]
         for caption, frame in tables:
             if caption:
-                parts.append(f"<h3>{html.escape(caption)}</h3>")
+                parts.append(f"<h3>{escape_html(caption)}</h3>")
             parts.append(_table(frame))
         parts.append("</section>")
     parts.append("</div>")
@@ -183,6 +183,6 @@ def render_page(result: Any) -> str:
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{html.escape(result.title)}</title>\n</head>\n<body>\n"
+        f"<title>{escape_html(result.title)}</title>\n</head>\n<body>\n"
         f"{render_fragment(result)}\n</body>\n</html>\n"
     )

@@ -7,7 +7,6 @@ Every format lists the reference window (its rows and time span) and flags the p
 
 from __future__ import annotations
 
-import html
 import io
 import json
 from typing import Any
@@ -18,7 +17,14 @@ import pandas as pd
 from fairot.reporting._format import format_value
 from fairot.reporting._html import STYLE, _table, figure_svg
 from fairot.reporting.artifacts import jsonable, write_artifacts
-from fairot.utils import escape_markdown, markdown_table
+from fairot.utils import (
+    FIGURE_LABEL_LENGTH,
+    PLAIN_TEXT,
+    escape_html,
+    escape_markdown,
+    figure_label,
+    markdown_table,
+)
 
 MSG_NOTHING = "no window evaluated yet: nothing to plot."
 
@@ -141,8 +147,8 @@ def monitor_html(
     parts = [
         f"<style>{STYLE}</style>",
         '<div class="fairot-audit">',
-        f"<h1>{html.escape(record['title'])}</h1>",
-        f'<p class="meta">{html.escape(_rule(monitor))} {monitor.n_seen_} samples seen.</p>',
+        f"<h1>{escape_html(record['title'])}</h1>",
+        f'<p class="meta">{escape_html(_rule(monitor))} {monitor.n_seen_} samples seen.</p>',
         "<h2>Reference window</h2>",
         _table(_reference_frame(record).rename(index={0: "reference"})),
         "<h2>Windows</h2>",
@@ -158,7 +164,7 @@ def monitor_html(
         return fragment
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f"<title>{html.escape(record['title'])}</title>\n</head>\n<body>\n"
+        f"<title>{escape_html(record['title'])}</title>\n</head>\n<body>\n"
         f"{fragment}\n</body>\n</html>\n"
     )
 
@@ -214,9 +220,11 @@ def plot_monitor(monitor: Any, ax: Any = None, *, title: str | None = None) -> A
 
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     size = monitor.every_label if monitor.every is not None else f"{monitor.window} samples"
-    ax.set_xlabel(f"{label} (windows of {size})")
+    # The time column, score column and file names are user strings: visible, short, no maths.
+    ax.set_xlabel(f"{figure_label(label)} (windows of {size})", **PLAIN_TEXT)
     ax.set_ylabel(monitor.metric)
-    ax.set_title(title or f"{monitor.metric} per window")
+    title = title or f"{monitor.metric} per window"
+    ax.set_title(figure_label(title, max_length=2 * FIGURE_LABEL_LENGTH), **PLAIN_TEXT)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     ax.grid(alpha=0.25)
     return ax.figure

@@ -12,6 +12,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from fairot.transport import midpoint_grid, quantile_function
+from fairot.utils import PLAIN_TEXT, figure_label
 from fairot.utils.arrays import check_array_1d
 from fairot.utils.groups import GroupsMode
 from fairot.utils.sensitive import check_sensitive_features
@@ -26,6 +27,10 @@ SPIKE_FACTOR = 3.0
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000", "#F0E442")
 MAX_OVERLAID = 6
 POOLED_COLOR = "0.6"
+#: Most groups a figure draws: beyond it, the largest groups only (every table lists them all),
+#: so that a figure stays readable and its cost does not grow with thousands of groups.
+MAX_PLOTTED_GROUPS = 30
+PLOTTED_NOTE = "the {shown} largest of {total} groups"
 
 
 def new_figure(width: float = 7.5, height: float = 4.0):
@@ -48,6 +53,9 @@ def _grouped_axes(scores: ArrayLike, sensitive_features: Any, group_mode: Groups
     values = check_array_1d(scores, "scores")
     enc = check_sensitive_features(sensitive_features, values.shape[0], group_mode=group_mode)
     groups = sorted(zip(enc.names, enc.indices(), strict=True), key=lambda item: -item[1].shape[0])
+    # Names drawn are visible (no control character) and short; beyond MAX_PLOTTED_GROUPS
+    # only the largest groups are drawn, and the title says so.
+    groups = [(figure_label(name), idx) for name, idx in groups[:MAX_PLOTTED_GROUPS]]
     if ax is None:
         if len(groups) <= MAX_OVERLAID:
             ax = new_figure().subplots()
@@ -58,7 +66,12 @@ def _grouped_axes(scores: ArrayLike, sensitive_features: Any, group_mode: Groups
             ax = figure.subplots(rows, cols, sharex=True, squeeze=False).ravel()
             for extra in ax[len(groups) :]:
                 extra.set_visible(False)
-    return values, groups, ax
+    return values, groups, ax, enc.n_groups
+
+
+def plotted_title(title: str, shown: int, total: int) -> str:
+    """``title``, saying which groups are drawn when they are not all drawn."""
+    return title if shown == total else f"{title} ({PLOTTED_NOTE.format(shown=shown, total=total)})"
 
 
 def _small_multiples(axes: Any, values: np.ndarray, groups: list, draw: Any, title: str):
@@ -66,11 +79,12 @@ def _small_multiples(axes: Any, values: np.ndarray, groups: list, draw: Any, tit
     for panel, (name, idx) in zip(axes, groups, strict=False):
         draw(panel, values, POOLED_COLOR, "everyone", 1.0)
         draw(panel, values[idx], PALETTE[0], name, 1.6)
-        panel.set_title(f"{name} (n={idx.shape[0]})", fontsize="small")
+        panel.set_title(f"{name} (n={idx.shape[0]})", fontsize="small", **PLAIN_TEXT)
         panel.tick_params(labelsize="x-small")
         panel.grid(alpha=0.25)
     figure = axes[0].figure
-    figure.suptitle(f"{title}: each group (blue) against everyone (grey)", fontsize="medium")
+    figure.suptitle(f"{title}: each group (blue) against everyone (grey)", fontsize="medium",
+                    **PLAIN_TEXT)  # fmt: skip
     return figure
 
 
@@ -82,13 +96,18 @@ def _own_figure(ax: Any) -> bool:
 def _label_axes(ax: Any, xlabel: str, ylabel: str, title: str):
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_title(title, **PLAIN_TEXT)
     if _own_figure(ax):
         # Outside the data: with many groups an inside legend hides the curves it explains.
-        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+        legend = ax.legend(
+            fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False
+        )
     else:
         # A panel among others: a legend outside would cover the next panel.
-        ax.legend(fontsize="small")
+        legend = ax.legend(fontsize="small")
+    # Group names are text: "$10K-$50K" is two dollar amounts, not maths.
+    for text in legend.get_texts():
+        text.update(PLAIN_TEXT)
     ax.grid(alpha=0.25)
     return ax.figure
 
@@ -104,6 +123,9 @@ def plot_group_histograms(
     ax: Any = None,
 ):
     """Overlaid density histograms of each group's scores.
+
+    At most :data:`MAX_PLOTTED_GROUPS` groups are drawn, the largest (the title says so);
+    names are drawn as text (``$`` is no maths), shortened by :func:`fairot.utils.figure_label`.
 
     Parameters
     ----------
@@ -133,7 +155,8 @@ def plot_group_histograms(
     >>> fig.axes[0].get_title()
     'Score distribution per group'
     """
-    values, groups, ax = _grouped_axes(scores, sensitive_features, group_mode, ax)
+    values, groups, ax, total = _grouped_axes(scores, sensitive_features, group_mode, ax)
+    title = plotted_title(title, len(groups), total)
     edges = np.histogram_bin_edges(values, bins=bins, range=value_range)
     if isinstance(ax, np.ndarray):
 
@@ -193,6 +216,7 @@ def plot_group_quantile_functions(
 
     Vertical distances between the curves are the pointwise transport costs; the area between two
     curves is their :math:`W_1` distance.
+    At most :data:`MAX_PLOTTED_GROUPS` groups are drawn, the largest (the title says so).
 
     Parameters
     ----------
@@ -220,7 +244,8 @@ def plot_group_quantile_functions(
     >>> [line.get_ydata().tolist() for line in fig.axes[0].lines]
     [[0.1, 0.1, 0.2, 0.2], [0.7, 0.7, 0.9, 0.9]]
     """
-    values, groups, ax = _grouped_axes(scores, sensitive_features, group_mode, ax)
+    values, groups, ax, total = _grouped_axes(scores, sensitive_features, group_mode, ax)
+    title = plotted_title(title, len(groups), total)
     u = midpoint_grid(n_levels)
     if isinstance(ax, np.ndarray):
 
@@ -242,6 +267,8 @@ def plot_group_metrics(
     title: str = "Group metrics with 95% bootstrap intervals",
 ):
     """Dot-and-whisker chart of per-group metrics with their bootstrap intervals.
+
+    The first :data:`MAX_PLOTTED_GROUPS` rows are drawn (the title says when there are more).
 
     Parameters
     ----------
@@ -269,7 +296,12 @@ def plot_group_metrics(
     1
     """
     metrics = list(estimates.columns) if metrics is None else metrics
-    names = [str(n) for n in estimates.index]
+    total = len(estimates.index)
+    # The first MAX_PLOTTED_GROUPS rows (the audit passes the largest groups first), each name
+    # drawn visible and short.
+    estimates = estimates.iloc[:MAX_PLOTTED_GROUPS]
+    title = plotted_title(title, len(estimates.index), total)
+    names = [figure_label(n) for n in estimates.index]
     fig = new_figure(width=3.2 * max(len(metrics), 1) + 1.5, height=0.45 * len(names) + 1.6)
     axes = np.atleast_1d(fig.subplots(1, max(len(metrics), 1), sharey=True, squeeze=False)[0])
     rows = np.arange(len(names))
@@ -280,12 +312,12 @@ def plot_group_metrics(
             band = intervals[metric].reindex(estimates.index)
             low, high = band["low"].to_numpy(float), band["high"].to_numpy(float)
             ax.hlines(rows, low, high, color="C0", linewidth=2, alpha=0.6)
-        ax.set_title(metric, fontsize="medium")
+        ax.set_title(figure_label(metric), fontsize="medium", **PLAIN_TEXT)
         ax.grid(axis="x", alpha=0.3)
-        ax.set_yticks(rows, names)
+        ax.set_yticks(rows, names, **PLAIN_TEXT)
     # Shared y: inverting once puts the first group at the top of every panel.
     axes[0].invert_yaxis()
-    fig.suptitle(title, fontsize="medium")
+    fig.suptitle(title, fontsize="medium", **PLAIN_TEXT)
     return fig
 
 

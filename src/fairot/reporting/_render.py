@@ -1,7 +1,8 @@
 """Text, markdown and JSON renderings of an :class:`~fairot.reporting.Audit`.
 
 Internal surface: :func:`render_text`, :func:`render_markdown`, :func:`render_json`,
-:func:`slugs` (the HTML page is ``_html.py``). Every user string is escaped in markdown.
+:func:`slugs` (the HTML page is ``_html.py``). Every user string is escaped for its medium:
+:func:`fairot.utils.escape_terminal` in text, :func:`fairot.utils.escape_markdown` in markdown.
 """
 
 from __future__ import annotations
@@ -29,7 +30,13 @@ from fairot.reporting._sections import (
     render_text_section,
 )
 from fairot.reporting.artifacts import jsonable
-from fairot.utils import escape_markdown, markdown_table
+from fairot.utils import (
+    escape_markdown,
+    escape_terminal,
+    markdown_table,
+    terminal_frame,
+    terminal_text,
+)
 
 # MLflow accepts metric names of letters, digits, "_", "-", ".", " ", ":" and "/".
 _MLFLOW_UNSAFE = re.compile(r"[^0-9A-Za-z_.\-/]+")
@@ -37,20 +44,23 @@ _MLFLOW_UNSAFE = re.compile(r"[^0-9A-Za-z_.\-/]+")
 
 def render_text(self: Any) -> str:
     """A plain-text rendering for the terminal, no line wider than ``TEXT_WIDTH`` (100)."""
-    lines = [self.title, "=" * min(len(self.title), TEXT_WIDTH), ""]
+    # Every user string (title, group names in warnings and tables, the pair of a distance) is
+    # escaped; terminal_text is the net over the whole page.
+    title = escape_terminal(self.title)
+    lines = [title, "=" * min(len(title), TEXT_WIDTH), ""]
     for w in self.warnings:
-        lines += wrap_text(f"warning: {w}")
+        lines += wrap_text(f"warning: {escape_terminal(w)}")
     if self.warnings:
         lines.append("")
     # The per-group table in the blocks a terminal can show (it has about 35 columns).
     for caption, frame in per_group_tables(self.report):
-        lines += [f"{caption}:"] * bool(caption) + text_table(frame) + [""]
+        lines += [f"{caption}:"] * bool(caption) + text_table(terminal_frame(frame)) + [""]
     lines.append("Summary:")
     width = max(len(SUMMARY_LABELS.get(k, k)) for k in self.summary)
     bands = None if self.intervals is None else self.intervals.summary
     for key, value in self.summary.items():
         label = SUMMARY_LABELS.get(key, key)
-        shown = format_value(value)
+        shown = escape_terminal(format_value(value))
         if bands is not None and key in bands.index:
             low, high = bands.loc[key, "low"], bands.loc[key, "high"]
             if np.isnan(low):
@@ -65,7 +75,7 @@ def render_text(self: Any) -> str:
             lines += wrap_text(note)
     for section in extra_sections(self):
         lines += render_text_section(section)
-    return "\n".join(lines + strata_text(self.strata))
+    return terminal_text("\n".join(lines + strata_text(self.strata)))
 
 
 def render_markdown(self: Any) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairot.metrics import wasserstein_distance
+from fairot.metrics import MAX_PAIRWISE_GROUPS, wasserstein_distance
 from fairot.reporting._ll144 import LL144_MIN_SHARE, ll144
 from fairot.reporting._provenance import MIN_GROUP_SIZE_RATIONALE, THRESHOLD_RATIONALE
 from fairot.reporting._standards import (
@@ -18,6 +18,7 @@ from fairot.reporting._standards import (
     distributional_view,
     four_fifths,
 )
+from fairot.transport import w1_to_reference
 from fairot.utils.groups import sensitive_frame
 from fairot.utils.sensitive import check_sensitive_features
 
@@ -77,6 +78,9 @@ def _strong_eo(y_true, y_pred, sensitive_features, group_mode) -> dict[str, dict
     enc = check_sensitive_features(sensitive_features, pred.shape[0], group_mode=group_mode)
     out: dict[str, dict[str, float]] = {}
     for label, mask in (("y=1", y), ("y=0", ~y)):
+        if enc.n_groups > MAX_PAIRWISE_GROUPS:
+            out[label] = _w1_to_pooled_many(pred, mask, enc)
+            continue
         pooled = pred[mask]
         out[label] = {
             name: (
@@ -87,6 +91,19 @@ def _strong_eo(y_true, y_pred, sensitive_features, group_mode) -> dict[str, dict
             for name, rows in zip(enc.names, enc.indices(), strict=True)
         }
     return out
+
+
+def _w1_to_pooled_many(pred, mask, enc) -> dict[str, float]:
+    """Every group's W1 to the pooled scores of one label in one pass (thousands of groups)."""
+    parts = [np.sort(pred[rows][mask[rows]]) for rows in enc.indices()]
+    present = [part.size > 0 for part in parts]
+    values = iter(
+        w1_to_reference([p for p in parts if p.size], np.sort(pred[mask])) if any(present) else []
+    )
+    return {
+        name: float(next(values)) if ok else float("nan")
+        for name, ok in zip(enc.names, present, strict=True)
+    }
 
 
 def thresholds_used(task: str, threshold: float, min_group_size: int, standards) -> dict:

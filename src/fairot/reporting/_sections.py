@@ -22,7 +22,7 @@ from fairot.reporting._format import (
     wrap_text,
 )
 from fairot.reporting._provenance import GLOSSARY
-from fairot.utils import escape_markdown, markdown_table
+from fairot.utils import escape_markdown, escape_terminal, markdown_table, terminal_frame
 
 Section = tuple[str, list[str], list[tuple[str, pd.DataFrame]]]
 
@@ -139,13 +139,17 @@ def render_markdown_section(section: Section) -> list[str]:
 
 
 def render_text_section(section: Section) -> list[str]:
-    """Plain-text lines of a section, none wider than the terminal (``TEXT_WIDTH``)."""
+    """Plain-text lines of a section, none wider than the terminal; every string escaped."""
     heading, paragraphs, tables = section
+    heading = escape_terminal(heading)
     parts = ["", *wrap_text(heading), "-" * min(len(heading), TEXT_WIDTH)]
+    # A newline or an escape sequence inside a group name is shown, never obeyed (it could
+    # print a verdict of its own).
     for text in paragraphs:
-        parts += wrap_text(text)
+        parts += wrap_text(escape_terminal(text))
     for caption, frame in tables:
+        frame = terminal_frame(frame)
         if caption:
-            parts += wrap_text(caption + ":")
+            parts += wrap_text(escape_terminal(caption) + ":")
         parts += text_table(frame)
     return parts

@@ -79,9 +79,12 @@ def summary_without(
     """Rows outside the small groups, and the summary of :func:`fairness_report` on them."""
     n = len(y_pred)
     enc = check_sensitive_features(sensitive_features, n, group_mode=group_mode)
-    drop = np.zeros(n, dtype=bool)
-    for g in small:
-        drop |= enc.membership[:, enc.names.index(str(g))]
+    position = {name: g for g, name in enumerate(enc.names)}
+    small_groups = [position[str(g)] for g in small]
+    if enc.codes is not None:  # a partition: no (rows x groups) matrix
+        drop = np.isin(enc.codes, small_groups)
+    else:
+        drop = enc.membership[:, small_groups].any(axis=1)
     rows = np.flatnonzero(~drop)
     y_s, p_s, sf_s, w_s = take(y_true, y_pred, sensitive_features, sample_weight, rows)
     left = enc.n_groups - len(small)

@@ -19,7 +19,6 @@ References
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from dataclasses import dataclass, field
@@ -40,7 +39,16 @@ from fairot.reporting._format import format_value
 from fairot.reporting._html import STYLE, _table, figure_svg
 from fairot.reporting._plots import new_figure
 from fairot.reporting.artifacts import jsonable, write_artifacts
-from fairot.utils import escape_markdown, markdown_table
+from fairot.utils import (
+    PLAIN_TEXT,
+    escape_html,
+    escape_markdown,
+    escape_terminal,
+    figure_label,
+    markdown_table,
+    terminal_table,
+    terminal_text,
+)
 
 #: What each headline number is, in the order the reports list them.
 LABELS = {
@@ -116,7 +124,7 @@ def plot_det_curves(curves: dict[str, pd.DataFrame], rates: VerificationRates | 
             curve["fnmr"][keep],
             color=color,
             linestyle=style,
-            label=str(name),
+            label=figure_label(name),
         )
         if rates is not None:
             row = rates.by_group.loc[name]
@@ -129,7 +137,13 @@ def plot_det_curves(curves: dict[str, pd.DataFrame], rates: VerificationRates | 
     ax.set_title("DET curves by group")
     ax.grid(alpha=0.25, which="both")
     if curves:
-        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+        legend = ax.legend(
+            fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False
+        )
+        # Group names are text: "$10K-$50K" is not maths (labels shortened to
+        # FIGURE_LABEL_LENGTH characters; the tables keep the names whole).
+        for text in legend.get_texts():
+            text.update(PLAIN_TEXT)
     return ax.figure
 
 
@@ -197,14 +211,16 @@ class VerificationAudit:
 
     def to_text(self) -> str:
         """A plain-text rendering for the terminal."""
-        lines = [self.title, "=" * len(self.title), ""]
-        lines += [self.by_group().to_string(float_format=format_value), "", "Summary:"]
+        title = escape_terminal(self.title)
+        lines = [title, "=" * len(title), ""]
+        lines += [terminal_table(self.by_group(), float_format=format_value), "", "Summary:"]
         width = max(len(v) for v in LABELS.values())
         for key, value in self.summary().items():
-            lines.append(f"  {LABELS[key]:<{width}}  {format_value(value)}")
+            # The highest and lowest groups are user strings: one escaped line each.
+            lines.append(f"  {LABELS[key]:<{width}}  {escape_terminal(format_value(value))}")
         lines += ["", self.rule()]
-        lines += [f"note: {n}" for n in self.notes]
-        return "\n".join(lines)
+        lines += [f"note: {escape_terminal(n)}" for n in self.notes]
+        return terminal_text("\n".join(lines))
 
     def _summary_frame(self) -> pd.DataFrame:
         frame = pd.DataFrame(
@@ -244,23 +260,23 @@ class VerificationAudit:
             f"pairs: {settings['n_pairs']} · groups: {settings['n_groups']} · target FMR: "
             f"{settings['target_fmr']:g} · folds: {settings['n_folds']}"
         )
-        title = html.escape(self.title)
+        title = escape_html(self.title)
         parts = [
             '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">',
             f"<title>{title}</title>\n</head>\n<body>",
             f"<style>{STYLE}</style>",
             '<div class="fairot-audit">',
             f"<h1>{title}</h1>",
-            f'<p class="meta">{html.escape(meta)}</p>',
+            f'<p class="meta">{escape_html(meta)}</p>',
             "<h2>Summary</h2>",
             _table(self._summary_frame()),
-            f'<p class="meta">{html.escape(self.rule())}</p>',
+            f'<p class="meta">{escape_html(self.rule())}</p>',
         ]
-        parts += [f'<div class="warning">{html.escape(n)}</div>' for n in self.notes]
+        parts += [f'<div class="warning">{escape_html(n)}</div>' for n in self.notes]
         # object dtype: counts stay integers (a mixed row would turn them into floats)
         parts += ["<h2>Per group</h2>", _table(self.by_group().astype(object))]
         for key, figure in self.figures.items():
-            caption = html.escape(CAPTION if key == "det_curves" else key)
+            caption = escape_html(CAPTION if key == "det_curves" else key)
             parts.append(f"<figure>{figure_svg(figure)}<figcaption>{caption}</figcaption></figure>")
         parts.append("</div>\n</body>\n</html>\n")
         return "\n".join(parts)

@@ -45,6 +45,7 @@ from fairot.transport._quantiles import (
     quantile_function,
 )
 from fairot.transport._targets import MAX_TARGET_LEVELS, build_target
+from fairot.transport._to_reference import w1_to_reference
 
 __all__ = [
     "MASS_TOLERANCE",
@@ -53,6 +54,7 @@ __all__ = [
     "joint_quantile_cells",
     "wasserstein_sorted",
     "wasserstein_sorted_orders",
+    "w1_to_reference",
     "DEFAULT_GRID_SIZE",
     "MAX_TARGET_LEVELS",
     "FeatureTable",

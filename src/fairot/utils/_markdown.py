@@ -1,15 +1,19 @@
-"""Markdown that shows user strings as text: escaping and tables for every ``.md`` fairot writes.
+r"""Markdown that shows user strings as text: escaping and tables for every ``.md`` fairot writes.
 
 Group names, column names and file names come from users. Left raw, ``<script>`` is rendered by
 Markdown viewers that pass HTML through, ``|`` splits a table cell and a newline ends a table
-row. :func:`escape_markdown` makes any string one line of literal text; :func:`markdown_table`
-escapes every header and cell.
+row, and an escape sequence or a bidi override rewrites what a terminal or an editor shows.
+:func:`escape_markdown` makes any string one line of literal text, its control and format
+characters shown as escapes (``\x1b``, ``\n``, ``\u202e``; :func:`fairot.utils.show_invisible`);
+:func:`markdown_table` escapes every header and cell.
 """
 
 from __future__ import annotations
 
 import math
 from typing import Any
+
+from ._escape import show_invisible
 
 __all__ = ["escape_markdown", "markdown_table"]
 
@@ -31,23 +35,25 @@ def escape_markdown(text: Any) -> str:
     -------
     str
         The text with ``& < >`` as HTML entities, Markdown punctuation (``\ ` * _ [ ] | ~``)
-        backslash-escaped, and line breaks as spaces.
+        backslash-escaped, and control, format and separator characters (line breaks, escape
+        sequences, bidi overrides, zero-width spaces) shown as their escapes, ``\n``,
+        ``\x1b``, ``\u202e``.
 
     Examples
     --------
     >>> escape_markdown("<script>alert(1)</script>")
     '&lt;script&gt;alert(1)&lt;/script&gt;'
     >>> escape_markdown("a|b\nc *d*")
-    'a\\|b c \\*d\\*'
+    'a\\|b\\\\nc \\*d\\*'
     """
     out = []
-    for char in str(text):
+    # Control and format characters first become their visible escapes ("\\x1b"), whose
+    # backslash is then escaped like any other: the reader sees "\x1b", never the byte.
+    for char in show_invisible(text):
         if char in _ENTITIES:
             out.append(_ENTITIES[char])
         elif char in _BACKSLASHED:
             out.append("\\" + char)
-        elif char in "\r\n\v\f\u2028\u2029\x85":
-            out.append(" ")
         else:
             out.append(char)
     return "".join(out)
