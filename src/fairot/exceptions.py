@@ -8,9 +8,17 @@
 - :class:`DegenerateModelWarning` — a mitigation returned a model that meets its fairness target
   by no longer telling anyone apart (scores collapsed to a constant, or ranking the labels at
   chance while the model it started from did not); the message says what to change.
+- :class:`UndefinedRateWarning` — a rate does not exist for some groups (a TPR without positive
+  labels, an FPR without negative labels), so a difference or ratio compares fewer groups than
+  there are; the message names the groups left out.
 """
 
-__all__ = ["DegenerateModelWarning", "DivergenceError", "UntrustedModelError"]
+__all__ = [
+    "DegenerateModelWarning",
+    "DivergenceError",
+    "UndefinedRateWarning",
+    "UntrustedModelError",
+]
 
 
 class DegenerateModelWarning(UserWarning):
@@ -24,6 +32,19 @@ class DegenerateModelWarning(UserWarning):
     at a smaller step, a tolerance of 0 where a little unfairness would keep the ranking, or a
     sensitive attribute that is the only signal in the data. Turn it into an error with
     ``warnings.simplefilter("error", DegenerateModelWarning)``.
+    """
+
+
+class UndefinedRateWarning(UserWarning):
+    """A rate is undefined for some groups, which a difference or ratio therefore leaves out.
+
+    A group without positive labels has no true positive rate, one without negative labels no
+    false positive rate: fairot reports such a rate as undefined (NaN, with the reason) and
+    compares the groups where it exists, never reading it as 0. fairlearn's ``MetricFrame``
+    rates take scikit-learn's ``confusion_matrix(..., normalize="true")``, which turns the empty
+    row into 0, so its differences can disagree with fairot's there; the message names the
+    groups left out and how many groups the difference compares. Issued by
+    :func:`fairot.metrics.equalized_odds_difference`.
     """
 
 
