@@ -17,6 +17,7 @@ from fairlearn.metrics import demographic_parity_difference as fl_dpd
 from fairlearn.metrics import equalized_odds_difference as fl_eod
 from sklearn.metrics import mean_absolute_error, precision_score, roc_auc_score
 
+from fairot.exceptions import UndefinedRateWarning
 from fairot.metrics import (
     bootstrap_intervals,
     demographic_parity_difference,
@@ -24,7 +25,6 @@ from fairot.metrics import (
     fairness_report,
     group_rates,
 )
-from fairot.exceptions import UndefinedRateWarning
 from fairot.metrics.checks import MSG_THRESHOLD
 from fairot.metrics.resampling import MSG_N_BOOTSTRAP, rate_summary
 from fairot.utils.sensitive import check_sensitive_features

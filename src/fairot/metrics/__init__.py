@@ -30,7 +30,8 @@ The group metrics take one calling form (the score-only form is gone), fairlearn
 :func:`get_fairness_scorer`) route ``sensitive_features`` to the estimator and the metric;
 :func:`within_fairness_budget` is a ``refit`` that keeps the best candidate within a budget.
 Degenerate models: :func:`diagnose_collapse` (score spread and AUC against the starting model;
-:class:`CollapseDiagnosis`, :func:`degenerate_model_message`), used by every mitigation.
+:class:`CollapseDiagnosis`, :func:`degenerate_model_message`), used by every mitigation;
+:data:`CHANCE_AUC` (0.55), the AUC at or below which a held-out model is read as chance.
 """
 
 from fairot.metrics._budget import FairnessBudgetRefit, within_fairness_budget
@@ -41,6 +42,7 @@ from fairot.metrics._classification import (
     wass1,
 )
 from fairot.metrics._collapse import (
+    CHANCE_AUC,
     CollapseDiagnosis,
     degenerate_model_message,
     diagnose_collapse,
@@ -87,6 +89,7 @@ from fairot.metrics._verification_accuracy import (
 from fairot.metrics.resampling import BootstrapIntervals, bootstrap_intervals
 
 __all__ = [
+    "CHANCE_AUC",
     "BootstrapIntervals",
     "CollapseDiagnosis",
     "FairnessBudgetRefit",

@@ -31,6 +31,7 @@ from fairot.metrics.checks import check_binary_labels
 from fairot.utils.arrays import check_array_1d, check_consistent_length, check_sample_weight
 
 __all__ = [
+    "CHANCE_AUC",
     "CHANCE_AUC_MARGIN",
     "COLLAPSE_SPREAD_RATIO",
     "SKILL_RATIO",
@@ -43,6 +44,10 @@ __all__ = [
 COLLAPSE_SPREAD_RATIO = 0.1
 #: The smallest half-width of the chance band of the AUC around 1/2.
 CHANCE_AUC_MARGIN = 0.02
+#: A held-out AUC at or below this is read as chance: the audit's verdict block flags it, the
+#: scorers' degeneracy flag fires, and ``fairot mitigate`` refuses to write such a model while
+#: the raw model's AUC was above it (override: ``--allow-degenerate``).
+CHANCE_AUC = 0.55
 #: A fitted AUC with less than this share of the start's distance from 1/2 is near chance.
 SKILL_RATIO = 0.2
 

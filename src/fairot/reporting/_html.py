@@ -16,6 +16,7 @@ import pandas as pd
 
 from fairot.reporting._format import SUMMARY_LABELS, format_value
 from fairot.reporting._sections import extra_sections, interval_notes
+from fairot.reporting._verdict_block import VERDICT_STYLE, verdict_html
 
 STYLE = """
 .fairot-audit { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial,
@@ -100,10 +101,11 @@ def render_fragment(result: Any) -> str:
     meta.append(f"samples: {result.summary.get('n_samples')}")
     meta.append(f"groups: {result.summary.get('n_groups')}")
     parts = [
-        f"<style>{STYLE}</style>",
+        f"<style>{STYLE}{VERDICT_STYLE}</style>",
         '<div class="fairot-audit">',
         f"<h1>{html.escape(result.title)}</h1>",
         f'<p class="meta">{" · ".join(meta)}</p>',
+        verdict_html(result),  # the answer first, then the summary, then the detail
     ]
     parts += [f'<div class="warning">⚠ {html.escape(w)}</div>' for w in result.warnings]
 

@@ -20,6 +20,7 @@ from fairot.reporting._sections import (
     render_markdown_section,
     render_text_section,
 )
+from fairot.reporting._verdict_block import verdict_lines, verdict_markdown, verdict_text
 from fairot.reporting.artifacts import jsonable
 from fairot.utils import escape_markdown, markdown_table
 
@@ -30,6 +31,7 @@ _MLFLOW_UNSAFE = re.compile(r"[^0-9A-Za-z_.\-/]+")
 def render_text(self: Any) -> str:
     """A plain-text rendering for the terminal."""
     lines = [self.title, "=" * len(self.title), ""]
+    lines += verdict_text(self)  # the answer first, then the summary, then the detail
     lines += [f"warning: {w}" for w in self.warnings]
     if self.warnings:
         lines.append("")
@@ -62,6 +64,7 @@ def render_markdown(self: Any) -> str:
     summary.index.name = "metric"
     summary = summary.map(lambda v: format_value(v) if isinstance(v, (float, np.floating)) else v)
     parts = [f"# {escape_markdown(self.title)}", ""]
+    parts += verdict_markdown(self, escape_markdown)
     parts += [f"> **Warning:** {escape_markdown(w)}" for w in self.warnings]
     if self.warnings:
         parts.append("")
@@ -85,6 +88,7 @@ def render_json(self: Any) -> str:
     per_group = self.report.reset_index().to_dict(orient="records")
     payload = {
         "title": self.title,
+        "verdict": [{"status": status, "text": text} for status, text in verdict_lines(self)],
         "settings": jsonable(self.settings),
         "summary": jsonable(self.summary),
         "groups": jsonable(per_group),
