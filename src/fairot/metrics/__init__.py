@@ -31,7 +31,9 @@ The group metrics take one calling form (the score-only form is gone), fairlearn
 :func:`within_fairness_budget` is a ``refit`` that keeps the best candidate within a budget.
 Degenerate models: :func:`diagnose_collapse` (score spread and AUC against the starting model;
 :class:`CollapseDiagnosis`, :func:`degenerate_model_message`), used by every mitigation;
-:data:`CHANCE_AUC` (0.55), the AUC at or below which a held-out model is read as chance.
+:data:`CHANCE_AUC` (0.55), the AUC at or below which a held-out model is read as chance;
+:func:`chance_ranking` and :data:`degenerate_scorer`, the flag a search records in
+``cv_results_`` (``scoring={..., "degenerate": degenerate_scorer}``).
 """
 
 from fairot.metrics._budget import FairnessBudgetRefit, within_fairness_budget
@@ -44,6 +46,7 @@ from fairot.metrics._classification import (
 from fairot.metrics._collapse import (
     CHANCE_AUC,
     CollapseDiagnosis,
+    chance_ranking,
     degenerate_model_message,
     diagnose_collapse,
 )
@@ -63,6 +66,7 @@ from fairot.metrics._rates import (
 from fairot.metrics._report import fairness_report, fairness_summary
 from fairot.metrics._scorers import (
     FairnessScorer,
+    degenerate_scorer,
     fair_accuracy_scorer,
     get_fairness_scorer,
     get_fairness_scorer_names,
@@ -100,7 +104,9 @@ __all__ = [
     "VerificationResult",
     "best_accuracy_threshold",
     "bootstrap_intervals",
+    "chance_ranking",
     "degenerate_model_message",
+    "degenerate_scorer",
     "demographic_parity_difference",
     "det_curves",
     "diagnose_collapse",

@@ -36,6 +36,7 @@ __all__ = [
     "COLLAPSE_SPREAD_RATIO",
     "SKILL_RATIO",
     "CollapseDiagnosis",
+    "chance_ranking",
     "degenerate_model_message",
     "diagnose_collapse",
 ]
@@ -198,6 +199,53 @@ def diagnose_collapse(
     return CollapseDiagnosis(
         spread, start_spread, auc, start_auc, band, spread_collapsed, auc_collapsed
     )
+
+
+def chance_ranking(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    chance: float = CHANCE_AUC,
+) -> float:
+    r"""1.0 when the scores rank the labels at or below chance (AUC <= ``chance``), else 0.0.
+
+    The degeneracy flag of model selection: scored on each held-out fold by
+    :data:`~fairot.metrics.degenerate_scorer`, its mean in ``cv_results_`` is the share of folds
+    where the candidate ranked at chance, and :func:`~fairot.metrics.within_fairness_budget`
+    never chooses a candidate flagged in any fold. A constant model (AUC 1/2) is flagged; so
+    is one ranking the labels backwards.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Binary labels.
+    y_pred : array-like of shape (n_samples,)
+        Scores (any monotone transform of them gives the same answer).
+    sample_weight : array-like of shape (n_samples,), optional
+        Row weights of the AUC.
+    chance : float, default=CHANCE_AUC (0.55)
+        The AUC at or below which the ranking is read as chance.
+
+    Returns
+    -------
+    float
+        1.0 (degenerate) or 0.0; NaN when the labels hold one class (no AUC).
+
+    Examples
+    --------
+    >>> from fairot.metrics import chance_ranking
+    >>> chance_ranking([0, 1, 0, 1], [0.5, 0.5, 0.5, 0.5]), chance_ranking([0, 1], [0.2, 0.9])
+    (1.0, 0.0)
+    """
+    y = check_binary_labels(y_true)
+    scores = check_array_1d(y_pred, "y_pred")
+    check_consistent_length(y_true=y, y_pred=scores)
+    weight = check_sample_weight(sample_weight, scores.shape[0])
+    auc = _group_auc(y, scores, weight)
+    if math.isnan(auc):
+        return float("nan")
+    return 1.0 if auc <= chance else 0.0
 
 
 def degenerate_model_message(
