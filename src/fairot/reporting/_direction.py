@@ -61,11 +61,22 @@ def decision_text(favorable_outcome: int, threshold: float) -> str:
 
 
 def direction_line(favorable_outcome: int, threshold: float) -> str:
-    """The line stated beside every verdict.
+    """The line stated beside every verdict: which decision is read as favourable.
+
+    Parameters
+    ----------
+    favorable_outcome : {1, 0}
+        1: the positive decision (``score > threshold``); 0: the negative one.
+    threshold : float
+        The decision threshold.
+
+    Returns
+    -------
+    str
 
     Examples
     --------
-    >>> from fairot.reporting._direction import direction_line
+    >>> from fairot.reporting import direction_line
     >>> direction_line(1, 0.5)
     'favourable outcome: the positive decision (score > 0.5)'
     >>> direction_line(0, 0.5)
