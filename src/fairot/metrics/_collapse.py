@@ -21,6 +21,7 @@ and raises or warns with :func:`degenerate_model_message` (the warning class is
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -39,6 +40,7 @@ __all__ = [
     "chance_ranking",
     "degenerate_model_message",
     "diagnose_collapse",
+    "diagnose_fit",
 ]
 
 #: A fitted spread below this fraction of the start's is a collapse to a constant.
@@ -199,6 +201,54 @@ def diagnose_collapse(
     return CollapseDiagnosis(
         spread, start_spread, auc, start_auc, band, spread_collapsed, auc_collapsed
     )
+
+
+def diagnose_fit(
+    y_true: ArrayLike | None,
+    y_pred: ArrayLike,
+    *,
+    start_scores: ArrayLike,
+    sample_weight: ArrayLike | None = None,
+    held_out: Callable[[], tuple] | None = None,
+) -> CollapseDiagnosis:
+    """The collapse check every fairot classifier runs at the end of ``fit``.
+
+    :func:`diagnose_collapse` on the training rows; when they show no collapse and held-out
+    rows exist, on those too. A model can keep its ranking on the rows it fitted and lose it on
+    rows it never saw (a fair MLP at chance on held-out data while its training AUC stays
+    high), so the held-out rows have the last word.
+
+    Parameters
+    ----------
+    y_true, y_pred, start_scores, sample_weight
+        The training rows, as in :func:`diagnose_collapse`.
+    held_out : callable, optional
+        Returns ``(y_true, y_pred, start_scores)`` of the held-out rows (an ``eval_set``, an
+        early-stopping split); called only when the training rows show no collapse.
+
+    Returns
+    -------
+    CollapseDiagnosis
+        The held-out rows' diagnosis when they were read, else the training rows'.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.metrics import diagnose_fit
+    >>> y = np.tile([0, 1], 100)
+    >>> start = np.where(y == 1, 0.8, 0.2) + np.linspace(0, 0.1, 200)
+    >>> rng = np.random.default_rng(0)
+    >>> diagnose_fit(y, start, start_scores=start,
+    ...              held_out=lambda: (y, rng.uniform(size=200), start)).collapsed
+    True
+    """
+    diagnosis = diagnose_collapse(
+        y_true, y_pred, start_scores=start_scores, sample_weight=sample_weight
+    )
+    if diagnosis.collapsed or held_out is None:
+        return diagnosis
+    held_y, held_scores, held_start = held_out()
+    return diagnose_collapse(held_y, held_scores, start_scores=held_start)
 
 
 def chance_ranking(
