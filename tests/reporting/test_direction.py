@@ -50,9 +50,9 @@ def test_default_reading_names_the_group_labelled_high_risk_least(risk):
     assert result.settings["direction"] == (
         "favourable outcome: the positive decision (score > 0.5)"
     )
-    assert v["four-fifths"].status == "FAIL" and v["four-fifths"].groups == ["B"]
+    assert v["four-fifths"].status == "FAIL" and v["four-fifths"].adversely_impacted == ["B"]
     assert v["four-fifths"].table.loc["B", "impact_ratio"] == pytest.approx(0.2 / 0.6)
-    assert v["credit"].groups == ["B"]
+    assert v["credit"].adversely_impacted == ["B"]
     assert v["credit"].table.loc["B", "smd"] == pytest.approx(_smd(scores, groups, "B", "A"))
     assert result.settings["reference"] == "A"
 
@@ -74,7 +74,7 @@ def test_adverse_reading_flips_the_disadvantaged_group(risk):
     )
     # Four-fifths: favourable rates A 20/50, B 40/50; B is the most favourably treated.
     four = v["four-fifths"]
-    assert four.status == "FAIL" and four.groups == ["A"]
+    assert four.status == "FAIL" and four.adversely_impacted == ["A"]
     assert four.table.loc["A", "selection_rate"] == pytest.approx(0.4)
     assert four.table.loc["A", "selected"] == 20
     assert four.table.loc["A", "impact_ratio"] == pytest.approx(0.4 / 0.8)
@@ -82,7 +82,7 @@ def test_adverse_reading_flips_the_disadvantaged_group(risk):
     # Credit: AIR on the favourable rates, SMD of the favourable score 1 - s against B.
     credit = v["credit"]
     assert result.settings["reference"] == "B"
-    assert credit.groups == ["A"]
+    assert credit.adversely_impacted == ["A"]
     assert credit.table.loc["A", "air"] == pytest.approx(0.5)
     assert credit.table.loc["A", "smd"] == pytest.approx(_smd(1 - scores, groups, "A", "B"))
     assert credit.table.loc["A", "smd"] < 0  # less favourable scores than the reference

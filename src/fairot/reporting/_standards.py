@@ -46,7 +46,7 @@ class Verdict:
         The numbers, one row per group or category.
     notes : list of str
         Anything else a reader must know.
-    groups : list of str
+    adversely_impacted : list of str
         The groups (categories) the rule names as adversely impacted (flagged), for the
         verdict block at the top of every rendering; empty when it names none.
 
@@ -71,7 +71,7 @@ class Verdict:
     line: str
     table: pd.DataFrame
     notes: list[str] = field(default_factory=list)
-    groups: list[str] = field(default_factory=list)
+    adversely_impacted: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -177,7 +177,7 @@ def four_fifths(
         passed,
         line,
         frame,
-        groups=[str(g) for g in flagged],
+        adversely_impacted=[str(g) for g in flagged],
     )
 
 
@@ -252,7 +252,7 @@ def credit_practice(
         passed,
         line,
         frame,
-        groups=[str(g) for g in flagged] if passed is False else [],
+        adversely_impacted=[str(g) for g in flagged] if passed is False else [],
     )
 
 

@@ -30,8 +30,8 @@ def verdict_lines(result: Any) -> list[tuple[str, str]]:
         lines.append(("NOTE", direction[0].upper() + direction[1:] + "."))
     for verdict in result.verdicts:
         named = ""
-        if verdict.groups:
-            named = f" Adversely impacted: {', '.join(verdict.groups)}."
+        if verdict.adversely_impacted:
+            named = f" Adversely impacted: {', '.join(verdict.adversely_impacted)}."
         lines.append((verdict.status, f"{verdict.title}.{named} {verdict.line}"))
     auc = result.summary.get("auc")
     if isinstance(auc, float) and math.isfinite(auc):
