@@ -10,12 +10,16 @@
   chance while the model it started from did not); the message says what to change.
 - :class:`LookAlikeGroupsWarning` — two groups are distinct labels that print alike (a trailing
   space, a zero-width space, a Cyrillic letter for a Latin one, a different case).
+- :class:`UndefinedRateWarning` — a rate does not exist for some groups (a TPR without positive
+  labels, an FPR without negative labels), so a difference or ratio compares fewer groups than
+  there are; the message names the groups left out.
 """
 
 __all__ = [
     "DegenerateModelWarning",
     "DivergenceError",
     "LookAlikeGroupsWarning",
+    "UndefinedRateWarning",
     "UntrustedModelError",
 ]
 
@@ -45,6 +49,19 @@ class LookAlikeGroupsWarning(UserWarning):
     (NFKC) and case is ignored, and Cyrillic or Greek letters that look like Latin ones are
     read as those. Rename the labels, or turn it into an error with
     ``warnings.simplefilter("error", LookAlikeGroupsWarning)``.
+    """
+
+
+class UndefinedRateWarning(UserWarning):
+    """A rate is undefined for some groups, which a difference or ratio therefore leaves out.
+
+    A group without positive labels has no true positive rate, one without negative labels no
+    false positive rate: fairot reports such a rate as undefined (NaN, with the reason) and
+    compares the groups where it exists, never reading it as 0. fairlearn's ``MetricFrame``
+    rates take scikit-learn's ``confusion_matrix(..., normalize="true")``, which turns the empty
+    row into 0, so its differences can disagree with fairot's there; the message names the
+    groups left out and how many groups the difference compares. Issued by
+    :func:`fairot.metrics.equalized_odds_difference`.
     """
 
 

@@ -269,3 +269,22 @@ def test_monitor_every_errors(stream_csv, tmp_path, capsys):
     _assert_error(code, out, err, re.escape(MSG_EVERY_DATES.format(column="when")))
     code, out, err = _run(capsys, *_monitor_args(path, "--every", "1Y"))
     _assert_error(code, out, err, "no rows after its reference window")
+
+
+@pytest.mark.parametrize("favorable", [1, 0])
+def test_monitor_states_the_direction_and_its_gaps_do_not_depend_on_it(
+    stream_csv, tmp_path, capsys, favorable
+):
+    # demographic_parity_difference = max - min of the groups' rates, the same for 1 - rate.
+    path, frame = stream_csv
+    args = _monitor_args(path, "--window", 500, "--metric", "demographic_parity_difference")
+    code, printed, _ = _run(capsys, *args, "--favorable-outcome", favorable)
+    assert code == 0
+    which = "positive decision (score > 0.5)" if favorable else "negative decision (score <= 0.5)"
+    assert f"favourable outcome: the {which}" in printed.splitlines()[0]
+    rows = frame.iloc[500:1000]
+    decided = rows.score > 0.5
+    favoured = decided if favorable else ~decided
+    rates = favoured.groupby(rows.g).mean()
+    # The first window's value, by hand from the favourable decisions.
+    assert f"{rates.max() - rates.min():.4f}" in printed.splitlines()[4]

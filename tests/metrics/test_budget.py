@@ -165,7 +165,10 @@ def test_refit_stands_for_its_score_key():
     assert refit == within_fairness_budget(0.05, score="acc", fairness="neg_sdd")
     assert refit != within_fairness_budget(0.06, score="acc", fairness="neg_sdd")
     assert refit != 0.05
-    assert repr(refit) == "within_fairness_budget(0.05, score='acc', fairness='neg_sdd')"
+    assert repr(refit) == (
+        "within_fairness_budget(0.05, score='acc', fairness='neg_sdd', degenerate='degenerate')"
+    )
+    assert refit != within_fairness_budget(0.05, score="acc", fairness="neg_sdd", degenerate=None)
     assert refit.__name__ == repr(refit)
 
 

@@ -59,9 +59,10 @@ SELECTION = {
     "make_fairness_scorer",
     "within_fairness_budget",
 }
-# Diagnostics of a fitted model against its start, not group metrics (no sensitive features):
-# covered by tests/metrics/test_collapse.py.
-DIAGNOSTICS = {"degenerate_model_message", "diagnose_collapse"}
+# Diagnostics of a fitted model against its start or against chance, not group metrics (no
+# sensitive features): covered by tests/metrics/test_collapse.py and (chance_ranking, the
+# degeneracy flag of model selection) tests/metrics/test_scorers.py.
+DIAGNOSTICS = {"chance_ranking", "degenerate_model_message", "diagnose_collapse", "diagnose_fit"}
 # Labels cannot be None for these.
 NEEDS_LABELS = {
     "equalized_odds_difference",

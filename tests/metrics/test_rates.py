@@ -17,6 +17,7 @@ from fairlearn.metrics import demographic_parity_difference as fl_dpd
 from fairlearn.metrics import equalized_odds_difference as fl_eod
 from sklearn.metrics import mean_absolute_error, precision_score, roc_auc_score
 
+from fairot.exceptions import UndefinedRateWarning
 from fairot.metrics import (
     bootstrap_intervals,
     demographic_parity_difference,
@@ -25,7 +26,7 @@ from fairot.metrics import (
     group_rates,
 )
 from fairot.metrics.checks import MSG_THRESHOLD
-from fairot.metrics.resampling import MSG_N_BOOTSTRAP
+from fairot.metrics.resampling import MSG_N_BOOTSTRAP, rate_summary
 from fairot.utils.sensitive import check_sensitive_features
 from tests.metrics.bootstrap_draws import reference_rows
 
@@ -120,16 +121,67 @@ def test_regression_rates_match_sklearn():
         assert rates.loc[name, "mean_residual"] == pytest.approx(np.mean(y[m] - pred[m]))
 
 
-def test_undefined_tpr_is_nan_and_left_out_of_eo():
+def test_undefined_tpr_is_nan_left_out_of_eo_and_named():
+    # Group a has no positive label: its TPR does not exist. The TPR gap compares b and c only,
+    # and the warning says so (fairlearn would count a's TPR as 0).
     y = np.array([0, 0, 0, 1, 0, 1, 1, 0])
     s = np.array([0.1, 0.7, 0.2, 0.9, 0.3, 0.8, 0.4, 0.6])
     g = np.array(["a", "a", "a", "b", "b", "b", "c", "c"])
     rates = group_rates(y, s, sensitive_features=g)
     assert np.isnan(rates.loc["a", "tpr"]) and np.isnan(rates.loc["a", "auc"])
-    tpr = rates["tpr"].dropna()
-    fpr = rates["fpr"].dropna()
-    expected = max(tpr.max() - tpr.min(), fpr.max() - fpr.min())
-    assert equalized_odds_difference(y, s, sensitive_features=g) == pytest.approx(expected)
+    assert rates.loc["a", "undefined"] == "tpr (no positive labels); auc (one class only)"
+    assert rates.loc["b", "undefined"] == ""
+    # By hand: TPR b = 2/2, c = 0/1; FPR a = 1/3, b = 0/1, c = 1/1.
+    with pytest.warns(UndefinedRateWarning, match=r"TPR is undefined for a .* 2 of 3 groups"):
+        value = equalized_odds_difference(y, s, sensitive_features=g)
+    assert value == pytest.approx(max(1.0 - 0.0, 1.0 - 0.0))
+
+
+def test_undefined_rates_never_read_as_parity():
+    # The case: a has no positives (no TPR), b no negatives (no FPR). Each gap compares
+    # one group, so each is undefined: NaN with a warning, never the 0.0 of "perfect parity".
+    # fairlearn reads both missing rates as 0 and answers 1.0 (checked here, so that a change of
+    # fairlearn's convention shows).
+    y, pred, g = [0, 0, 1, 1], [1, 0, 1, 1], ["a", "a", "b", "b"]
+    assert fl_eod(y, pred, sensitive_features=g) == 1.0
+    with pytest.warns(UndefinedRateWarning) as caught:
+        value = equalized_odds_difference(y, pred, sensitive_features=g)
+    assert np.isnan(value)
+    text = " ".join(str(w.message) for w in caught)
+    assert "TPR is undefined for a (no positive labels)" in text
+    assert "FPR is undefined for b (no negative labels)" in text
+    assert "compares 1 of 2 groups, so that gap is undefined" in text
+    rates = group_rates(y, pred, sensitive_features=g)
+    assert rates.loc["b", "undefined"] == "fpr (no negative labels); auc (one class only)"
+
+
+@pytest.mark.parametrize("label", [0, 1])
+def test_eo_difference_is_the_defined_gap_when_a_label_is_absent(label):
+    # Every row has the same label: one gap does not exist, the other does, and it is the answer
+    # (fairlearn's too, since its missing rates are 0 for every group alike).
+    rng = np.random.default_rng(5)
+    g = np.repeat(["a", "b", "c"], 40)
+    s = np.clip(rng.beta(2, 3, 120) + 0.2 * (g == "a"), 0, 1)
+    y = np.full(120, label)
+    decisions = (s > 0.5).astype(int)
+    by_hand = [decisions[g == name].mean() for name in "abc"]  # the defined rate of each group
+    with pytest.warns(UndefinedRateWarning, match="compares 0 of 3 groups"):
+        value = equalized_odds_difference(y, s, sensitive_features=g)
+    assert value == pytest.approx(max(by_hand) - min(by_hand), abs=1e-12)
+    assert value == pytest.approx(fl_eod(y, decisions, sensitive_features=g), abs=1e-12)
+
+
+def test_rate_summary_gap_of_one_defined_group_is_undefined():
+    tpr = np.array([[np.nan, 0.4, np.nan], [0.2, 0.7, np.nan]])
+    fpr = np.array([[0.1, 0.3, 0.6], [np.nan, np.nan, np.nan]])
+    out = rate_summary(
+        {"selection_rate": np.full((2, 3), 0.5), "tpr": tpr, "fpr": fpr}, "classification"
+    )
+    np.testing.assert_allclose(out["equalized_odds_difference"], [0.5, 0.5])
+    tpr_only = rate_summary(
+        {"selection_rate": np.full((1, 3), 0.5), "tpr": tpr[:1], "fpr": fpr[1:]}, "classification"
+    )
+    assert np.isnan(tpr_only["equalized_odds_difference"][0])
 
 
 @pytest.mark.parametrize("threshold", [float("nan"), 5, -0.1, "x", None])

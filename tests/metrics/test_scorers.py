@@ -14,6 +14,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from fairot.metrics import (
+    CHANCE_AUC,
+    chance_ranking,
+    degenerate_scorer,
     fair_accuracy_scorer,
     make_fairness_scorer,
     neg_fair_mse_scorer,
@@ -25,7 +28,7 @@ from fairot.metrics import (
     wass1,
     within_fairness_budget,
 )
-from fairot.metrics._budget import MSG_NO_CANDIDATE
+from fairot.metrics._budget import MSG_ALL_DEGENERATE, MSG_NO_CANDIDATE
 from fairot.metrics._scorers import (
     MSG_GREATER,
     MSG_NO_GROUPS,
@@ -318,3 +321,85 @@ def test_get_fairness_scorer_returns_a_private_copy(routing):
     for bad in ("wass1", "neg_mean_squared_error", None):
         with pytest.raises(ValueError, match=_prefix(MSG_UNKNOWN_SCORER)):
             get_fairness_scorer(bad)
+
+
+def _imbalanced(seed=0, n=300):
+    """12 % positives and an informative feature: a constant model is accurate, and useless."""
+    rng = np.random.default_rng(seed)
+    g = rng.choice(["F", "M"], n)
+    y = (rng.random(n) < 0.12).astype(int)
+    X = np.c_[rng.normal(1.0 * y, 1.0), rng.normal(size=n)]
+    return X, y, g
+
+
+def test_cv_results_flag_a_degenerate_candidate_and_refit_passes_it_over(routing):
+    from sklearn.dummy import DummyClassifier
+    from sklearn.metrics import roc_auc_score
+    from sklearn.pipeline import Pipeline
+
+    X, y, g = _imbalanced()
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    grid = {"clf": [DummyClassifier(strategy="prior"), LogisticRegression(class_weight="balanced")]}
+    scoring = {"accuracy": fair_accuracy_scorer, "neg_wass1": neg_wass1_scorer}
+    blind = GridSearchCV(
+        Pipeline([("clf", LogisticRegression())]), grid, cv=cv, scoring=scoring,
+        refit=within_fairness_budget(0.5),
+    ).fit(X, y, sensitive_features=g)  # fmt: skip
+    # Without the flag the constant model wins: the most accurate (the base rate) and Wass1 0.
+    assert blind.best_index_ == 0
+    flagged = GridSearchCV(
+        Pipeline([("clf", LogisticRegression())]), grid, cv=cv,
+        scoring={**scoring, "degenerate": degenerate_scorer},
+        refit=within_fairness_budget(0.5),
+    ).fit(X, y, sensitive_features=g)  # fmt: skip
+    # The oracle: scikit-learn's AUC of each candidate on the same folds, against 0.55.
+    for i, candidate in enumerate(grid["clf"]):
+        for k, (train, test) in enumerate(cv.split(X, y)):
+            model = clone(candidate).fit(X[train], y[train])
+            auc = roc_auc_score(y[test], model.predict_proba(X[test])[:, 1])
+            assert flagged.cv_results_[f"split{k}_test_degenerate"][i] == float(auc <= 0.55)
+    np.testing.assert_array_equal(flagged.cv_results_["mean_test_degenerate"], [1.0, 0.0])
+    assert (
+        flagged.cv_results_["mean_test_accuracy"][0] > flagged.cv_results_["mean_test_accuracy"][1]
+    )
+    assert flagged.best_index_ == 1
+
+
+def test_refit_refuses_when_every_feasible_candidate_is_degenerate():
+    refit = within_fairness_budget(0.1)
+    with pytest.raises(ValueError, match=_prefix(MSG_ALL_DEGENERATE)):
+        refit(
+            {
+                "mean_test_accuracy": [0.9, 0.7],
+                "mean_test_neg_wass1": [0.0, -0.5],
+                "mean_test_degenerate": [1 / 3, 0.0],
+            }
+        )
+    # degenerate=None reads no flag.
+    assert (
+        within_fairness_budget(0.1, degenerate=None)(
+            {
+                "mean_test_accuracy": [0.9, 0.7],
+                "mean_test_neg_wass1": [0.0, -0.5],
+                "mean_test_degenerate": [1.0, 0.0],
+            }
+        )
+        == 0
+    )
+    with pytest.raises(ValueError, match="degenerate must be a non-empty str"):
+        within_fairness_budget(0.1, degenerate="")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_chance_ranking_against_sklearn_auc(seed):
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, 80)
+    s = rng.random(80) + 0.1 * seed * y
+    w = rng.uniform(0.5, 2.0, 80)
+    auc = roc_auc_score(y, s, sample_weight=w)
+    assert chance_ranking(y, s, sample_weight=w) == float(auc <= CHANCE_AUC)
+    assert chance_ranking(y, s, sample_weight=w, chance=auc + 1e-9) == 1.0
+    assert chance_ranking(y, s, sample_weight=w, chance=auc - 1e-9) == 0.0
+    assert np.isnan(chance_ranking(np.ones(5, int), s[:5]))

@@ -172,6 +172,10 @@ def _number(text):
     return float(text), 0.5 * 10.0**-decimals * scale * (1 + 1e-9) + 1e-15
 
 
+#: The per-group table's text columns (a small group's note; the rates undefined and why).
+TEXT_COLUMNS = ("note", "undefined")
+
+
 def assert_shown(text, value, where):
     shown, tolerance = _number(text)
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -279,13 +283,13 @@ def assert_formats_agree(payload, markdown, page, flat):
         for cells in rows:
             row = groups[cells[0]]
             for column, text in zip(header[1:], cells[1:], strict=True):
-                if column != "note":
+                if column not in TEXT_COLUMNS:
                     assert_shown(text, row[column], (where, cells[0], column))
                     seen.add((where, cells[0], column))
     # Every group's every numeric column is in both renderings.
     for name, row in groups.items():
         for column in row:
-            if column not in ("group", "note") and name != "overall":
+            if column not in ("group", *TEXT_COLUMNS) and name != "overall":
                 assert {("md", name, column), ("html", name, column)} <= seen, (name, column)
 
 

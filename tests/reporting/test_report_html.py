@@ -157,7 +157,7 @@ def _render(page, tmp_path, name):
         "--headless",
         "--disable-gpu",
         "--hide-scrollbars",
-        "--window-size=1200,2400",
+        "--window-size=1200,3200",  # the verdict block first pushes the figures down
         f"--screenshot={shot}",
         "--enable-logging=stderr",
         "--v=0",

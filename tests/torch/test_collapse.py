@@ -67,3 +67,31 @@ def test_quiet_on_adult():
         warnings.simplefilter("error", DegenerateModelWarning)
         clf = FairMLPClassifier(n_epochs=20, random_state=0).fit(X, y, sensitive_features=sf)
     assert roc_auc_score(y, clf.predict_proba(X)[:, 1]) > 0.7
+
+
+def test_trainer_reads_the_held_out_rows_when_the_training_rows_still_rank():
+    # A model that memorised its training rows (they still rank) and ranks its eval_set rows at
+    # chance: the end-of-fit check is diagnose_fit, COT's, so the held-out rows decide.
+    from types import SimpleNamespace
+
+    from fairot.torch._collapse import warn_if_degenerate
+    from fairot.torch._trainer_state import Run
+
+    rng = np.random.default_rng(0)
+    y, yv = rng.integers(0, 2, 200), rng.integers(0, 2, 200)
+    start, start_held = 0.2 + 0.6 * y + 0.1 * rng.uniform(size=200), 0.2 + 0.6 * yv
+    X, Xv = torch.zeros(200, 1), torch.ones(200, 1)
+    chance = rng.uniform(size=200)
+    trainer = SimpleNamespace(
+        learning_rate=0.01,
+        predict_scores=lambda rows: start if bool((rows == 0).all()) else chance,
+    )
+    run = Run(lam=1.0, start_scores=torch.tensor(start), start_eval_scores=torch.tensor(start_held))
+    labels = torch.tensor(y, dtype=torch.float32)
+    evaluation = (Xv, torch.tensor(yv, dtype=torch.float32), None)
+    assert abs(roc_auc_score(yv, chance) - 0.5) < 0.1 < roc_auc_score(y, start) - 0.5
+    with pytest.warns(DegenerateModelWarning, match=r"its AUC is 0\.\d+, near chance"):
+        warn_if_degenerate(trainer, X, labels, run, None, evaluation)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_if_degenerate(trainer, X, labels, run, None, None)  # training rows alone: quiet

@@ -22,7 +22,7 @@ import numpy as np
 from fairot.classification._kernels import logits
 from fairot.classification._objective import sigmoid
 from fairot.exceptions import DegenerateModelWarning
-from fairot.metrics import CollapseDiagnosis, degenerate_model_message, diagnose_collapse
+from fairot.metrics import CollapseDiagnosis, degenerate_model_message, diagnose_fit
 from fairot.utils.stacklevel import user_stacklevel
 
 MSG_TARGET_DEGENERATE = (
@@ -65,16 +65,20 @@ def warn_if_degenerate(
     ``flat_target`` is the diagnosis of the target against the raw scores: when the target is
     itself near-constant, the message says so.
     """
-    diagnosis = diagnose_collapse(
-        y01, scores, start_scores=start_scores, sample_weight=sample_weight
-    )
-    if not diagnosis.collapsed and evaluation is not None:
+    held_out = None
+    if evaluation is not None:
         ex, ey, _ = evaluation
-        diagnosis = diagnose_collapse(
-            ey,
-            sigmoid(logits(np.concatenate([model.coef_[0], model.intercept_]), ex)),
-            start_scores=sigmoid(logits(start_theta(model), ex)),
-        )
+
+        def held_out():
+            return (
+                ey,
+                sigmoid(logits(np.concatenate([model.coef_[0], model.intercept_]), ex)),
+                sigmoid(logits(start_theta(model), ex)),
+            )
+
+    diagnosis = diagnose_fit(
+        y01, scores, start_scores=start_scores, sample_weight=sample_weight, held_out=held_out
+    )
     if not diagnosis.collapsed:
         return
     advice = MSG_DEGENERATE_ADVICE.format(

@@ -19,7 +19,12 @@ from fairot.cli._io import (
     require_columns,
     split_columns,
 )
-from fairot.cli._options import add_constraint_argument, add_control_argument, read_control
+from fairot.cli._options import (
+    add_constraint_argument,
+    add_control_argument,
+    add_favorable_outcome_argument,
+    read_control,
+)
 from fairot.cli._verification import (
     VERIFICATION_FILES,
     add_verification_arguments,
@@ -45,6 +50,7 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--threshold", type=float, default=0.5, help="decision threshold in [0, 1] (0.5)"
     )
+    add_favorable_outcome_argument(p)
     p.add_argument(
         "--n-bootstrap",
         type=int,
@@ -75,8 +81,8 @@ def add_report_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--reference",
         metavar="GROUP",
-        help="the group impact ratios and the credit rule compare against (default: the "
-        "most-selected group)",
+        help="the group impact ratios and the credit rule compare against (default: the group "
+        "given the favourable decision most often)",
     )
     p.add_argument(
         "--standard",
@@ -102,6 +108,7 @@ def report_options(args: argparse.Namespace) -> dict[str, Any]:
         "min_group_size": args.min_group_size,
         "exclude_small_groups": small,
         "threshold": args.threshold,
+        "favorable_outcome": args.favorable_outcome,
         "reference": args.reference,
         "standards": None if not args.standard else tuple(dict.fromkeys(args.standard)),
     }
@@ -316,7 +323,7 @@ def run(args: argparse.Namespace) -> int:
             raise CLIError(MSG_DATASET_TASK.format(name=args.dataset, task=task))
         options["provenance_extra"] = input_provenance(args, None)
         if regression:
-            del options["threshold"]
+            del options["threshold"], options["favorable_outcome"]
             result = audit_gradient_boosting(args.dataset, **options)
         else:
             result = audit_logistic_regression(args.dataset, **options)

@@ -50,6 +50,7 @@ from fairot.cli._options import (
     read_control,
 )
 from fairot.cli._postprocess import POST_PROCESSING
+from fairot.cli._refusal import EXIT_REFUSED, degenerate_alert
 
 METHODS = POST_PROCESSING + IN_PROCESSING
 MSG_EPSILON = (
@@ -216,6 +217,13 @@ def register(subparsers) -> None:
         "the sensitive columns); cot/dot/fair-mlp score its --features columns",
     )
     p.add_argument("--out", type=Path, required=True, help="output folder")
+    p.add_argument(
+        "--allow-degenerate",
+        action="store_true",
+        help="write model.skops and the --apply scores even when the mitigated model's held-out "
+        "AUC fell to chance (at or below fairot.metrics.CHANCE_AUC, 0.55) while the raw "
+        "model's did not (default: refuse, write the reports saying why, exit with status 1)",
+    )
     add_report_arguments(p)
     p.set_defaults(func=run, format="text")
 
@@ -411,14 +419,18 @@ def run(args: argparse.Namespace) -> int:
         title=f"After {args.method}: {done.subject}",
         **options,
     )
+    alert, refused = degenerate_alert(before, after, args.allow_degenerate)
     comparison = compare_audits(
         {"before": before, f"after {args.method}": after},
         title=f"fairot mitigate --method {args.method}: {done.subject}",
         notes=[how, *done.notes],
+        alerts=[] if alert is None else [alert],
     )
     # skops cannot save a torch network: the fair MLP is used in this run (--apply) only.
     # model_to_bytes: skops' bytes with the fairot version recorded (load_model reads it).
     model_bytes = None if args.method == "fair-mlp" else model_to_bytes(done.model)
+    if refused:  # a model at chance is not written, nor its scores (the reports say why)
+        model_bytes, applied = None, None
 
     # Everything is computed; only now is anything written, all into a staging folder that
     # replaces the outputs in --out in one step (all or nothing).
@@ -454,4 +466,8 @@ def run(args: argparse.Namespace) -> int:
     written += "" if model_bytes is None else ", model.skops"
     written += f", {adjusted_name}" if adjusted_name else ""
     print(f"\nWritten to {escape_terminal(args.out)}/: {written}", file=sys.stderr)
-    return 0
+    if alert is not None:
+        # the alert names groups: user strings, escaped for the terminal
+        shown = escape_terminal(alert)
+        print(f"fairot mitigate: {'error' if refused else 'warning'}: {shown}", file=sys.stderr)
+    return EXIT_REFUSED if refused else 0

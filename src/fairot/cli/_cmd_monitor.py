@@ -27,6 +27,7 @@ from fairot.cli._io import (
     require_columns,
     split_columns,
 )
+from fairot.cli._options import add_favorable_outcome_argument
 
 MSG_TIME = "column {column!r} must hold times (numbers or dates); got {example!r} on line {line}"
 MSG_TIME_ZONES = (
@@ -93,6 +94,7 @@ def register(subparsers) -> None:
         default=0.5,
         help="decision threshold of demographic_parity_difference (0.5)",
     )
+    add_favorable_outcome_argument(p)
     p.add_argument("--reference", type=Path, metavar="FILE", help="reference scores (same columns)")
     p.add_argument(
         "--alpha",
@@ -182,7 +184,7 @@ def _reference(args, frame, times, scores, groups):
 def run(args: argparse.Namespace) -> int:
     """Run the monitor over the stream and print one line per window."""
     from fairot.cli import CLIError
-    from fairot.reporting import FairnessMonitor
+    from fairot.reporting import FairnessMonitor, direction_line
     from fairot.utils import escape_terminal, terminal_table
     from fairot.utils.calendar import calendar_offset
 
@@ -227,10 +229,13 @@ def run(args: argparse.Namespace) -> int:
     )
     monitor.update(scores[skip:], groups.iloc[skip:], times=times.iloc[skip:])
     monitor.flush()
+    # The monitored gaps (|max - min| of the rates, W1 of the scores) read the same whichever
+    # decision is favourable; the reading is stated so that no page leaves it to guesswork.
+    direction = direction_line(args.favorable_outcome, args.decision_threshold)
     if args.out is not None:
         monitor.write(
             args.out,
-            title=f"{args.metric} of {args.score} per window of {args.data.name}",
+            title=f"{args.metric} of {args.score} per window of {args.data.name} ({direction})",
             reference_source=source,
         )
 
@@ -240,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
         f"fairot monitor: {args.metric} of {escape_terminal(args.score)} per {size} of "
         f"{escape_terminal(args.data.name)} "
         f"(alert when the {monitor.confidence:.0%} band is above {args.threshold:g} and the "
-        f"permutation p-value is <= {monitor.alpha:g})"
+        f"permutation p-value is <= {monitor.alpha:g}); {direction}"
     )
     span = ""
     if monitor.reference_span_ is not None:

@@ -1,4 +1,6 @@
-"""Options shared by ``fairot audit`` and ``fairot mitigate``: ``--constraint`` and ``--control``.
+"""Options shared by the commands that audit: ``--constraint``, ``--control``, the direction.
+
+``--favorable-outcome`` is shared by ``audit``, ``mitigate`` and ``monitor``.
 
 One definition each, so that the two commands spell, document and read them alike: the audit of
 a mitigated model uses the constraint and the strata it was fitted for.
@@ -20,6 +22,21 @@ DEFAULT_CONSTRAINT = "demographic_parity"
 def add_constraint_argument(p: argparse.ArgumentParser, help_text: str) -> None:
     """``--constraint demographic_parity|equalized_odds|equal_opportunity``."""
     p.add_argument("--constraint", choices=CONSTRAINTS, default=DEFAULT_CONSTRAINT, help=help_text)
+
+
+def add_favorable_outcome_argument(p: argparse.ArgumentParser) -> None:
+    """``--favorable-outcome 1|0``: which decision the rules read as favourable."""
+    p.add_argument(
+        "--favorable-outcome",
+        type=int,
+        choices=(1, 0),
+        default=1,
+        metavar="{1,0}",
+        help="which decision is favourable: 1, the positive one (score > threshold: an "
+        "approval, a hire; the default) or 0, the negative one (a risk score: 'high risk', "
+        "P(default)). Every rule, impact ratio and verdict reads it, and the report states it "
+        "beside the verdict; never guessed from the column names",
+    )
 
 
 def add_control_argument(p: argparse.ArgumentParser, help_text: str) -> None:

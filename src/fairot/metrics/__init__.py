@@ -30,7 +30,11 @@ The group metrics take one calling form (the score-only form is gone), fairlearn
 :func:`get_fairness_scorer`) route ``sensitive_features`` to the estimator and the metric;
 :func:`within_fairness_budget` is a ``refit`` that keeps the best candidate within a budget.
 Degenerate models: :func:`diagnose_collapse` (score spread and AUC against the starting model;
-:class:`CollapseDiagnosis`, :func:`degenerate_model_message`), used by every mitigation.
+:class:`CollapseDiagnosis`, :func:`degenerate_model_message`), used by every mitigation,
+through :func:`diagnose_fit` (training rows, then held-out rows) at the end of every fit;
+:data:`CHANCE_AUC` (0.55), the AUC at or below which a held-out model is read as chance;
+:func:`chance_ranking` and :data:`degenerate_scorer`, the flag a search records in
+``cv_results_`` (``scoring={..., "degenerate": degenerate_scorer}``).
 """
 
 from fairot.metrics._budget import FairnessBudgetRefit, within_fairness_budget
@@ -41,9 +45,12 @@ from fairot.metrics._classification import (
     wass1,
 )
 from fairot.metrics._collapse import (
+    CHANCE_AUC,
     CollapseDiagnosis,
+    chance_ranking,
     degenerate_model_message,
     diagnose_collapse,
+    diagnose_fit,
 )
 from fairot.metrics._distances import PairwiseGap, max_pairwise_wasserstein, wasserstein_distance
 from fairot.metrics._groups import group_accuracy_std, skewed_error_ratio
@@ -61,6 +68,7 @@ from fairot.metrics._rates import (
 from fairot.metrics._report import MAX_PAIRWISE_GROUPS, fairness_report, fairness_summary
 from fairot.metrics._scorers import (
     FairnessScorer,
+    degenerate_scorer,
     fair_accuracy_scorer,
     get_fairness_scorer,
     get_fairness_scorer_names,
@@ -87,6 +95,7 @@ from fairot.metrics._verification_accuracy import (
 from fairot.metrics.resampling import BootstrapIntervals, bootstrap_intervals
 
 __all__ = [
+    "CHANCE_AUC",
     "BootstrapIntervals",
     "CollapseDiagnosis",
     "FairnessBudgetRefit",
@@ -98,10 +107,13 @@ __all__ = [
     "VerificationResult",
     "best_accuracy_threshold",
     "bootstrap_intervals",
+    "chance_ranking",
     "degenerate_model_message",
+    "degenerate_scorer",
     "demographic_parity_difference",
     "det_curves",
     "diagnose_collapse",
+    "diagnose_fit",
     "equalized_odds_difference",
     "error_rate",
     "fair_accuracy_scorer",

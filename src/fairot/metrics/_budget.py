@@ -29,6 +29,11 @@ MSG_ALL_NAN = (
     "every candidate within the budget {budget} has a NaN mean_test_{score}; check the fits "
     "(error_score='raise' shows why they failed)."
 )
+MSG_ALL_DEGENERATE = (
+    "every candidate within the budget {budget} ranks the labels at chance in some fold "
+    "(mean_test_{degenerate} > 0: AUC <= CHANCE_AUC); none is refitted. Lower the penalty or "
+    "the step size in the grid, or raise the budget."
+)
 MSG_BUDGET = "budget must be a number >= 0 (inf for no limit); got {value!r}."
 MSG_KEY = "{name} must be a non-empty str naming a scorer of scoring; got {value!r}."
 
@@ -49,6 +54,10 @@ class FairnessBudgetRefit:
         Key of the scorer to maximise in ``scoring``.
     fairness : str
         Key of the fairness scorer in ``scoring``; it returns minus the disparity.
+    degenerate : str or None, default="degenerate"
+        Key of the degeneracy flag in ``scoring``
+        (:data:`~fairot.metrics.degenerate_scorer`): a candidate flagged in any fold is never
+        chosen. Without that key in ``cv_results_`` nothing is excluded on that ground.
 
     Raises
     ------
@@ -60,12 +69,14 @@ class FairnessBudgetRefit:
     >>> from fairot.metrics import within_fairness_budget
     >>> refit = within_fairness_budget(0.05)
     >>> refit
-    within_fairness_budget(0.05, score='accuracy', fairness='neg_wass1')
+    within_fairness_budget(0.05, score='accuracy', fairness='neg_wass1', degenerate='degenerate')
     >>> refit == "accuracy", hash(refit) == hash("accuracy")
     (True, True)
     """
 
-    def __init__(self, budget: float, *, score: str, fairness: str) -> None:
+    def __init__(
+        self, budget: float, *, score: str, fairness: str, degenerate: str | None = "degenerate"
+    ) -> None:
         # bool is a numbers.Real too, and True as a budget is a slip, not a disparity.
         if isinstance(budget, bool) or not isinstance(budget, numbers.Real):
             raise ValueError(MSG_BUDGET.format(value=budget))
@@ -74,9 +85,12 @@ class FairnessBudgetRefit:
         for name, value in (("score", score), ("fairness", fairness)):
             if not isinstance(value, str) or not value:
                 raise ValueError(MSG_KEY.format(name=name, value=value))
+        if degenerate is not None and (not isinstance(degenerate, str) or not degenerate):
+            raise ValueError(MSG_KEY.format(name="degenerate", value=degenerate))
         self.budget = float(budget)
         self.score = score
         self.fairness = fairness
+        self.degenerate = degenerate
 
     @property
     def __name__(self) -> str:
@@ -86,7 +100,7 @@ class FairnessBudgetRefit:
     def __repr__(self) -> str:
         return (
             f"within_fairness_budget({self.budget!r}, score={self.score!r}, "
-            f"fairness={self.fairness!r})"
+            f"fairness={self.fairness!r}, degenerate={self.degenerate!r})"
         )
 
     def __hash__(self) -> int:
@@ -99,10 +113,11 @@ class FairnessBudgetRefit:
             # ``scorer_[refit]`` inside ``search.score`` finds the ``score`` scorer.
             return other == self.score
         if isinstance(other, FairnessBudgetRefit):
-            return (self.budget, self.score, self.fairness) == (
+            return (self.budget, self.score, self.fairness, self.degenerate) == (
                 other.budget,
                 other.score,
                 other.fairness,
+                other.degenerate,
             )
         return NotImplemented
 
@@ -113,21 +128,22 @@ class FairnessBudgetRefit:
         ----------
         cv_results : mapping
             A search's ``cv_results_``; it needs ``mean_test_<score>`` and
-            ``mean_test_<fairness>``.
+            ``mean_test_<fairness>``, and reads ``mean_test_<degenerate>`` when present.
 
         Returns
         -------
         int
             The candidate with the highest mean ``score`` among those whose mean disparity,
-            ``-mean_test_<fairness>``, is at most ``budget`` (the first one on ties).
+            ``-mean_test_<fairness>``, is at most ``budget`` (the first one on ties) and which
+            no fold flagged as degenerate.
 
         Raises
         ------
         ValueError
             If a column is missing, if the fairness column has positive values (a scorer
             that does not negate its disparity would make every candidate look fair), if no
-            candidate is within the budget (naming the fairest), or if every feasible
-            candidate's score is NaN.
+            candidate is within the budget (naming the fairest), if every candidate within it
+            is degenerate, or if every feasible candidate's score is NaN.
         """
         columns = {}
         for key, name in (
@@ -150,6 +166,14 @@ class FairnessBudgetRefit:
             raise ValueError(
                 MSG_NO_CANDIDATE.format(fairness=self.fairness, budget=self.budget, best=best)
             )
+        flag = f"mean_test_{self.degenerate}"
+        if self.degenerate is not None and flag in cv_results:
+            # Flagged in any fold: a model at chance in one split is not one to refit.
+            feasible &= ~(np.asarray(cv_results[flag], dtype=float) > 0)
+            if not feasible.any():
+                raise ValueError(
+                    MSG_ALL_DEGENERATE.format(budget=self.budget, degenerate=self.degenerate)
+                )
         scores = columns[self.score][feasible]
         if np.isnan(scores).all():
             raise ValueError(MSG_ALL_NAN.format(budget=self.budget, score=self.score))
@@ -157,7 +181,11 @@ class FairnessBudgetRefit:
 
 
 def within_fairness_budget(
-    budget: float, *, score: str = "accuracy", fairness: str = "neg_wass1"
+    budget: float,
+    *,
+    score: str = "accuracy",
+    fairness: str = "neg_wass1",
+    degenerate: str | None = "degenerate",
 ) -> FairnessBudgetRefit:
     """A ``refit`` for ``GridSearchCV``: the best mean score among candidates within a budget.
 
@@ -184,6 +212,13 @@ def within_fairness_budget(
         Key of the score to maximise in ``scoring`` (greater is better).
     fairness : str, default="neg_wass1"
         Key of the (negated) fairness scorer in ``scoring``.
+    degenerate : str or None, default="degenerate"
+        Key of the degeneracy flag in ``scoring`` (add
+        ``"degenerate": fairot.metrics.degenerate_scorer``): a candidate that ranks the labels
+        at or below chance (AUC <= :data:`~fairot.metrics.CHANCE_AUC`) in any fold is never
+        chosen, however accurate or fair its means; ``cv_results_`` keeps the flag per
+        candidate (``mean_test_degenerate``). Parity is easy for a model that tells no one
+        apart. ``None``, or no such key in ``scoring``, excludes nothing on that ground.
 
     Returns
     -------
@@ -210,5 +245,14 @@ def within_fairness_budget(
     ...     "mean_test_neg_wass1": [-0.2, -0.04, -0.01],
     ... })
     1
+
+    With the degeneracy flag, a candidate at chance in a fold is passed over:
+
+    >>> refit({
+    ...     "mean_test_accuracy": [0.9, 0.85, 0.8],
+    ...     "mean_test_neg_wass1": [-0.2, -0.04, -0.01],
+    ...     "mean_test_degenerate": [0.0, 0.2, 0.0],
+    ... })
+    2
     """
-    return FairnessBudgetRefit(budget, score=score, fairness=fairness)
+    return FairnessBudgetRefit(budget, score=score, fairness=fairness, degenerate=degenerate)

@@ -21,6 +21,7 @@ and raises or warns with :func:`degenerate_model_message` (the warning class is
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -31,18 +32,25 @@ from fairot.metrics.checks import check_binary_labels
 from fairot.utils.arrays import check_array_1d, check_consistent_length, check_sample_weight
 
 __all__ = [
+    "CHANCE_AUC",
     "CHANCE_AUC_MARGIN",
     "COLLAPSE_SPREAD_RATIO",
     "SKILL_RATIO",
     "CollapseDiagnosis",
+    "chance_ranking",
     "degenerate_model_message",
     "diagnose_collapse",
+    "diagnose_fit",
 ]
 
 #: A fitted spread below this fraction of the start's is a collapse to a constant.
 COLLAPSE_SPREAD_RATIO = 0.1
 #: The smallest half-width of the chance band of the AUC around 1/2.
 CHANCE_AUC_MARGIN = 0.02
+#: A held-out AUC at or below this is read as chance: the audit's verdict block flags it, the
+#: scorers' degeneracy flag fires, and ``fairot mitigate`` refuses to write such a model while
+#: the raw model's AUC was above it (override: ``--allow-degenerate``).
+CHANCE_AUC = 0.55
 #: A fitted AUC with less than this share of the start's distance from 1/2 is near chance.
 SKILL_RATIO = 0.2
 
@@ -193,6 +201,101 @@ def diagnose_collapse(
     return CollapseDiagnosis(
         spread, start_spread, auc, start_auc, band, spread_collapsed, auc_collapsed
     )
+
+
+def diagnose_fit(
+    y_true: ArrayLike | None,
+    y_pred: ArrayLike,
+    *,
+    start_scores: ArrayLike,
+    sample_weight: ArrayLike | None = None,
+    held_out: Callable[[], tuple] | None = None,
+) -> CollapseDiagnosis:
+    """The collapse check every fairot classifier runs at the end of ``fit``.
+
+    :func:`diagnose_collapse` on the training rows; when they show no collapse and held-out
+    rows exist, on those too. A model can keep its ranking on the rows it fitted and lose it on
+    rows it never saw (a fair MLP at chance on held-out data while its training AUC stays
+    high), so the held-out rows have the last word.
+
+    Parameters
+    ----------
+    y_true, y_pred, start_scores, sample_weight
+        The training rows, as in :func:`diagnose_collapse`.
+    held_out : callable, optional
+        Returns ``(y_true, y_pred, start_scores)`` of the held-out rows (an ``eval_set``, an
+        early-stopping split); called only when the training rows show no collapse.
+
+    Returns
+    -------
+    CollapseDiagnosis
+        The held-out rows' diagnosis when they were read, else the training rows'.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.metrics import diagnose_fit
+    >>> y = np.tile([0, 1], 100)
+    >>> start = np.where(y == 1, 0.8, 0.2) + np.linspace(0, 0.1, 200)
+    >>> rng = np.random.default_rng(0)
+    >>> diagnose_fit(y, start, start_scores=start,
+    ...              held_out=lambda: (y, rng.uniform(size=200), start)).collapsed
+    True
+    """
+    diagnosis = diagnose_collapse(
+        y_true, y_pred, start_scores=start_scores, sample_weight=sample_weight
+    )
+    if diagnosis.collapsed or held_out is None:
+        return diagnosis
+    held_y, held_scores, held_start = held_out()
+    return diagnose_collapse(held_y, held_scores, start_scores=held_start)
+
+
+def chance_ranking(
+    y_true: ArrayLike,
+    y_pred: ArrayLike,
+    *,
+    sample_weight: ArrayLike | None = None,
+    chance: float = CHANCE_AUC,
+) -> float:
+    r"""1.0 when the scores rank the labels at or below chance (AUC <= ``chance``), else 0.0.
+
+    The degeneracy flag of model selection: scored on each held-out fold by
+    :data:`~fairot.metrics.degenerate_scorer`, its mean in ``cv_results_`` is the share of folds
+    where the candidate ranked at chance, and :func:`~fairot.metrics.within_fairness_budget`
+    never chooses a candidate flagged in any fold. A constant model (AUC 1/2) is flagged; so
+    is one ranking the labels backwards.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Binary labels.
+    y_pred : array-like of shape (n_samples,)
+        Scores (any monotone transform of them gives the same answer).
+    sample_weight : array-like of shape (n_samples,), optional
+        Row weights of the AUC.
+    chance : float, default=CHANCE_AUC (0.55)
+        The AUC at or below which the ranking is read as chance.
+
+    Returns
+    -------
+    float
+        1.0 (degenerate) or 0.0; NaN when the labels hold one class (no AUC).
+
+    Examples
+    --------
+    >>> from fairot.metrics import chance_ranking
+    >>> chance_ranking([0, 1, 0, 1], [0.5, 0.5, 0.5, 0.5]), chance_ranking([0, 1], [0.2, 0.9])
+    (1.0, 0.0)
+    """
+    y = check_binary_labels(y_true)
+    scores = check_array_1d(y_pred, "y_pred")
+    check_consistent_length(y_true=y, y_pred=scores)
+    weight = check_sample_weight(sample_weight, scores.shape[0])
+    auc = _group_auc(y, scores, weight)
+    if math.isnan(auc):
+        return float("nan")
+    return 1.0 if auc <= chance else 0.0
 
 
 def degenerate_model_message(

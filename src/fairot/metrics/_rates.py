@@ -9,25 +9,38 @@ metrics of the seed papers. A decision is ``score > threshold``, the convention 
 Every public function takes fairlearn's form ``metric(y_true, y_pred, *, sensitive_features,
 sample_weight=None, ...)`` (see :mod:`fairot.metrics._calling`).
 
-Internal surface (for :mod:`fairot.metrics.resampling`, which bootstraps these rates):
-``check_rate_inputs``, ``rate_matrix`` and :func:`rate_summary`; the public functions are
-re-exported by :mod:`fairot.metrics`.
+Undefined is never zero: a group without positive labels has no TPR, one without negative
+labels no FPR, one without positive decisions no precision. Such a rate is NaN in the group
+table with the reason in its ``undefined`` column; a difference compares the groups where the
+rate exists and is itself undefined (NaN) when fewer than two do. fairlearn's ``MetricFrame``
+rates read the empty confusion row as 0 (scikit-learn's ``confusion_matrix(...,
+normalize="true")``); where that convention changes the answer,
+:func:`equalized_odds_difference` says so with an
+:class:`~fairot.exceptions.UndefinedRateWarning` naming the groups left out.
+
+Internal surface (for :mod:`fairot.metrics.resampling`, which bootstraps these rates, and
+:mod:`fairot.reporting`): ``check_rate_inputs``, ``rate_matrix``, :func:`rate_summary`,
+:func:`undefined_groups`, :func:`groups_compared`, ``UNDEFINED_REASONS``; the public functions
+are re-exported by :mod:`fairot.metrics`.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from fairot.exceptions import UndefinedRateWarning
 from fairot.metrics._calling import MSG_EMPTY_WEIGHT, group_metric
 from fairot.metrics._scaled import residual_averages
 from fairot.metrics.checks import UNIT_INTERVAL, check_binary_labels, check_threshold
 from fairot.utils.arrays import check_array_1d, check_consistent_length, check_sample_weight
 from fairot.utils.groups import GroupsMode
 from fairot.utils.sensitive import check_sensitive_features
+from fairot.utils.stacklevel import user_stacklevel
 
 MSG_TASK = "task must be 'classification' or 'regression'; got {value!r}."
 MSG_LABELS_NEEDED = "{metric} needs labels: y_true is None."
@@ -42,6 +55,18 @@ CLASSIFICATION_RATES = (
     "disparate_impact",
 )
 REGRESSION_RATES = ("mae", "rmse", "mean_residual")
+#: Rate -> why it does not exist for a group (its denominator is empty).
+UNDEFINED_REASONS = {
+    "tpr": "no positive labels",
+    "fpr": "no negative labels",
+    "precision": "no positive decisions",
+    "auc": "one class only",
+}
+MSG_UNDEFINED = (
+    "{metric}: {rate} is undefined for {groups} ({reason}); the {rate} gap compares {compared} "
+    "of {total} groups{outcome}. fairlearn's MetricFrame reads an undefined rate as 0 and can "
+    "differ here; merge small groups or report the gap with its group count."
+)
 
 
 def check_rate_inputs(y_true, y_pred, sensitive_features, task, group_mode, threshold):
@@ -177,8 +202,11 @@ def group_rates(
     Returns
     -------
     pandas.DataFrame
-        One row per group (index ``group``). A rate with an empty denominator (e.g. TPR of a group
-        without positives) is NaN.
+        One row per group (index ``group``). A rate with an empty denominator (the TPR of a
+        group without positive labels, its FPR without negative labels, its precision without
+        positive decisions, its AUC with one class) is undefined: NaN, never 0, and the column
+        ``undefined`` (classification with labels) says which rates and why, e.g.
+        ``"tpr (no positive labels); auc (one class only)"``.
 
     Examples
     --------
@@ -217,6 +245,8 @@ def group_rates(
             ]
         elif column in rates:
             table[column] = rates[column][0]
+    if task == "classification" and y is not None:
+        table["undefined"] = _undefined_column(table)
     return table
 
 
@@ -290,8 +320,14 @@ def equalized_odds_difference(
        \max_a \mathrm{FPR}_a - \min_a \mathrm{FPR}_a\big)
 
     fairlearn's ``equalized_odds_difference`` (``agg="worst_case"``) of the decisions
-    :math:`\mathbb 1\{s > t\}`, in fairlearn's calling form. Groups whose TPR (FPR) is
-    undefined, having no positive (negative) label, are left out of that difference.
+    :math:`\mathbb 1\{s > t\}`, in fairlearn's calling form. A group whose TPR (FPR) is
+    undefined, having no positive (negative) label, is left out of that gap, and a gap with
+    fewer than two groups defined is undefined; the result is the larger of the defined gaps
+    (NaN only when neither is defined). Where a group is left out, an
+    :class:`~fairot.exceptions.UndefinedRateWarning` names it and says how many groups each gap
+    compares: fairlearn reads the missing rate as 0 there (scikit-learn's
+    ``confusion_matrix(..., normalize="true")``) and so can answer differently. When every
+    group has both labels the two agree exactly.
 
     Parameters
     ----------
@@ -310,12 +346,26 @@ def equalized_odds_difference(
     -------
     float
 
+    Warns
+    -----
+    UndefinedRateWarning
+        When a group has no positive (or no negative) labels.
+
     Examples
     --------
     >>> from fairot.metrics import equalized_odds_difference
     >>> y, s, g = [0, 1, 1, 0], [0.2, 0.9, 0.6, 0.7], ["a", "a", "b", "b"]
     >>> equalized_odds_difference(y, s, sensitive_features=g)
     1.0
+
+    Every row positive: the FPR gap does not exist, the TPR gap does (fairlearn gives the same):
+
+    >>> import warnings
+    >>> from fairot.exceptions import UndefinedRateWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", UndefinedRateWarning)
+    ...     equalized_odds_difference([1, 1, 1, 1], s, sensitive_features=g)
+    0.5
     """
     if y_true is None:
         raise ValueError(MSG_LABELS_NEEDED.format(metric="equalized_odds_difference"))
@@ -327,15 +377,74 @@ def equalized_odds_difference(
         group_mode=group_mode,
         threshold=threshold,
     )
-    return float(_spread(rates[["tpr", "fpr"]].to_numpy().T[None]).max())
+    gaps = _spread(rates[["tpr", "fpr"]].to_numpy().T)
+    _warn_undefined("equalized_odds_difference", rates)
+    # The larger of the *defined* gaps: one undefined gap does not make the other one unknown.
+    return float(np.fmax(gaps[0], gaps[1]))
+
+
+def _warn_undefined(metric: str, rates: pd.DataFrame) -> None:
+    """One :class:`UndefinedRateWarning` per rate undefined for some group."""
+    total = rates.shape[0]
+    for rate, groups in undefined_groups(rates[["tpr", "fpr"]]).items():
+        compared = total - len(groups)
+        outcome = "" if compared >= 2 else ", so that gap is undefined"
+        warnings.warn(
+            MSG_UNDEFINED.format(
+                metric=metric,
+                rate=rate.upper(),
+                groups=", ".join(groups),
+                reason=UNDEFINED_REASONS[rate],
+                compared=compared,
+                total=total,
+                outcome=outcome,
+            ),
+            UndefinedRateWarning,
+            stacklevel=user_stacklevel(),
+        )
 
 
 def _spread(values: np.ndarray) -> np.ndarray:
-    """Max minus min over the last axis, ignoring NaN (0 when fewer than one value is defined)."""
+    """Max minus min over the last axis among the defined values; NaN with fewer than two.
+
+    One group with a defined rate has nothing to be compared with: its gap is undefined, not a
+    perfect 0.
+    """
     finite = np.isfinite(values)
     high = np.where(finite, values, -np.inf).max(axis=-1)
     low = np.where(finite, values, np.inf).min(axis=-1)
-    return np.where(finite.any(axis=-1), high - low, np.nan)
+    return np.where(finite.sum(axis=-1) >= 2, high - low, np.nan)
+
+
+def undefined_groups(rates: pd.DataFrame) -> dict[str, list[str]]:
+    """Rate -> the groups (index of ``rates``) where it is undefined, for the rates present."""
+    return {
+        column: [str(g) for g in rates.index[rates[column].isna()]]
+        for column in UNDEFINED_REASONS
+        if column in rates.columns and rates[column].isna().any()
+    }
+
+
+def groups_compared(rates: pd.DataFrame) -> dict[str, int]:
+    """Rate -> how many groups a difference of it compares (those where it is defined)."""
+    return {
+        column: int(rates[column].notna().sum())
+        for column in ("selection_rate", *UNDEFINED_REASONS)
+        if column in rates.columns
+    }
+
+
+def _undefined_column(rates: pd.DataFrame) -> list[str]:
+    """Per group: the undefined rates and why (``""`` when every rate exists)."""
+    out = []
+    for group in rates.index:
+        missing = [
+            f"{column} ({reason})"
+            for column, reason in UNDEFINED_REASONS.items()
+            if column in rates.columns and np.isnan(rates.loc[group, column])
+        ]
+        out.append("; ".join(missing))
+    return out
 
 
 def rate_summary(rates: dict[str, np.ndarray], task: str) -> dict[str, np.ndarray]:

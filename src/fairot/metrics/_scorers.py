@@ -27,6 +27,7 @@ from fairot.metrics._classification import (
     strong_pairwise_demographic_disparity,
     wass1,
 )
+from fairot.metrics._collapse import chance_ranking
 from fairot.metrics._distances import PairwiseGap, max_pairwise_wasserstein
 
 RESPONSE_METHODS = ("predict", "predict_proba", "decision_function")
@@ -346,6 +347,14 @@ neg_wasserstein_gap_scorer = make_fairness_scorer(
     max_pairwise_wasserstein, greater_is_better=False, response_method="predict"
 )
 
+#: The degeneracy flag: 1 on a fold where ``predict_proba`` ranks the labels at or below chance
+#: (:func:`chance_ranking`, AUC <= :data:`CHANCE_AUC`), else 0. Add it to ``scoring`` as
+#: ``"degenerate"``: ``mean_test_degenerate`` is then the share of folds flagged, and
+#: :func:`within_fairness_budget` never chooses a flagged candidate.
+degenerate_scorer = make_fairness_scorer(
+    chance_ranking, greater_is_better=True, response_method="predict_proba"
+)
+
 _SCORERS: dict[str, FairnessScorer] = {
     "neg_wass1": neg_wass1_scorer,
     "neg_sdd": neg_sdd_scorer,
@@ -353,6 +362,7 @@ _SCORERS: dict[str, FairnessScorer] = {
     "fair_accuracy": fair_accuracy_scorer,
     "neg_fair_mse": neg_fair_mse_scorer,
     "neg_wasserstein_gap": neg_wasserstein_gap_scorer,
+    "degenerate": degenerate_scorer,
 }
 
 
@@ -368,7 +378,8 @@ def get_fairness_scorer_names() -> list[str]:
     --------
     >>> from fairot.metrics import get_fairness_scorer_names
     >>> get_fairness_scorer_names()
-    ['fair_accuracy', 'neg_fair_mse', 'neg_sdd', 'neg_spdd', 'neg_wass1', 'neg_wasserstein_gap']
+    ['degenerate', 'fair_accuracy', 'neg_fair_mse', 'neg_sdd', 'neg_spdd', 'neg_wass1',
+     'neg_wasserstein_gap']
     """
     return sorted(_SCORERS)
 
@@ -383,7 +394,8 @@ def get_fairness_scorer(name: str) -> FairnessScorer:
     ----------
     name : str
         One of :func:`get_fairness_scorer_names`: ``"neg_wass1"``, ``"neg_sdd"``,
-        ``"neg_spdd"``, ``"fair_accuracy"``, ``"neg_fair_mse"``, ``"neg_wasserstein_gap"``.
+        ``"neg_spdd"``, ``"fair_accuracy"``, ``"neg_fair_mse"``, ``"neg_wasserstein_gap"``,
+        ``"degenerate"`` (the degeneracy flag, :data:`degenerate_scorer`).
 
     Returns
     -------

@@ -9,7 +9,9 @@ cells, which depend only on the sample sizes and are therefore shared by all rep
 The building blocks are public because the audit and the drift monitor of
 :mod:`fairot.reporting` reuse them on their own replicates: :func:`stratified_indices` (the
 resampling), :func:`batched_wasserstein` (W_p of many sorted samples at once) and
-:func:`rate_summary` (the threshold disparities of a batch of per-group rates).
+:func:`rate_summary` (the threshold disparities of a batch of per-group rates), with
+:func:`undefined_groups` and :func:`groups_compared` (which groups a rate does not exist for, and
+how many groups each difference compares; ``UNDEFINED_REASONS`` says why).
 """
 
 from __future__ import annotations
@@ -45,7 +47,13 @@ from fairot.metrics._intervals import (
     bias_corrected_interval,
     percentile_interval,
 )
-from fairot.metrics._rates import check_rate_inputs, rate_summary
+from fairot.metrics._rates import (
+    UNDEFINED_REASONS,
+    check_rate_inputs,
+    groups_compared,
+    rate_summary,
+    undefined_groups,
+)
 from fairot.transport import MASS_TOLERANCE, joint_quantile_cells
 from fairot.utils.arrays import check_sample_weight
 from fairot.utils.groups import GroupsMode, sensitive_frame
@@ -59,12 +67,15 @@ __all__ = [
     "NOT_ESTIMABLE_TAIL",
     "NOT_ESTIMABLE_UNDEFINED",
     "ONE_SIDED",
+    "UNDEFINED_REASONS",
     "BootstrapIntervals",
     "batched_wasserstein",
     "bias_corrected_interval",
     "bootstrap_intervals",
+    "groups_compared",
     "rate_summary",
     "stratified_indices",
+    "undefined_groups",
 ]
 
 MSG_N_BOOTSTRAP = "n_bootstrap must be an integer >= 10; got {value!r}."

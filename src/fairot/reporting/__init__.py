@@ -6,6 +6,9 @@
   markdown, self-contained HTML and ``metrics.json``; :func:`audit_logistic_regression` audits
   the COT paper's LR baseline on a built-in data set, :func:`audit_gradient_boosting` a
   regressor on the built-in regression data (ACS excerpts).
+- :data:`FAVORABLE_OUTCOMES` / :func:`direction_line` — which decision an audit reads as
+  favourable (``audit(favorable_outcome=...)``, ``--favorable-outcome``) and the line every
+  rendering states beside its verdict.
 - :func:`compare_audits` / :class:`AuditComparison` — audits of the same rows side by side (the
   raw and the mitigated model on one page: ``fairot mitigate``, ``fairot demo``).
 - :func:`plot_group_histograms`, :func:`plot_group_quantile_functions`,
@@ -30,6 +33,7 @@ from fairot.reporting._audit import Audit, audit
 from fairot.reporting._baseline import audit_logistic_regression
 from fairot.reporting._baseline_regression import audit_gradient_boosting
 from fairot.reporting._comparison import AuditComparison, compare_audits
+from fairot.reporting._direction import FAVORABLE_OUTCOMES, direction_line
 from fairot.reporting._monitor import MONITOR_METRICS, FairnessMonitor, WindowResult
 from fairot.reporting._plots import (
     plot_group_histograms,
@@ -49,6 +53,7 @@ __all__ = [
     "AUDIT_STANDARDS",
     "BUILTIN_DATASETS",
     "BUILTIN_REGRESSION_DATASETS",
+    "FAVORABLE_OUTCOMES",
     "MONITOR_METRICS",
     "Audit",
     "AuditComparison",
@@ -61,6 +66,7 @@ __all__ = [
     "audit_logistic_regression",
     "audit_verification",
     "compare_audits",
+    "direction_line",
     "file_provenance",
     "load_baseline_split",
     "plot_group_histograms",

@@ -24,6 +24,7 @@ from fairot.reporting._conditional import (
     check_constraint,
     constraint_summary,
 )
+from fairot.reporting._direction import check_favorable_outcome, direction_line, favorable_intervals
 from fairot.reporting._format import SUMMARY_LABELS
 from fairot.reporting._group_table import attach_counts
 from fairot.reporting._html import render_fragment, render_page
@@ -44,6 +45,7 @@ from fairot.reporting._standards import (
     STANDARDS,
     Verdict,
 )
+from fairot.reporting._standing import add_standing
 from fairot.reporting._subsets import rates as _rates
 from fairot.reporting._subsets import small_group_policy, with_pooled_rates
 from fairot.reporting._subsets import summary_without as _summary_without
@@ -57,12 +59,6 @@ MSG_N_BOOTSTRAP = "n_bootstrap must be 0 (no intervals) or an integer >= 10; got
 MSG_FORMAT = "formats must be a subset of {choices}; got {value!r}."
 SMALL_GROUP_NOTE = "n < {size}"
 MSG_STANDARD_TASK = "standards {value!r} need task='classification' (decisions at a threshold)."
-UNDEFINED_REASONS = {
-    "tpr": "no positive labels; left out of the equalized-odds difference",
-    "fpr": "no negative labels; left out of the equalized-odds difference",
-    "precision": "no positive decisions at the threshold",
-    "auc": "only one class among the labels",
-}
 
 
 @dataclass
@@ -250,6 +246,7 @@ def audit(
     provenance_extra: dict[str, Any] | None = None,
     control_features: Any = None,
     constraint: str = "demographic_parity",
+    favorable_outcome: int = 1,
 ) -> Audit:
     """Audit predictions for group unfairness: the report, its summary, intervals, rules, plots.
 
@@ -315,6 +312,11 @@ def audit(
         The criterion audited besides the rates: ``"equalized_odds"`` adds the strong
         equalized odds disparities (``seod``, ``speod``), ``"equal_opportunity"`` the equal
         opportunity ones (``seopd``, ``speopd``); both need labels.
+    favorable_outcome : {1, 0}, default=1
+        Which decision is favourable (AIF360's ``favorable_label``, for the decision): 1, the
+        positive one (``score > threshold``: an approval); 0, the negative one (a risk score:
+        "high risk", "default"). Every rule, the reference, ``disparate_impact`` and the DP
+        ratio read the favourable rates; the verdict block states the reading, default too.
 
     Returns
     -------
@@ -336,6 +338,7 @@ def audit(
     arguments = dict(locals())  # the call as given: each stratum is audited with it
     if task == "classification":
         threshold = check_threshold(threshold)
+    favorable_outcome = check_favorable_outcome(favorable_outcome, task)
     n_bootstrap = _check_bootstrap(n_bootstrap)
     constraint = check_constraint(constraint, y_true, task)
     if (
@@ -408,11 +411,8 @@ def audit(
         }
     )
     summary.update(constraint_summary(constraint, y_s, p_s, sf_s, w_s, group_mode))
+    compared = add_standing(summary, warnings, rates, rates_s, (y_s, p_s, w_s), favorable_outcome)
     summary = _ordered(summary)
-    for column, reason in UNDEFINED_REASONS.items():
-        if column in rates.columns and rates[column].isna().any():
-            names = ", ".join(map(str, rates.index[rates[column].isna()]))
-            warnings.append(f"{column} is undefined for {names} ({reason}).")
     ref_name, ref_reason = None, ""
     exact = sample_weight is None
     if task == "classification":
@@ -424,6 +424,7 @@ def audit(
             confidence=confidence,
             reference=reference,
             included=included,
+            favorable_outcome=favorable_outcome,
         )
     bootstrap, limits = many_group_limits(len(groups_only), len(included), n_bootstrap, plots)
     warnings += report.attrs.get("notes", []) + limits
@@ -442,6 +443,7 @@ def audit(
             sample_weight=w_s,
             method="bc",
         )
+        intervals = favorable_intervals(intervals, favorable_outcome)
     verdicts = apply_standards(
         standards,
         table,
@@ -455,7 +457,9 @@ def audit(
         included,
         min_group_size,
         exact,
+        favorable_outcome,
     )
+    direction = direction_line(favorable_outcome, threshold) if task == "classification" else ""
     figures = {}
     if plots:
         value_range = (0.0, 1.0) if task == "classification" else None
@@ -466,7 +470,7 @@ def audit(
             y_pred, sensitive_features, group_mode=group_mode
         )
         figures["group_metrics"] = audit_metrics_figure(
-            table, rates, groups_only, intervals, confidence
+            table, rates, groups_only, intervals, confidence, direction
         )
     settings = {
         "task": task,
@@ -484,6 +488,9 @@ def audit(
         "reference_reason": ref_reason,
         "standards": list(standards),
         "constraint": constraint,
+        "favorable_outcome": favorable_outcome,
+        "direction": direction,
+        "groups_compared": compared,
     }
     thresholds = thresholds_used(task, threshold, min_group_size, standards)
     prov = provenance(model=model, thresholds=thresholds, extra=provenance_extra)

@@ -20,6 +20,7 @@ def audit_logistic_regression(
     reference: Any = None,
     standards: tuple[str, ...] | None = None,
     provenance_extra: dict[str, Any] | None = None,
+    favorable_outcome: int = 1,
     **loader_kwargs: Any,
 ) -> Audit:
     """Audit scikit-learn's default ``LogisticRegression`` on a built-in data set's test split.
@@ -39,6 +40,8 @@ def audit_logistic_regression(
         As in :func:`fairot.reporting.audit`.
     provenance_extra : dict, optional
         As in :func:`fairot.reporting.audit` (the model is described here).
+    favorable_outcome : {1, 0}, default=1
+        As in :func:`fairot.reporting.audit`.
     **loader_kwargs
         Passed to the loader.
 
@@ -75,4 +78,5 @@ def audit_logistic_regression(
         standards=standards,
         model=f"LogisticRegression() fitted on the {name} training split",
         provenance_extra=provenance_extra,
+        favorable_outcome=favorable_outcome,
     )

@@ -28,6 +28,12 @@ from fairot.reporting._format import (
     wrap_text,
 )
 from fairot.reporting._html import STYLE, _table, figure_svg
+from fairot.reporting._verdict_block import (
+    VERDICT_HEADING,
+    VERDICT_STYLE,
+    verdict_lines,
+    wrap_lines,
+)
 from fairot.reporting.artifacts import jsonable, write_artifacts
 from fairot.utils import (
     escape_html,
@@ -60,6 +66,9 @@ class AuditComparison:
         What was compared.
     notes : list of str
         Lines shown under the title (how the rows were chosen, what was fitted where).
+    alerts : list of str
+        Lines the verdict block opens with (e.g. why ``fairot mitigate`` refused to write a
+        degenerate model).
 
     Examples
     --------
@@ -81,6 +90,21 @@ class AuditComparison:
     audits: dict[str, Audit]
     title: str = "fairot comparison"
     notes: list[str] = field(default_factory=list)
+    alerts: list[str] = field(default_factory=list)
+
+    def verdict_lines(self) -> list[tuple[str, str]]:
+        """The verdict block: the alerts, the direction once, each audit's verdicts by name."""
+        lines = [("ALERT", a) for a in self.alerts]
+        seen = set()
+        for name, result in self.audits.items():
+            for status, text in verdict_lines(result):
+                if status == "NOTE" and text.startswith("Favourable outcome"):
+                    if text not in seen:
+                        seen.add(text)
+                        lines.append((status, text))
+                    continue
+                lines.append((status, f"{name}: {text}"))
+        return lines
 
     def summary_table(self) -> pd.DataFrame:
         """One row per summary metric, one column per audit, and the change last minus first."""
@@ -133,7 +157,9 @@ class AuditComparison:
     def to_text(self) -> str:
         """A plain-text rendering for the terminal."""
         title = escape_terminal(self.title)
-        lines = [title, "=" * min(len(title), TEXT_WIDTH), ""]
+        lines = [title, "=" * min(len(title), TEXT_WIDTH), "", VERDICT_HEADING]
+        lines += wrap_lines(self.verdict_lines())
+        lines.append("")
         for text in [*self.notes, *(f"warning: {w}" for w in self.warnings())]:
             lines += wrap_text(escape_terminal(text))
         table = self._labelled_summary()
@@ -146,8 +172,9 @@ class AuditComparison:
     def to_markdown(self) -> str:
         """The comparison as markdown: the summaries side by side, then per group (no plots)."""
         fmt = lambda v: format_value(v) if isinstance(v, (float, np.floating)) else v  # noqa: E731
-        parts = [f"# {escape_markdown(self.title)}", ""]
-        parts += [escape_markdown(n) + "  " for n in self.notes]
+        parts = [f"# {escape_markdown(self.title)}", "", f"## {VERDICT_HEADING}", ""]
+        parts += [f"- **{st}** {escape_markdown(text)}" for st, text in self.verdict_lines()]
+        parts += [""] + [escape_markdown(n) + "  " for n in self.notes]
         parts += [f"> **Warning:** {escape_markdown(w)}" for w in self.warnings()]
         parts += ["", "## Summary", "", markdown_table(self._labelled_summary().map(fmt)), ""]
         groups = counts_as_integers(self.group_table()).map(fmt)
@@ -158,6 +185,7 @@ class AuditComparison:
         """Summary per audit, the change, the per-group rows of each audit and the warnings."""
         payload = {
             "title": self.title,
+            "verdict": [{"status": st, "text": text} for st, text in self.verdict_lines()],
             "notes": list(self.notes),
             "audits": {
                 name: {
@@ -176,9 +204,15 @@ class AuditComparison:
     def to_html(self) -> str:
         """One self-contained page: the summaries side by side, per group, each audit's plots."""
         parts = [
-            f"<style>{STYLE}</style>",
+            f"<style>{STYLE}{VERDICT_STYLE}</style>",
             '<div class="fairot-audit">',
             f"<h1>{escape_html(self.title)}</h1>",
+            f'<section class="verdict" id="verdict"><h2>{VERDICT_HEADING}</h2>'
+            + "".join(
+                f'<p><span class="{st}">{st}</span> {escape_html(text)}</p>'
+                for st, text in self.verdict_lines()
+            )
+            + "</section>",
         ]
         parts += [f'<p class="meta">{escape_html(n)}</p>' for n in self.notes]
         parts += [f'<div class="warning">⚠ {escape_html(w)}</div>' for w in self.warnings()]
@@ -235,7 +269,11 @@ def _slug(name: str) -> str:
 
 
 def compare_audits(
-    audits: Mapping[str, Audit], *, title: str = "fairot comparison", notes: Any = ()
+    audits: Mapping[str, Audit],
+    *,
+    title: str = "fairot comparison",
+    notes: Any = (),
+    alerts: Any = (),
 ) -> AuditComparison:
     """Lay audits of the same rows side by side (e.g. the raw and the mitigated model).
 
@@ -247,6 +285,9 @@ def compare_audits(
     title : str, default="fairot comparison"
     notes : sequence of str, default=()
         Lines shown under the title (escaped in every format).
+    alerts : sequence of str, default=()
+        Lines that open the verdict block (escaped in every format), before each audit's
+        verdicts and the direction (the favourable outcome) they read.
 
     Returns
     -------
@@ -284,4 +325,9 @@ def compare_audits(
                     other_groups=list(other.report.index),
                 )
             )
-    return AuditComparison(dict(audits), title=str(title), notes=[str(n) for n in notes])
+    return AuditComparison(
+        dict(audits),
+        title=str(title),
+        notes=[str(n) for n in notes],
+        alerts=[str(a) for a in alerts],
+    )

@@ -148,13 +148,16 @@ def attach_counts(
     confidence: float,
     reference: Any,
     included: list[str],
+    favorable_outcome: int = 1,
 ) -> tuple[pd.DataFrame, str | None, str]:
     """The audit's table with the counts, rates and intervals joined, and its reference group.
 
     ``data`` is ``(y_true, y_pred, sensitive_features, sample_weight)``. The pooled row gets
     counts when the groups partition the rows. The ``disparate_impact`` column divides by the
     reference's selection rate (by default the most-selected group of the headline, so a small
-    group left out of it is never the denominator).
+    group left out of it is never the denominator). With ``favorable_outcome=0`` both read the
+    favourable rate, one minus the selection rate (``_direction.py``): the reference is the
+    group given the negative decision most often.
     """
     y_true, y_pred, sensitive_features, sample_weight = data
     counts = group_counts(
@@ -174,9 +177,12 @@ def attach_counts(
             if table[column].notna().all():  # whole counts read as counts, not 51.0000
                 table[column] = table[column].astype(np.int64)
     groups = [g for g in table.index if g != "overall"]
-    name, reason = choose_reference(table.loc[groups], reference, included)
+    favorable = table.loc[groups, ["selection_rate"]]
+    if favorable_outcome == 0:
+        favorable = 1.0 - favorable
+    name, reason = choose_reference(favorable, reference, included)
     if name is not None:  # the column divides by the reference the report names
-        ref_rate = table.loc[name, "selection_rate"]
-        ratio = table.loc[groups, "selection_rate"] / ref_rate if ref_rate > 0 else np.nan
+        ref_rate = favorable.loc[name, "selection_rate"]
+        ratio = favorable["selection_rate"] / ref_rate if ref_rate > 0 else np.nan
         table.loc[groups, "disparate_impact"] = ratio
     return table, name, reason

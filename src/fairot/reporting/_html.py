@@ -21,6 +21,7 @@ from fairot.reporting._format import (
     per_group_tables,
 )
 from fairot.reporting._sections import extra_sections, interval_notes
+from fairot.reporting._verdict_block import VERDICT_STYLE, verdict_html
 from fairot.utils import escape_html
 
 STYLE = """
@@ -141,10 +142,11 @@ def render_fragment(result: Any) -> str:
     meta.append(f"samples: {result.summary.get('n_samples')}")
     meta.append(f"groups: {result.summary.get('n_groups')}")
     parts = [
-        f"<style>{STYLE}</style>",
+        f"<style>{STYLE}{VERDICT_STYLE}</style>",
         '<div class="fairot-audit">',
         f"<h1>{escape_html(result.title)}</h1>",
         f'<p class="meta">{" · ".join(meta)}</p>',
+        verdict_html(result),  # the answer first, then the summary, then the detail
     ]
     parts += [f'<div class="warning">⚠ {escape_html(w)}</div>' for w in result.warnings]
 

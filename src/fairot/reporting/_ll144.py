@@ -39,12 +39,24 @@ def _categories(frame: pd.DataFrame) -> list[tuple[str, pd.Series]]:
 
 
 def ll144_table(
-    scores: np.ndarray, sensitive: pd.DataFrame, threshold: float, min_share: float
+    scores: np.ndarray,
+    sensitive: pd.DataFrame,
+    threshold: float,
+    min_share: float,
+    favorable_outcome: int = 1,
 ) -> pd.DataFrame:
-    """One row per category: counts, selection and scoring rates and their impact ratios."""
+    """One row per category: counts, selection and scoring rates and their impact ratios.
+
+    With ``favorable_outcome=0`` (a risk score) *selected* is the favourable decision
+    ``score <= threshold`` and the scoring rate counts the scores below the median (the
+    favourable side); the column names stay the law's.
+    """
     scores = np.asarray(scores, dtype=float)
     selected = scores > threshold
     above = scores > np.median(scores)
+    if favorable_outcome == 0:
+        selected = ~selected
+        above = scores < np.median(scores)
     n_total = scores.shape[0]
     parts = []
     for dimension, names in _categories(sensitive.reset_index(drop=True)):
@@ -87,10 +99,18 @@ def ll144_table(
 
 
 def ll144(
-    scores: np.ndarray, sensitive: pd.DataFrame, threshold: float, min_share: float
+    scores: np.ndarray,
+    sensitive: pd.DataFrame,
+    threshold: float,
+    min_share: float,
+    favorable_outcome: int = 1,
 ) -> Verdict:
     """The LL144 table as a :class:`Verdict` (information, no pass mark)."""
-    table = ll144_table(scores, sensitive, threshold, min_share)
+    table = ll144_table(scores, sensitive, threshold, min_share, favorable_outcome)
+    if favorable_outcome == 1:
+        selection, scoring = f"score > {threshold:g}", "above the sample median score"
+    else:
+        selection, scoring = f"score <= {threshold:g}", "below the sample median score"
     lines = [
         "LL144 sets no pass mark: it requires these numbers to be published."
         if sensitive.shape[1] > 1
@@ -116,9 +136,10 @@ def ll144(
     return Verdict(
         "ll144",
         "NYC Local Law 144 bias-audit table",
-        "Selection rate = share of a category with score > threshold; scoring rate = share "
-        "scoring above the sample median score; impact ratio = a category's rate over the "
-        "highest rate among the categories kept. Categories: each sensitive column, and the "
+        f"Selection rate = share of a category given the favourable decision ({selection}); "
+        f"scoring rate = share scoring {scoring} (the favourable side); impact ratio = a "
+        "category's rate over the highest rate among the categories kept. Categories: each "
+        "sensitive column, and the "
         f"intersection of all of them; a category under {min_share:.0%} of the data is reported "
         "but excluded from the ratios.",
         "New York City Local Law 144 of 2021 (Admin. Code § 20-870 to 20-874) and the rules "

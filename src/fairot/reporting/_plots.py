@@ -321,8 +321,12 @@ def plot_group_metrics(
     return fig
 
 
-def audit_metrics_figure(table, rates, groups_only, intervals, confidence):
-    """Per-group rates, largest group first, with their exact intervals (bootstrap otherwise)."""
+def audit_metrics_figure(table, rates, groups_only, intervals, confidence, direction=""):
+    """Per-group rates, largest group first, with their exact intervals (bootstrap otherwise).
+
+    ``direction`` (the audit's favourable-outcome line) is added to the title, so that a
+    selection rate is never read without knowing which decision is favourable.
+    """
     order = table.loc[groups_only, "size"].sort_values(ascending=False, kind="stable").index
     chart = _chart_metrics(rates)
     exact = {
@@ -337,7 +341,9 @@ def audit_metrics_figure(table, rates, groups_only, intervals, confidence):
     else:
         bands, how = None, ""
     frame = rates.loc[order, chart] if chart else table.loc[order, ["mean_score"]]
-    return plot_group_metrics(frame, bands, title="Group metrics" + (f" with {how}" if how else ""))
+    title = "Group metrics" + (f" with {how}" if how else "")
+    title += f"\n{direction}" if direction else ""
+    return plot_group_metrics(frame, bands, title=title)
 
 
 def _chart_metrics(rates: pd.DataFrame) -> list[str]:

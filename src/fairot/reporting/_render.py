@@ -29,6 +29,7 @@ from fairot.reporting._sections import (
     render_markdown_section,
     render_text_section,
 )
+from fairot.reporting._verdict_block import verdict_lines, verdict_markdown, verdict_text
 from fairot.reporting.artifacts import jsonable
 from fairot.utils import (
     escape_markdown,
@@ -48,6 +49,7 @@ def render_text(self: Any) -> str:
     # escaped; terminal_text is the net over the whole page.
     title = escape_terminal(self.title)
     lines = [title, "=" * min(len(title), TEXT_WIDTH), ""]
+    lines += verdict_text(self)  # the answer first, then the summary, then the detail
     for w in self.warnings:
         lines += wrap_text(f"warning: {escape_terminal(w)}")
     if self.warnings:
@@ -85,6 +87,7 @@ def render_markdown(self: Any) -> str:
     summary.index.name = "metric"
     summary = summary.map(lambda v: format_value(v) if isinstance(v, (float, np.floating)) else v)
     parts = [f"# {escape_markdown(self.title)}", ""]
+    parts += verdict_markdown(self, escape_markdown)
     parts += [f"> **Warning:** {escape_markdown(w)}" for w in self.warnings]
     if self.warnings:
         parts.append("")
@@ -112,6 +115,7 @@ def render_json(self: Any) -> str:
     per_group = self.report.reset_index().to_dict(orient="records")
     payload = {
         "title": self.title,
+        "verdict": [{"status": status, "text": text} for status, text in verdict_lines(self)],
         "settings": jsonable(self.settings),
         "summary": jsonable(self.summary),
         "groups": jsonable(per_group),

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from fairot.metrics import MAX_PAIRWISE_GROUPS, wasserstein_distance
+from fairot.reporting._direction import decision_text, favorable_rates
 from fairot.reporting._ll144 import LL144_MIN_SHARE, ll144
 from fairot.reporting._provenance import MIN_GROUP_SIZE_RATIONALE, THRESHOLD_RATIONALE
 from fairot.reporting._standards import (
@@ -36,22 +37,29 @@ def apply_standards(
     included,
     min_size,
     exact,
+    favorable_outcome=1,
 ) -> list[Verdict]:
+    """Every rule of ``standards`` on the favourable reading of the decisions (``_direction``)."""
     rows = [g for g in table.index if g != "overall"]
     per_group = table.loc[rows].assign(n=table.loc[rows, "size"])
+    per_group = favorable_rates(per_group, favorable_outcome, exact=exact)
+    decision = decision_text(favorable_outcome, threshold)
+    scores = np.asarray(y_pred, float)
     out = []
     for key in standards:
         if key == "four-fifths":
-            out.append(four_fifths(per_group, included, min_size, exact))
+            out.append(four_fifths(per_group, included, min_size, exact, decision))
         elif key == "ll144":
             frame = sensitive_frame(sensitive_features, "sensitive_features")
-            out.append(ll144(np.asarray(y_pred, float), frame, threshold, LL144_MIN_SHARE))
+            out.append(ll144(scores, frame, threshold, LL144_MIN_SHARE, favorable_outcome))
         elif key == "credit":
             enc = check_sensitive_features(sensitive_features, len(y_pred), group_mode=group_mode)
             index = dict(zip(enc.names, enc.indices(), strict=True))
+            # The favourable score: a risk score's 1 - s, so that SMD < 0 is the adverse side.
+            favorable = scores if favorable_outcome == 1 else 1.0 - scores
             out.append(
                 credit_practice(
-                    per_group, np.asarray(y_pred, float), index, reference, included, min_size
+                    per_group, favorable, index, reference, included, min_size, decision
                 )
             )
         else:

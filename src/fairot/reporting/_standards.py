@@ -46,6 +46,9 @@ class Verdict:
         The numbers, one row per group or category.
     notes : list of str
         Anything else a reader must know.
+    adversely_impacted : list of str
+        The groups (categories) the rule names as adversely impacted (flagged), for the
+        verdict block at the top of every rendering; empty when it names none.
 
     Examples
     --------
@@ -68,6 +71,7 @@ class Verdict:
     line: str
     table: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    adversely_impacted: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -99,8 +103,18 @@ def _fmt(value: float) -> str:
     return "—" if not math.isfinite(value) else f"{value:.3g}"
 
 
-def four_fifths(table: pd.DataFrame, included: list[str], min_size: int, exact: bool) -> Verdict:
-    """Impact ratio of selection rates to the most-selected group; below 0.8 is flagged."""
+def four_fifths(
+    table: pd.DataFrame,
+    included: list[str],
+    min_size: int,
+    exact: bool,
+    decision: str = "score > threshold",
+) -> Verdict:
+    """Impact ratio of selection rates to the most-selected group; below 0.8 is flagged.
+
+    ``table``'s ``selection_rate`` and ``selected`` are the *favourable* ones (see
+    ``_direction.py``); ``decision`` says which decision that is (``"score <= 0.5"``).
+    """
     from scipy.stats import fisher_exact
 
     rates = table["selection_rate"]
@@ -127,8 +141,9 @@ def four_fifths(table: pd.DataFrame, included: list[str], min_size: int, exact: 
             row.update(impact_ratio=ratio, z=z, p_z=p_z, p_fisher=p_f, flag=flag)
         rows.append(row)
     frame = pd.DataFrame(rows, index=table.index)
+    flagged: list[str] = []
     if best is None or not rates.loc[best] > 0:
-        passed, line = None, "Not applicable: no group of the headline has a positive decision."
+        passed, line = None, "Not applicable: no group of the headline has a favourable decision."
     else:
         low = frame.loc[included, "impact_ratio"]
         worst = str(low.idxmin())
@@ -153,14 +168,16 @@ def four_fifths(table: pd.DataFrame, included: list[str], min_size: int, exact: 
     return Verdict(
         "four-fifths",
         "Four-fifths rule",
-        "Impact ratio = a group's selection rate (score > threshold) over the highest group's; "
-        "a ratio under 0.8 is evidence of adverse impact. Beside it, the pooled two-proportion "
-        "z-test and Fisher's exact test of the group against the most-selected group (two-sided "
-        "p-values): a small ratio in a small group may be chance.",
+        f"Impact ratio = a group's selection rate, the share given the favourable decision "
+        f"({decision}), over the highest group's; a ratio under 0.8 is evidence of adverse "
+        "impact. Beside it, the pooled two-proportion z-test and Fisher's exact test of the "
+        "group against the most-selected group (two-sided p-values): a small ratio in a small "
+        "group may be chance.",
         "US Uniform Guidelines on Employee Selection Procedures, 29 CFR 1607.4(D) (1978).",
         passed,
         line,
         frame,
+        adversely_impacted=[str(g) for g in flagged],
     )
 
 
@@ -171,11 +188,15 @@ def credit_practice(
     reference: str,
     included: list[str],
     min_size: int,
+    decision: str = "score > threshold",
 ) -> Verdict:
     r"""Adverse impact ratio and standardised mean difference of scores against the reference.
 
     ``AIR = rate_g / rate_ref``; ``SMD = (mean_g - mean_ref) / s_pooled`` with
     :math:`s_{pooled}^2 = ((n_g - 1) s_g^2 + (n_r - 1) s_r^2) / (n_g + n_r - 2)` (Cohen's d).
+    ``table``'s rates and ``scores`` are the favourable ones (for a risk score, one minus the
+    rate and ``1 - score``; see ``_direction.py``), so that a negative SMD and a low AIR are
+    always the adverse side; ``decision`` names the favourable decision.
     """
     ref_rate = table.loc[reference, "selection_rate"]
     ref = scores[rows[reference]]
@@ -218,10 +239,12 @@ def credit_practice(
     return Verdict(
         "credit",
         "Credit practice: adverse impact ratio and standardised mean difference",
-        f"AIR = a group's approval rate (score > threshold) over the reference group's "
-        f"({reference}), flagged under 0.8. SMD = difference of mean scores over their pooled "
-        f"standard deviation (Cohen's d); negative means lower scores than the reference, "
-        f"flagged at |SMD| >= {SMD_FLAG} (Cohen's 'small' effect; practice varies).",
+        f"AIR = a group's approval rate, the share given the favourable decision ({decision}), "
+        f"over the reference group's ({reference}), flagged under 0.8. SMD = difference of "
+        f"mean favourable scores ({'the score' if '>' in decision else '1 - score'}) over "
+        f"their pooled standard deviation (Cohen's d); negative means less favourable scores "
+        f"than the reference, flagged at |SMD| >= {SMD_FLAG} (Cohen's 'small' effect; practice "
+        f"varies).",
         "Fair-lending practice: P. Hall, B. Cox, S. Dickerson, A. Ravi Kannan, R. Kulkarni, "
         "N. Schmidt, 'A United States fair lending perspective on machine learning', Frontiers "
         "in Artificial Intelligence 4 (2021); J. Cohen, Statistical Power Analysis for the "
@@ -229,6 +252,7 @@ def credit_practice(
         passed,
         line,
         frame,
+        adversely_impacted=[str(g) for g in flagged] if passed is False else [],
     )
 
 

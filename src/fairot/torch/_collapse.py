@@ -12,10 +12,14 @@ setting makes right, stays a :class:`~fairot.exceptions.DivergenceError`.)
   if their spread fell below a tenth of the reference: the fixed target, or (with the moving
   barycenter target) the widest batch it has read.
 - :func:`warn_if_degenerate` — :class:`~fairot.torch.FairTrainer` (and through it
-  :class:`~fairot.torch.FairMLPClassifier`) compares the returned model's training scores with
-  those of the model at the epoch the penalty started (spread and, for 0/1 labels, AUC).
+  :class:`~fairot.torch.FairMLPClassifier`) compares the returned model's scores with those of
+  the model at the epoch the penalty started (spread and, for 0/1 labels, AUC), on the training
+  rows and then on the ``eval_set`` rows: :func:`fairot.metrics.diagnose_fit`, the same check
+  COT and DOT run at the end of their fit. An MLP can keep its ranking on the rows it fitted
+  and lose it on rows it never saw.
 
 Internal surface (for :mod:`fairot.torch`): ``CollapseWatch``, ``warn_if_degenerate``,
+``start_scores``,
 ``CHECK_EVERY``, ``MIN_BATCH``, ``PENALTY_ADVICE``, ``TRAINER_ADVICE``.
 """
 
@@ -27,7 +31,7 @@ import numpy as np
 import torch
 
 from fairot.exceptions import DegenerateModelWarning
-from fairot.metrics import degenerate_model_message, diagnose_collapse
+from fairot.metrics import degenerate_model_message, diagnose_collapse, diagnose_fit
 from fairot.utils.stacklevel import user_stacklevel
 
 #: Training calls of the penalty between two reads of the batch's spread (one host sync each).
@@ -87,24 +91,42 @@ class CollapseWatch:
             )
 
 
-def warn_if_degenerate(trainer, X, y, start_scores, sample_weight, lam: float) -> None:
-    """Warn if ``trainer``'s model collapsed on its training rows against ``start_scores``.
+def start_scores(trainer, X, evaluation) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The model's scores on the training rows and on the ``eval_set`` rows (``None``: none)."""
+    held = None if evaluation is None else torch.as_tensor(trainer.predict_scores(evaluation[0]))
+    return torch.as_tensor(trainer.predict_scores(X)), held
 
-    ``start_scores`` are the training scores when the penalty started (``None``: it never did,
-    nothing to compare). Soft labels (a teacher's scores) are compared by their spread only.
+
+def warn_if_degenerate(trainer, X, y, run, sample_weight, evaluation) -> None:
+    """Warn if ``trainer``'s model collapsed against the model the penalty started from.
+
+    ``run.start_scores`` (``run.start_eval_scores``) are the training (``eval_set``) scores when
+    the penalty started (``None``: it never did, nothing to compare). Soft labels (a teacher's
+    scores) are compared by their spread only.
     """
-    if start_scores is None:
+    if run.start_scores is None:
         return
-    y = y.double().cpu().numpy()
-    labels = y if np.isin(y, (0.0, 1.0)).all() else None
-    diagnosis = diagnose_collapse(
-        labels,
+
+    def labels(values: torch.Tensor) -> np.ndarray | None:
+        values = values.double().cpu().numpy()
+        return values if np.isin(values, (0.0, 1.0)).all() else None
+
+    held_out = None
+    if evaluation is not None and run.start_eval_scores is not None:
+        Xv, yv, _ = evaluation
+
+        def held_out():
+            return labels(yv), trainer.predict_scores(Xv), run.start_eval_scores.numpy()
+
+    diagnosis = diagnose_fit(
+        labels(y),
         trainer.predict_scores(X),
-        start_scores=start_scores.numpy(),
+        start_scores=run.start_scores.numpy(),
         sample_weight=sample_weight,
+        held_out=held_out,
     )
     if diagnosis.collapsed:
-        advice = TRAINER_ADVICE.format(lr=trainer.learning_rate, lam=lam)
+        advice = TRAINER_ADVICE.format(lr=trainer.learning_rate, lam=run.lam)
         warnings.warn(
             degenerate_model_message("FairTrainer", diagnosis, advice),
             DegenerateModelWarning,

@@ -15,7 +15,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from fairot.exceptions import DivergenceError
-from fairot.torch._collapse import warn_if_degenerate
+from fairot.torch._collapse import start_scores, warn_if_degenerate
 from fairot.torch._divergence import DivergenceMonitor, advice, default_adam
 from fairot.torch._trainer_checks import MSG_PARAM, check_arguments, check_count
 from fairot.torch._trainer_data import (
@@ -381,7 +381,7 @@ class FairTrainer(CheckpointedTrainer):
                     self.penalty, scores, membership, yt, sample_weight
                 )
             if lam > 0 and run.start_scores is None:
-                run.start_scores = torch.as_tensor(self.predict_scores(Xt))
+                run.start_scores, run.start_eval_scores = start_scores(self, Xt, evaluation)
             totals = torch.zeros(3, dtype=torch.float64, device=device)
             for step in range(steps_per_epoch):
                 rows = draw_rows(members, per_group, rng, drawing)
@@ -451,7 +451,7 @@ class FairTrainer(CheckpointedTrainer):
             self.penalty.load_state_dict(run.best_state[1])
         monitor.check_model(self.model, Xt, run.epoch - 1, run.lam)
         self.penalty.watches_collapse = watching
-        warn_if_degenerate(self, Xt, yt, run.start_scores, sample_weight, run.lam)
+        warn_if_degenerate(self, Xt, yt, run, sample_weight, evaluation)
         self.history_ = pd.DataFrame(run.history)
         self.run_callbacks("on_fit_end")
         return self

@@ -34,6 +34,8 @@ class Run:
     stale: int = 0
     # The training scores when the penalty started: the reference of the collapse check.
     start_scores: torch.Tensor | None = None
+    # The same model's scores on the eval_set rows (None without one): the held-out reference.
+    start_eval_scores: torch.Tensor | None = None
 
 
 def _plain_rng_state(state: tuple) -> tuple:
