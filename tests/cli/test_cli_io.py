@@ -11,8 +11,9 @@ from scipy.stats import wasserstein_distance
 
 import fairot.utils
 from fairot.cli import main
-from fairot.cli._cmd_mitigate import MSG_WRITE_FAILED
+from fairot.cli._cmd_audit import MSG_WRITE_FAILED
 from fairot.cli._io import MAX_MAGNITUDE, MSG_DUPLICATE, MSG_TOO_LARGE
+from fairot.cli._outdir import MANIFEST
 
 
 def _run(capsys, *args):
@@ -140,7 +141,7 @@ def test_failed_write_leaves_existing_out_unchanged(coded_csv, tmp_path, capsys,
     assert code == 2
     assert _snapshot(out) == before
     assert sorted(p.name for p in out.iterdir()) == [
-        "adjusted.csv", "after", "before", "model.skops", "notes.txt",
+        MANIFEST, "adjusted.csv", "after", "before", "model.skops", "notes.txt",
         "report.html", "report.json", "report.md",
     ]  # fmt: skip
 
@@ -153,7 +154,8 @@ def test_rerun_replaces_outputs_together(coded_csv, tmp_path, capsys):
     # Without --apply, the adjusted table of the first run would belong to no model: removed.
     assert _run(capsys, *_mitigate_args(path, out))[0] == 0
     assert sorted(p.name for p in out.iterdir()) == [
-        "after", "before", "model.skops", "notes.txt", "report.html", "report.json", "report.md",
+        MANIFEST, "after", "before", "model.skops", "notes.txt", "report.html", "report.json",
+        "report.md",
     ]  # fmt: skip
     assert (out / "notes.txt").read_text() == "mine"
 

@@ -32,6 +32,7 @@ PRINT_FORMATS = ("text", "md", "json", "html")
 AUDIT_STANDARDS = ("four-fifths", "ll144", "credit", "distributional")
 MSG_THRESHOLD = "--threshold must be a number in [0, 1]; got {value}"
 MSG_WEIGHTS = "column {column!r} must hold non-negative weights with a positive sum"
+MSG_WRITE_FAILED = "cannot write --out {path} ({reason}); it was left as it was"
 MSG_NEEDS_COLUMNS = "--data needs --score COL and --sensitive COL[,COL]"
 MSG_DATASET_TASK = "--dataset {name} is {task} data; pass --task {task}"
 MSG_SCORE_RANGE = (
@@ -263,13 +264,25 @@ def emit(
         "html": result.to_html,
     }[fmt]()
     if args.out is not None:
-        result.write(args.out)
+        write_out(args.out, "audit", result.write)
     sys.stdout.write(rendered + "\n")
     if args.out is not None and fmt == "text":
         print(
             f"\nReport written to {args.out}/ ({files})",
             file=sys.stderr,
         )
+
+
+def write_out(out: Path, command: str, write: Any, owned: tuple[str, ...] = ()) -> None:
+    """Call ``write(folder)`` on a staging folder that then replaces ``out`` all or nothing."""
+    from fairot.cli import CLIError
+    from fairot.cli._outdir import staged_folder
+
+    try:
+        with staged_folder(out, owned, command=command) as stage:
+            write(stage)
+    except OSError as exc:
+        raise CLIError(MSG_WRITE_FAILED.format(path=out, reason=exc.strerror or exc)) from None
 
 
 def read_weights(frame: Any, column: str, path: Path) -> Any:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fairot.cli._cmd_audit import write_out
 from fairot.cli._io import (
     add_table_arguments,
     check_no_missing,
@@ -225,10 +226,14 @@ def run(args: argparse.Namespace) -> int:
     monitor.update(scores[skip:], groups.iloc[skip:], times=times.iloc[skip:])
     monitor.flush()
     if args.out is not None:
-        monitor.write(
+        write_out(
             args.out,
-            title=f"{args.metric} of {args.score} per window of {args.data.name}",
-            reference_source=source,
+            "monitor",
+            lambda stage: monitor.write(
+                stage,
+                title=f"{args.metric} of {args.score} per window of {args.data.name}",
+                reference_source=source,
+            ),
         )
 
     size = f"{args.window} rows" if args.every is None else f"{args.every.freqstr} period"

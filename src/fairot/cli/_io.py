@@ -49,6 +49,8 @@ MSG_LABELS = (
     "Name the positive one with --pos-label"
 )
 MSG_POS_LABEL = "--pos-label {label!r} is not a value of column {column!r}; it holds {values}"
+#: Name prefix of the empty file that tests whether --out can be written (then the pid, "-").
+PROBE_PREFIX = ".fairot-probe-"
 MSG_OUT_FILE = "--out {path} is an existing file; it must be a folder"
 MSG_OUT_UNDER_FILE = "--out {path} cannot be created: {parent} is a file, not a folder"
 MSG_OUT_UNWRITABLE = "--out {path} is not writable ({reason})"
@@ -236,7 +238,8 @@ def check_out_dir(path: Path) -> None:
     # A real probe: os.access says yes to root on a read-only mount's chmod bits and no to
     # nothing it cannot see, while creating a file tells the truth.
     try:
-        fd, probe = tempfile.mkstemp(prefix=".fairot-probe-", dir=ancestor)
+        # The pid in the name: the probe of a run killed right here is removed by the next one.
+        fd, probe = tempfile.mkstemp(prefix=f"{PROBE_PREFIX}{os.getpid()}-", dir=ancestor)
     except OSError as exc:
         raise CLIError(MSG_OUT_UNWRITABLE.format(path=path, reason=exc.strerror or exc)) from None
     os.close(fd)
