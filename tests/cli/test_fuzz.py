@@ -3,8 +3,10 @@ line on stderr with exit 2, never a traceback; the monitor raises ValueError or 
 
 import contextlib
 import csv
+import gzip
 import io
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -198,3 +200,80 @@ def test_mitigate_hostile_values_and_groups(tmp_path_factory, data, apply, metho
         assert (out / "model.skops").read_bytes() != b"old"
         if apply is not None:
             assert ("adjusted.tsv" if new_sep == "\t" else "adjusted.csv") in names
+
+
+def _plain_table(n=60):
+    rng = np.random.default_rng(7)
+    lines = ["s,g,y,t"] + [
+        f"{s:.6f},{i % 2},{int(s > 0.5)},{i}" for i, s in enumerate(rng.uniform(0, 1, n))
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _zip_of(text):
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("data.csv", text)
+    return buffer.getvalue()
+
+
+AUDIT = ["audit", "--score", "s", "--sensitive", "g", "--n-bootstrap", "0", "--format", "json"]
+MONITOR = ["monitor", "--score", "s", "--sensitive", "g", "--time", "t", "--window", "20"]
+
+
+def _hostile_cases():
+    """Issue 37's small items: (name, file name, file bytes or a path, arguments, expected)."""
+    from fairot.cli._cmd_monitor import MSG_TIME
+    from fairot.cli._io import MSG_ARCHIVE, MSG_NOT_REGULAR, MSG_SUFFIX
+    from fairot.cli._options import MAX_N_BOOTSTRAP, MSG_N_BOOTSTRAP
+
+    table = _plain_table()
+    lines = table.splitlines()
+    dated = [lines[0]] + [
+        f"{r.rsplit(',', 1)[0]},2024-01-{1 + i // 3:02d}" for i, r in enumerate(lines[1:])
+    ]
+    dated[6] = dated[6].rsplit(",", 1)[0] + ",NaT"
+    lines[6] = lines[6].rsplit(",", 1)[0] + ",inf"
+    return [
+        ("/dev/zero", None, Path("/dev/zero"), AUDIT,
+         MSG_NOT_REGULAR.format(path="/dev/zero", kind="a character device")),
+        ("text named .zip", "data.zip", table.encode(), AUDIT,
+         MSG_SUFFIX.format(path="{path}", suffix=".zip", expected="zip", found="text")),
+        ("zip named .csv", "data.csv", _zip_of(table), AUDIT,
+         MSG_ARCHIVE.format(path="{path}", format="zip")),
+        ("gzip named .gz but text", "data.csv.gz", table.encode(), AUDIT,
+         MSG_SUFFIX.format(path="{path}", suffix=".gz", expected="gzip", found="text")),
+        (".csv.gz", "data.csv.gz", gzip.compress(table.encode()), AUDIT, None),
+        ("--n-bootstrap 10^12", "data.csv", table.encode(), [*AUDIT[:-4], "--n-bootstrap",
+         str(10**12)], MSG_N_BOOTSTRAP.format(
+             allowed=f"0 (no intervals) or an integer from 10 to {MAX_N_BOOTSTRAP:,}",
+             value=10**12)),
+        ("monitor --n-bootstrap 10^12", "data.csv", table.encode(),
+         [*MONITOR, "--n-bootstrap", str(10**12)], MSG_N_BOOTSTRAP.format(
+             allowed=f"an integer from 10 to {MAX_N_BOOTSTRAP:,}", value=10**12)),
+        ("monitor time +inf", "data.csv", ("\n".join(lines) + "\n").encode(),
+         [*MONITOR, "--n-bootstrap", "10"], "column 't' has 1 infinite value(s) (first on line 7"),
+        ("monitor time NaT", "data.csv", ("\n".join(dated) + "\n").encode(),
+         [*MONITOR, "--n-bootstrap", "10"],
+         MSG_TIME.format(column="t", example="NaT", line=7)),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", range(9))
+def test_issue_37_hostile_inputs(tmp_path, case):
+    name, filename, content, args, expected = _hostile_cases()[case]
+    if isinstance(content, Path):
+        path = content
+    else:
+        path = tmp_path / filename
+        path.write_bytes(content)
+    args = [args[0], "--data", str(path), *args[1:]]
+    code, err = _main(args)
+    _check_outcome(code, err)
+    if expected is None:
+        assert code == 0, (name, err)
+    else:
+        assert code == 2, name
+        assert expected.format(path=path) in err, (name, err)

@@ -19,7 +19,12 @@ from fairot.cli._io import (
     require_columns,
     split_columns,
 )
-from fairot.cli._options import add_constraint_argument, add_control_argument, read_control
+from fairot.cli._options import (
+    add_constraint_argument,
+    add_control_argument,
+    check_n_bootstrap,
+    read_control,
+)
 from fairot.cli._verification import (
     VERIFICATION_FILES,
     add_verification_arguments,
@@ -209,8 +214,7 @@ def check_report_arguments(args: argparse.Namespace) -> None:
 
     if not (math.isfinite(args.threshold) and 0.0 <= args.threshold <= 1.0):
         raise CLIError(MSG_THRESHOLD.format(value=args.threshold))
-    if args.n_bootstrap != 0 and args.n_bootstrap < 10:
-        raise CLIError(f"--n-bootstrap must be 0 or at least 10; got {args.n_bootstrap}")
+    check_n_bootstrap(args.n_bootstrap, zero_allowed=True)
     if args.min_group_size < 1:
         raise CLIError(f"--min-group-size must be at least 1; got {args.min_group_size}")
     if getattr(args, "out", None) is not None:

@@ -28,6 +28,7 @@ from fairot.cli._io import (
     require_columns,
     split_columns,
 )
+from fairot.cli._options import check_n_bootstrap
 
 MSG_TIME = "column {column!r} must hold times (numbers or dates); got {example!r} on line {line}"
 MSG_TIME_ZONES = (
@@ -121,7 +122,8 @@ def _times(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
     check_no_missing(frame, [column], path)
     raw = frame[column]
     if pd.api.types.is_numeric_dtype(raw):
-        return raw
+        # +inf sorts last and would close no window: finite numbers only (named, with the line).
+        return pd.Series(numeric_column(frame, column, path), index=raw.index, name=column)
     try:
         parsed = pd.to_datetime(raw, errors="coerce", format="mixed")
     except ValueError:
@@ -188,6 +190,7 @@ def run(args: argparse.Namespace) -> int:
 
     if not (math.isfinite(args.threshold) and args.threshold > 0):
         raise CLIError(MSG_THRESHOLD.format(value=args.threshold))
+    check_n_bootstrap(args.n_bootstrap, zero_allowed=False)
     if args.every is not None:
         args.every = calendar_offset(args.every, name="--every")
     elif args.window is None:
