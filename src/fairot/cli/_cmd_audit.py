@@ -135,7 +135,8 @@ def register(subparsers) -> None:
             "(regression), with bootstrap intervals; with --out, write report.html (one "
             "self-contained page), report.md, metrics.json (flat, for MLflow) and plots. Either "
             "--data with --score and --sensitive, or --dataset to audit a logistic regression "
-            "on built-in data. Files in --out with the same names are replaced."
+            "on built-in data. --out is written all or nothing (a staging folder put in place in "
+            "one step); an earlier run there is replaced, other files are left alone."
         ),
     )
     source = p.add_mutually_exclusive_group(required=True)

@@ -66,8 +66,9 @@ def register(subparsers) -> None:
             "permuted within the window). The last, unfinished window is reported, flagged "
             "partial. Times with UTC offsets are compared in UTC. The reference (for --metric "
             "reference_w1 and the baseline) is --reference FILE or the first window. With --out: "
-            "monitor.csv, monitor.json, monitor.md, monitor.html and monitor.png (replaced if "
-            "present)."
+            "monitor.csv, monitor.json, monitor.md, monitor.html and monitor.png, written all "
+            "or nothing (an earlier run there is replaced in one step). Times must be finite "
+            "numbers or dates."
         ),
     )
     p.add_argument("--data", type=Path, required=True, metavar="FILE", help="the stream")
@@ -102,7 +103,9 @@ def register(subparsers) -> None:
         default=0.05,
         help="false-alarm rate: alert only if the window's permutation p-value is <= ALPHA (0.05)",
     )
-    p.add_argument("--n-bootstrap", type=int, default=200, metavar="B", help="replicates (200)")
+    p.add_argument(
+        "--n-bootstrap", type=int, default=200, metavar="B", help="replicates, 10 to 10,000 (200)"
+    )
     p.add_argument("--random-state", type=int, default=0, help="seed of the bootstrap (0)")
     p.add_argument("--out", type=Path, help="folder for monitor.csv/.json/.md/.html/.png")
     p.set_defaults(func=run)

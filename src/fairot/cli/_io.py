@@ -357,8 +357,7 @@ def split_columns(text: str) -> list[str]:
 def check_out_dir(path: Path) -> None:
     """Refuse an output folder that cannot be created or written, before any work is done.
 
-    An existing folder is reused: the files a command writes are replaced atomically (each is
-    either the old or the complete new file); other files in it are left alone.
+    The folder is then written all or nothing by :func:`fairot.cli._outdir.staged_folder`.
     """
     if path.exists() and not path.is_dir():
         raise CLIError(MSG_OUT_FILE.format(path=path))
