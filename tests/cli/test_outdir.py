@@ -269,3 +269,16 @@ def test_failure_inside_leaves_earlier_run(tmp_path):
         raise OSError(28, "No space left on device")
     assert (out / "report.md").read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_probe_of_a_dead_run_is_removed(tmp_path):
+    from fairot.cli._io import PROBE_PREFIX
+
+    out = tmp_path / "out"
+    out.mkdir()
+    stale = out / f"{PROBE_PREFIX}999999999-abc"  # a pid beyond any: its run is over
+    stale.write_bytes(b"")
+    mine = out / f"{PROBE_PREFIX}{os.getpid()}-abc"  # this process: alive, left alone
+    mine.write_bytes(b"")
+    assert _recover(out) == []
+    assert not stale.exists() and mine.exists()

@@ -313,7 +313,7 @@ def _whole_folder(out: Path, command: str) -> bool:
         return True
     if out.is_symlink() or not out.is_dir() or os.path.ismount(out) or _cwd_inside(out):
         return False
-    if out.stat().st_uid != os.geteuid():
+    if hasattr(os, "geteuid") and out.stat().st_uid != os.geteuid():
         return False  # a shared folder keeps its owner: replacing it would hand it to us
     entries = {p.name for p in out.iterdir()} - {MANIFEST}
     if not entries:
