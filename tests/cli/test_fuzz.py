@@ -1,6 +1,7 @@
 """Fuzz of the command line and the monitor: hostile tables and arguments end in exit 0 or one
 line on stderr with exit 2, never a traceback; the monitor raises ValueError or answers."""
 
+import bz2
 import contextlib
 import csv
 import gzip
@@ -219,6 +220,17 @@ def _zip_of(text):
     return buffer.getvalue()
 
 
+def _tar_of(text):
+    import tarfile
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        info = tarfile.TarInfo("data.csv")
+        info.size = len(text.encode())
+        archive.addfile(info, io.BytesIO(text.encode()))
+    return buffer.getvalue()
+
+
 AUDIT = ["audit", "--score", "s", "--sensitive", "g", "--n-bootstrap", "0", "--format", "json"]
 MONITOR = ["monitor", "--score", "s", "--sensitive", "g", "--time", "t", "--window", "20"]
 
@@ -246,6 +258,10 @@ def _hostile_cases():
         ("gzip named .gz but text", "data.csv.gz", table.encode(), AUDIT,
          MSG_SUFFIX.format(path="{path}", suffix=".gz", expected="gzip", found="text")),
         (".csv.gz", "data.csv.gz", gzip.compress(table.encode()), AUDIT, None),
+        ("bzip2 named .csv", "data.csv", bz2.compress(table.encode()), AUDIT,
+         MSG_ARCHIVE.format(path="{path}", format="bzip2")),
+        ("tar named .csv", "data.csv", _tar_of(table), AUDIT,
+         MSG_ARCHIVE.format(path="{path}", format="tar")),
         ("--n-bootstrap 10^12", "data.csv", table.encode(), [*AUDIT[:-4], "--n-bootstrap",
          str(10**12)], MSG_N_BOOTSTRAP.format(
              allowed=f"0 (no intervals) or an integer from 10 to {MAX_N_BOOTSTRAP:,}",
@@ -261,9 +277,9 @@ def _hostile_cases():
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize("case", range(9))
+@pytest.mark.parametrize("case", _hostile_cases(), ids=lambda case: case[0])
 def test_issue_37_hostile_inputs(tmp_path, case):
-    name, filename, content, args, expected = _hostile_cases()[case]
+    name, filename, content, args, expected = case
     if isinstance(content, Path):
         path = content
     else:

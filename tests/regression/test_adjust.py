@@ -491,19 +491,25 @@ def test_projected_gradient_bound_returns_best_feasible_iterate():
     assert cost.objective(latent, out.curves, w) <= cost.objective(latent, start.curves, w)
 
 
-def test_logistic_tiny_weight_single_rank_is_bounded():
+def test_logistic_tiny_weight_single_rank_is_exact():
     # issue 14: K = 3, M = 1, logistic cost, weights (1e-6, 1, 1) ran 615 s with 19,868 warnings
-    # (one per inner projection); this one needs more than 20,000 fixed steps on the flat tails
+    # (one per inner projection), then stopped at max_iter on the flat tails; issue 37: one
+    # grid point is solved by rank, exactly, with no warning.
     latent = np.array([[-28.60798260353541], [37.35568392452904], [4.331892408527941]])
     eps = 0.3 * pairwise_grid_distances(latent, 2).max()
-    with warnings.catch_warnings(record=True) as record:
-        warnings.simplefilter("always")
-        out = adjust_quantiles(
-            latent, [1e-6, 1.0, 1.0], p=2, epsilon=eps, cost="logistic", max_iter=2000
-        )
-    assert len(record) == 1 and issubclass(record[0].category, ConvergenceWarning)
-    assert out.stopped_early and out.n_iter == 2000
+    weights = np.array([1e-6, 1.0, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = adjust_quantiles(latent, weights, p=2, epsilon=eps, cost="logistic", max_iter=2000)
+    assert not out.stopped_early and out.method == "pointwise"
     assert pairwise_grid_distances(out.curves, 2).max() <= eps + 1e-12
+    oracle, _ = solve_generic(
+        latent, weights, 2, eps, (None, None), _logistic_value, _logistic_gradient
+    )
+    share = weights / weights.sum()
+    assert share @ _logistic_value(latent, out.curves)[:, 0] <= (
+        share @ _logistic_value(latent, oracle)[:, 0] + 1e-10
+    )
 
 
 @pytest.mark.parametrize("value", [0, -1.0, float("nan"), True, "many"])

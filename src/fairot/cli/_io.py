@@ -126,7 +126,8 @@ def _format_of(head: bytes) -> str | None:
     for name, magic in MAGIC_BYTES:
         if head.startswith(magic):
             return name
-    if head[257:262] == b"ustar":
+    # POSIX and GNU tar headers; both hold a NUL byte, which a text table never has there.
+    if head[257:265] in (b"ustar\x0000", b"ustar  \x00"):
         return "tar"
     return None
 
