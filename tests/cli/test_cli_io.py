@@ -11,8 +11,9 @@ from scipy.stats import wasserstein_distance
 
 import fairot.utils
 from fairot.cli import main
-from fairot.cli._cmd_mitigate import MSG_WRITE_FAILED
+from fairot.cli._cmd_audit import MSG_WRITE_FAILED
 from fairot.cli._io import MAX_MAGNITUDE, MSG_DUPLICATE, MSG_TOO_LARGE
+from fairot.cli._outdir import MANIFEST
 
 
 def _run(capsys, *args):
@@ -140,7 +141,7 @@ def test_failed_write_leaves_existing_out_unchanged(coded_csv, tmp_path, capsys,
     assert code == 2
     assert _snapshot(out) == before
     assert sorted(p.name for p in out.iterdir()) == [
-        "adjusted.csv", "after", "before", "model.skops", "notes.txt",
+        MANIFEST, "adjusted.csv", "after", "before", "model.skops", "notes.txt",
         "report.html", "report.json", "report.md",
     ]  # fmt: skip
 
@@ -153,7 +154,8 @@ def test_rerun_replaces_outputs_together(coded_csv, tmp_path, capsys):
     # Without --apply, the adjusted table of the first run would belong to no model: removed.
     assert _run(capsys, *_mitigate_args(path, out))[0] == 0
     assert sorted(p.name for p in out.iterdir()) == [
-        "after", "before", "model.skops", "notes.txt", "report.html", "report.json", "report.md",
+        MANIFEST, "after", "before", "model.skops", "notes.txt", "report.html", "report.json",
+        "report.md",
     ]  # fmt: skip
     assert (out / "notes.txt").read_text() == "mine"
 
@@ -223,3 +225,77 @@ def test_new_out_folder_gets_the_usual_permissions(tmp_path):
     os.umask(umask)
     assert (out / "a.txt").read_text() == "x"
     assert out.stat().st_mode & 0o777 == 0o777 & ~umask
+
+
+def _json_audit(capsys, path, *extra):
+    code, out, err = _run(
+        capsys, "audit", "--data", path, "--score", "score", "--sensitive", "group",
+        "--label", "y", "--n-bootstrap", 0, "--json", *extra,
+    )  # fmt: skip
+    assert code == 0, err
+    report = json.loads(out)
+    for key in ("provenance", "title"):  # they name the file, its size and hash
+        report.pop(key, None)
+    return report
+
+
+@pytest.mark.parametrize("suffix, sep", [(".csv.gz", ","), (".tsv.gz", "\t")])
+def test_gzip_table_reads_like_the_plain_one(coded_csv, tmp_path, capsys, suffix, sep):
+    import gzip
+
+    path, _, _ = coded_csv
+    text = path.read_text().replace(",", sep)
+    plain = tmp_path / f"plain{suffix[:-3]}"
+    plain.write_text(text)
+    packed = tmp_path / f"packed{suffix}"
+    packed.write_bytes(gzip.compress(text.encode()))
+    assert _json_audit(capsys, packed) == _json_audit(capsys, plain)
+
+
+def test_gzip_beyond_the_decompressed_limit_is_refused(coded_csv, tmp_path, capsys, monkeypatch):
+    import gzip
+
+    import fairot.cli._io as cli_io
+
+    path, _, _ = coded_csv
+    packed = tmp_path / "bomb.csv.gz"
+    packed.write_bytes(gzip.compress(path.read_bytes() + b"0.5,1,1\n" * 10_000))
+    monkeypatch.setattr(cli_io, "MAX_DECOMPRESSED_BYTES", 4096)
+    code, out, err = _run(
+        capsys, "audit", "--data", packed, "--score", "score", "--sensitive", "group",
+    )  # fmt: skip
+    assert code == 2 and out == ""
+    assert cli_io.MSG_TOO_LARGE_GZIP.format(path=packed, limit=4096) in err
+
+
+def test_truncated_gzip_is_one_clear_error(coded_csv, tmp_path, capsys):
+    import gzip
+
+    path, _, _ = coded_csv
+    packed = tmp_path / "cut.csv.gz"
+    packed.write_bytes(gzip.compress(path.read_bytes())[:-20])
+    code, out, err = _run(capsys, "audit", "--data", packed, "--score", "score",
+                          "--sensitive", "group")  # fmt: skip
+    assert code == 2 and out == ""
+    assert f"cannot read {packed}: not a complete gzip file" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("option", ["--data", "--eval", "--apply"])
+def test_fifo_is_refused_without_blocking(coded_csv, tmp_path, capsys, option):
+    import os
+
+    from fairot.cli._io import MSG_NOT_REGULAR
+
+    path, _, _ = coded_csv
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)  # opening it would wait for a writer forever
+    args = {"--data": path, "--eval": path, "--apply": path}
+    args[option] = fifo
+    code, out, err = _run(
+        capsys, "mitigate", "--data", args["--data"], "--score", "score", "--sensitive", "group",
+        "--method", "dpp", "--out", tmp_path / "out", "--n-bootstrap", 0,
+        "--eval", args["--eval"], "--apply", args["--apply"],
+    )  # fmt: skip
+    assert code == 2 and out == ""
+    assert MSG_NOT_REGULAR.format(path=fifo, kind="a FIFO") in err

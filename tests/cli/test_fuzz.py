@@ -1,11 +1,14 @@
 """Fuzz of the command line and the monitor: hostile tables and arguments end in exit 0 or one
 line on stderr with exit 2, never a traceback; the monitor raises ValueError or answers."""
 
+import bz2
 import contextlib
 import csv
+import gzip
 import io
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -298,3 +301,95 @@ def test_monitor_prints_names_escaped(tmp_path):
     for name in ("monitor.md", "monitor.html"):
         page = (tmp_path / "mon" / name).read_text(encoding="utf-8")
         assert INVISIBLE.search(page) is None and "\\u202e" in page
+
+
+def _plain_table(n=60):
+    rng = np.random.default_rng(7)
+    lines = ["s,g,y,t"] + [
+        f"{s:.6f},{i % 2},{int(s > 0.5)},{i}" for i, s in enumerate(rng.uniform(0, 1, n))
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _zip_of(text):
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("data.csv", text)
+    return buffer.getvalue()
+
+
+def _tar_of(text):
+    import tarfile
+
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        info = tarfile.TarInfo("data.csv")
+        info.size = len(text.encode())
+        archive.addfile(info, io.BytesIO(text.encode()))
+    return buffer.getvalue()
+
+
+AUDIT = ["audit", "--score", "s", "--sensitive", "g", "--n-bootstrap", "0", "--format", "json"]
+MONITOR = ["monitor", "--score", "s", "--sensitive", "g", "--time", "t", "--window", "20"]
+
+
+def _hostile_cases():
+    """Issue 37's small items: (name, file name, file bytes or a path, arguments, expected)."""
+    from fairot.cli._cmd_monitor import MSG_TIME
+    from fairot.cli._io import MSG_ARCHIVE, MSG_NOT_REGULAR, MSG_SUFFIX
+    from fairot.cli._options import MAX_N_BOOTSTRAP, MSG_N_BOOTSTRAP
+
+    table = _plain_table()
+    lines = table.splitlines()
+    dated = [lines[0]] + [
+        f"{r.rsplit(',', 1)[0]},2024-01-{1 + i // 3:02d}" for i, r in enumerate(lines[1:])
+    ]
+    dated[6] = dated[6].rsplit(",", 1)[0] + ",NaT"
+    lines[6] = lines[6].rsplit(",", 1)[0] + ",inf"
+    return [
+        ("/dev/zero", None, Path("/dev/zero"), AUDIT,
+         MSG_NOT_REGULAR.format(path="/dev/zero", kind="a character device")),
+        ("text named .zip", "data.zip", table.encode(), AUDIT,
+         MSG_SUFFIX.format(path="{path}", suffix=".zip", expected="zip", found="text")),
+        ("zip named .csv", "data.csv", _zip_of(table), AUDIT,
+         MSG_ARCHIVE.format(path="{path}", format="zip")),
+        ("gzip named .gz but text", "data.csv.gz", table.encode(), AUDIT,
+         MSG_SUFFIX.format(path="{path}", suffix=".gz", expected="gzip", found="text")),
+        (".csv.gz", "data.csv.gz", gzip.compress(table.encode()), AUDIT, None),
+        ("bzip2 named .csv", "data.csv", bz2.compress(table.encode()), AUDIT,
+         MSG_ARCHIVE.format(path="{path}", format="bzip2")),
+        ("tar named .csv", "data.csv", _tar_of(table), AUDIT,
+         MSG_ARCHIVE.format(path="{path}", format="tar")),
+        ("--n-bootstrap 10^12", "data.csv", table.encode(), [*AUDIT[:-4], "--n-bootstrap",
+         str(10**12)], MSG_N_BOOTSTRAP.format(
+             allowed=f"0 (no intervals) or an integer from 10 to {MAX_N_BOOTSTRAP:,}",
+             value=10**12)),
+        ("monitor --n-bootstrap 10^12", "data.csv", table.encode(),
+         [*MONITOR, "--n-bootstrap", str(10**12)], MSG_N_BOOTSTRAP.format(
+             allowed=f"an integer from 10 to {MAX_N_BOOTSTRAP:,}", value=10**12)),
+        ("monitor time +inf", "data.csv", ("\n".join(lines) + "\n").encode(),
+         [*MONITOR, "--n-bootstrap", "10"], "column 't' has 1 infinite value(s) (first on line 7"),
+        ("monitor time NaT", "data.csv", ("\n".join(dated) + "\n").encode(),
+         [*MONITOR, "--n-bootstrap", "10"],
+         MSG_TIME.format(column="t", example="NaT", line=7)),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", _hostile_cases(), ids=lambda case: case[0])
+def test_issue_37_hostile_inputs(tmp_path, case):
+    name, filename, content, args, expected = case
+    if isinstance(content, Path):
+        path = content
+    else:
+        path = tmp_path / filename
+        path.write_bytes(content)
+    args = [args[0], "--data", str(path), *args[1:]]
+    code, err = _main(args)
+    _check_outcome(code, err)
+    if expected is None:
+        assert code == 0, (name, err)
+    else:
+        assert code == 2, name
+        assert expected.format(path=path) in err, (name, err)

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from fairot.cli import main
+from fairot.cli._outdir import MANIFEST
 from fairot.cli._verification import MSG_NEEDS_SCORES, MSG_SAME, MSG_SCORES_TASK, MSG_TARGET
 from fairot.metrics import verification_rates
 
@@ -55,6 +56,7 @@ def test_writes_the_report_and_prints_json(pairs_csv, tmp_path, capsys):
     by_group = {row["group"]: row for row in payload["groups"]}
     assert by_group[EVIL]["fnmr"] == rates.by_group.loc[EVIL, "fnmr"]
     assert {p.name for p in out.iterdir()} == {
+        MANIFEST,
         "report.html",
         "report.md",
         "report.json",

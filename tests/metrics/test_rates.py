@@ -277,3 +277,20 @@ def test_bad_n_bootstrap(n_bootstrap):
     y, s, g, _ = _data(100)
     with pytest.raises(ValueError, match=re.escape(MSG_N_BOOTSTRAP.split("{")[0])):
         bootstrap_intervals(y, s, sensitive_features=g, n_bootstrap=n_bootstrap)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-310, 1.0, 1e300])
+def test_weighted_auc_is_invariant_to_the_weights_scale(scale):
+    # Issue 37: weights of 1e-300 made the product of the class totals underflow to 0, and
+    # every group's AUC was NaN. The oracle is scikit-learn's weighted roc_auc_score.
+    rng = np.random.default_rng(11)
+    n = 300
+    y = rng.integers(0, 2, n)
+    scores = np.round(rng.uniform(0, 1, n), 2)  # ties too
+    groups = rng.choice(["a", "b", "c"], n)
+    weights = rng.uniform(0.1, 3.0, n)
+    table = group_rates(y, scores, sensitive_features=groups, sample_weight=weights * scale)
+    for g in ("a", "b", "c"):
+        member = groups == g
+        expected = roc_auc_score(y[member], scores[member], sample_weight=weights[member])
+        assert table.loc[g, "auc"] == pytest.approx(expected, rel=1e-12)

@@ -20,7 +20,7 @@ from fairot.reporting._monitor import (
     MSG_WINDOW,
     MSG_WINDOW_AND_EVERY,
 )
-from fairot.reporting._windows import MSG_TIME_ORDER, MSG_TIMES_DATES
+from fairot.reporting._windows import MSG_TIME_ORDER, MSG_TIMES_DATES, MSG_TIMES_INFINITE
 from fairot.utils.calendar import MSG_EVERY, calendar_offset
 
 # A small stream written out: irregular times over seven weeks (a gap from 26 Jan to 1 Feb).
@@ -306,3 +306,16 @@ def test_calendar_windows_property(gaps, every, cuts, seed):
     expected = [rows.index.tolist() for _, rows in frame.groupby(pd.Grouper(key="t", freq=freq))]
     assert [list(range(r.start, r.stop)) for r in results] == [e for e in expected if e]
     assert [r.partial for r in results] == [False] * (len(results) - 1) + [True]
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+def test_infinite_time_is_refused(bad):
+    # Issue 37: a time of +inf sorted last and was accepted; it closes no window.
+    monitor = FairnessMonitor(np.linspace(0, 1, 40), np.tile(["a", "b"], 20), window=20,
+                              n_bootstrap=10)  # fmt: skip
+    times = np.arange(40.0)
+    times[-1 if bad > 0 else 0] = bad
+    row = 39 if bad > 0 else 0
+    message = MSG_TIMES_INFINITE.format(count=1, value=bad, row=row)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        monitor.update(np.linspace(0, 1, 40), np.tile(["a", "b"], 20), times=times)

@@ -23,6 +23,7 @@ from fairot.cli._options import (
     add_constraint_argument,
     add_control_argument,
     add_favorable_outcome_argument,
+    check_n_bootstrap,
     read_control,
 )
 from fairot.cli._verification import (
@@ -37,6 +38,7 @@ PRINT_FORMATS = ("text", "md", "json", "html")
 AUDIT_STANDARDS = ("four-fifths", "ll144", "credit", "distributional")
 MSG_THRESHOLD = "--threshold must be a number in [0, 1]; got {value}"
 MSG_WEIGHTS = "column {column!r} must hold non-negative weights with a positive sum"
+MSG_WRITE_FAILED = "cannot write --out {path} ({reason}); it was left as it was"
 MSG_NEEDS_COLUMNS = "--data needs --score COL and --sensitive COL[,COL]"
 MSG_DATASET_TASK = "--dataset {name} is {task} data; pass --task {task}"
 MSG_SCORE_RANGE = (
@@ -136,7 +138,8 @@ def register(subparsers) -> None:
             "(regression), with bootstrap intervals; with --out, write report.html (one "
             "self-contained page), report.md, metrics.json (flat, for MLflow) and plots. Either "
             "--data with --score and --sensitive, or --dataset to audit a logistic regression "
-            "on built-in data. Files in --out with the same names are replaced."
+            "on built-in data. --out is written all or nothing (a staging folder put in place in "
+            "one step); an earlier run there is replaced, other files are left alone."
         ),
     )
     source = p.add_mutually_exclusive_group(required=True)
@@ -215,8 +218,7 @@ def check_report_arguments(args: argparse.Namespace) -> None:
 
     if not (math.isfinite(args.threshold) and 0.0 <= args.threshold <= 1.0):
         raise CLIError(MSG_THRESHOLD.format(value=args.threshold))
-    if args.n_bootstrap != 0 and args.n_bootstrap < 10:
-        raise CLIError(f"--n-bootstrap must be 0 or at least 10; got {args.n_bootstrap}")
+    check_n_bootstrap(args.n_bootstrap, zero_allowed=True)
     if args.min_group_size < 1:
         raise CLIError(f"--min-group-size must be at least 1; got {args.min_group_size}")
     if getattr(args, "out", None) is not None:
@@ -272,13 +274,25 @@ def emit(
         "html": result.to_html,
     }[fmt]()
     if args.out is not None:
-        result.write(args.out)
+        write_out(args.out, "audit", result.write)
     sys.stdout.write(rendered + "\n")
     if args.out is not None and fmt == "text":
         print(
             f"\nReport written to {escape_terminal(args.out)}/ ({files})",
             file=sys.stderr,
         )
+
+
+def write_out(out: Path, command: str, write: Any, owned: tuple[str, ...] = ()) -> None:
+    """Call ``write(folder)`` on a staging folder that then replaces ``out`` all or nothing."""
+    from fairot.cli import CLIError
+    from fairot.cli._outdir import staged_folder
+
+    try:
+        with staged_folder(out, owned, command=command) as stage:
+            write(stage)
+    except OSError as exc:
+        raise CLIError(MSG_WRITE_FAILED.format(path=out, reason=exc.strerror or exc)) from None
 
 
 def read_weights(frame: Any, column: str, path: Path) -> Any:

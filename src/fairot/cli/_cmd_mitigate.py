@@ -33,6 +33,7 @@ from fairot.cli._cmd_audit import (
     read_audit_columns,
     read_weights,
     report_options,
+    write_out,
 )
 from fairot.cli._holdout import (
     DEFAULT_TEST_SIZE,
@@ -79,7 +80,6 @@ MSG_STRATA_NOTE = (
     "recombine the strata with their shares of the rows; before/report.html and "
     "after/report.html have a section per stratum."
 )
-MSG_WRITE_FAILED = "cannot write --out {path} ({reason}); it was left as it was"
 ADJUSTED_CSV = "adjusted.csv"
 ADJUSTED_TSV = "adjusted.tsv"
 #: Every entry mitigate writes in --out; all are replaced together (a stale adjusted table of an
@@ -382,8 +382,6 @@ class _Mitigation:
 
 def run(args: argparse.Namespace) -> int:
     """Fit, adjust, audit on held-out rows, then write everything; print before and after."""
-    from fairot.cli import CLIError
-    from fairot.cli._outdir import staged_folder
     from fairot.reporting import audit, compare_audits
     from fairot.utils import escape_terminal, model_to_bytes, terminal_table, write_atomic
 
@@ -439,21 +437,21 @@ def run(args: argparse.Namespace) -> int:
         apply_frame, scores = applied
         sep = apply_frame.attrs.get("sep", ",")
         adjusted_name = ADJUSTED_TSV if sep == "\t" else ADJUSTED_CSV
-    try:
-        with staged_folder(args.out, OWNED) as stage:
-            comparison.write(stage, figures=False)
-            before.write(stage / "before")
-            after.write(stage / "after")
-            if model_bytes is not None:
-                write_atomic(stage / "model.skops", model_bytes)
-            if applied is not None:
-                table = apply_frame.copy()
-                table[done.output_column] = scores
-                buffer = io.StringIO()
-                table.to_csv(buffer, index=False, sep=sep)
-                write_atomic(stage / adjusted_name, buffer.getvalue())
-    except OSError as exc:
-        raise CLIError(MSG_WRITE_FAILED.format(path=args.out, reason=exc.strerror or exc)) from None
+
+    def write(stage: Path) -> None:
+        comparison.write(stage, figures=False)
+        before.write(stage / "before")
+        after.write(stage / "after")
+        if model_bytes is not None:
+            write_atomic(stage / "model.skops", model_bytes)
+        if applied is not None:
+            table = apply_frame.copy()
+            table[done.output_column] = scores
+            buffer = io.StringIO()
+            table.to_csv(buffer, index=False, sep=sep)
+            write_atomic(stage / adjusted_name, buffer.getvalue())
+
+    write_out(args.out, "mitigate", write, OWNED)
 
     # File, column and group names are user strings: each shown on its line, never obeyed.
     for line in done.warnings:

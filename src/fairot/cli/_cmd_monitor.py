@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fairot.cli._cmd_audit import write_out
 from fairot.cli._io import (
     add_table_arguments,
     check_no_missing,
@@ -27,7 +28,7 @@ from fairot.cli._io import (
     require_columns,
     split_columns,
 )
-from fairot.cli._options import add_favorable_outcome_argument
+from fairot.cli._options import add_favorable_outcome_argument, check_n_bootstrap
 
 MSG_TIME = "column {column!r} must hold times (numbers or dates); got {example!r} on line {line}"
 MSG_TIME_ZONES = (
@@ -65,8 +66,9 @@ def register(subparsers) -> None:
             "permuted within the window). The last, unfinished window is reported, flagged "
             "partial. Times with UTC offsets are compared in UTC. The reference (for --metric "
             "reference_w1 and the baseline) is --reference FILE or the first window. With --out: "
-            "monitor.csv, monitor.json, monitor.md, monitor.html and monitor.png (replaced if "
-            "present)."
+            "monitor.csv, monitor.json, monitor.md, monitor.html and monitor.png, written all "
+            "or nothing (an earlier run there is replaced in one step). Times must be finite "
+            "numbers or dates."
         ),
     )
     p.add_argument("--data", type=Path, required=True, metavar="FILE", help="the stream")
@@ -102,7 +104,9 @@ def register(subparsers) -> None:
         default=0.05,
         help="false-alarm rate: alert only if the window's permutation p-value is <= ALPHA (0.05)",
     )
-    p.add_argument("--n-bootstrap", type=int, default=200, metavar="B", help="replicates (200)")
+    p.add_argument(
+        "--n-bootstrap", type=int, default=200, metavar="B", help="replicates, 10 to 10,000 (200)"
+    )
     p.add_argument("--random-state", type=int, default=0, help="seed of the bootstrap (0)")
     p.add_argument("--out", type=Path, help="folder for monitor.csv/.json/.md/.html/.png")
     p.set_defaults(func=run)
@@ -122,7 +126,8 @@ def _times(frame: pd.DataFrame, column: str, path: Path) -> pd.Series:
     check_no_missing(frame, [column], path)
     raw = frame[column]
     if pd.api.types.is_numeric_dtype(raw):
-        return raw
+        # +inf sorts last and would close no window: finite numbers only (named, with the line).
+        return pd.Series(numeric_column(frame, column, path), index=raw.index, name=column)
     try:
         parsed = pd.to_datetime(raw, errors="coerce", format="mixed")
     except ValueError:
@@ -192,6 +197,7 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError(MSG_THRESHOLD.format(value=args.threshold))
     # the period as the user wrote it ("1M") names the windows; pandas' alias would say "ME"
     every_label = None if args.every is None else str(args.every).strip()
+    check_n_bootstrap(args.n_bootstrap, zero_allowed=False)
     if args.every is not None:
         args.every = calendar_offset(args.every, name="--every")
     elif args.window is None:
@@ -233,10 +239,14 @@ def run(args: argparse.Namespace) -> int:
     # decision is favourable; the reading is stated so that no page leaves it to guesswork.
     direction = direction_line(args.favorable_outcome, args.decision_threshold)
     if args.out is not None:
-        monitor.write(
+        write_out(
             args.out,
-            title=f"{args.metric} of {args.score} per window of {args.data.name} ({direction})",
-            reference_source=source,
+            "monitor",
+            lambda stage: monitor.write(
+                stage,
+                title=f"{args.metric} of {args.score} per window of {args.data.name} ({direction})",
+                reference_source=source,
+            ),
         )
 
     size = f"{args.window} rows" if args.every is None else f"{every_label} period"

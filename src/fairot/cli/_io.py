@@ -7,12 +7,18 @@ Every check runs before any computation or output, so a bad input ends with one 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+import gzip
+import io
 import os
+import stat
 import tempfile
+import zlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 import pandas as pd
@@ -24,7 +30,44 @@ DELIMITERS = ",\t;|"
 TAB_SUFFIXES = (".tsv", ".tab")
 SEP_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "semicolon": ";", "pipe": "|"}
 
+#: Largest decompressed size of a gzip-compressed table (1 GiB): a small file can inflate
+#: without bound (a "zip bomb"), and the table is held in memory.
+MAX_DECOMPRESSED_BYTES = 1 << 30
+#: Formats recognised by their first bytes; gzip is read, the others refused.
+MAGIC_BYTES = (
+    ("gzip", b"\x1f\x8b"),
+    ("zip", b"PK\x03\x04"),
+    ("zip", b"PK\x05\x06"),
+    ("bzip2", b"BZh"),
+    ("xz", b"\xfd7zXZ\x00"),
+    ("zstd", b"\x28\xb5\x2f\xfd"),
+    ("7z", b"7z\xbc\xaf\x27\x1c"),
+)
+#: The format a suffix promises; the bytes must agree.
+COMPRESSED_SUFFIXES = {
+    ".gz": "gzip",
+    ".gzip": "gzip",
+    ".zip": "zip",
+    ".bz2": "bzip2",
+    ".xz": "xz",
+    ".zst": "zstd",
+    ".7z": "7z",
+    ".tar": "tar",
+}
+
 MSG_NO_FILE = "no such file: {path}"
+MSG_NOT_REGULAR = "{path} is {kind}; expected a data file (CSV or TSV, plain or .gz)"
+MSG_ARCHIVE = (
+    "{path} is a {format} archive; fairot reads CSV or TSV text, plain or gzip-compressed "
+    "(.csv.gz): extract the table first"
+)
+MSG_SUFFIX = (
+    "{path} ends in {suffix} but holds {found}, not {expected} data; rename it to match its content"
+)
+MSG_TOO_LARGE_GZIP = (
+    "{path} decompresses to more than {limit:,} bytes (the limit for compressed tables); "
+    "decompress it and pass the plain file"
+)
 MSG_NOT_FILE = "{path} is a folder, not a data file"
 MSG_UNREADABLE = "cannot read {path}: {reason}"
 MSG_DUPLICATE = (
@@ -49,6 +92,8 @@ MSG_LABELS = (
     "Name the positive one with --pos-label"
 )
 MSG_POS_LABEL = "--pos-label {label!r} is not a value of column {column!r}; it holds {values}"
+#: Name prefix of the empty file that tests whether --out can be written (then the pid, "-").
+PROBE_PREFIX = ".fairot-probe-"
 MSG_OUT_FILE = "--out {path} is an existing file; it must be a folder"
 MSG_OUT_UNDER_FILE = "--out {path} cannot be created: {parent} is a file, not a folder"
 MSG_OUT_UNWRITABLE = "--out {path} is not writable ({reason})"
@@ -64,7 +109,88 @@ def add_table_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _format_of(head: bytes) -> str | None:
+    """The compression or archive format whose magic bytes start ``head`` (None: none)."""
+    for name, magic in MAGIC_BYTES:
+        if head.startswith(magic):
+            return name
+    # POSIX and GNU tar headers; both hold a NUL byte, which a text table never has there.
+    if head[257:265] in (b"ustar\x0000", b"ustar  \x00"):
+        return "tar"
+    return None
+
+
+def _decompressed(handle, path: Path) -> io.BytesIO:
+    """The gzip data of ``handle`` in memory, refused beyond :data:`MAX_DECOMPRESSED_BYTES`."""
+    try:
+        with gzip.GzipFile(fileobj=handle, mode="rb") as unzipped:
+            data = unzipped.read(MAX_DECOMPRESSED_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        reason = f"not a complete gzip file ({exc})"
+        raise CLIError(MSG_UNREADABLE.format(path=path, reason=reason)) from None
+    if len(data) > MAX_DECOMPRESSED_BYTES:
+        raise CLIError(MSG_TOO_LARGE_GZIP.format(path=path, limit=MAX_DECOMPRESSED_BYTES))
+    return io.BytesIO(data)
+
+
+@contextlib.contextmanager
+def _open_table(path: Path) -> Iterator[IO[bytes]]:
+    """The bytes of a table file: a regular file, plain or gzip-compressed, checked by content.
+
+    Devices and FIFOs are refused before they are opened (``/dev/zero`` never ends, a FIFO
+    blocks); the format is read from the first bytes and must agree with the suffix, so that a
+    text file named ``.zip`` or a zip named ``.csv`` is one clear error, not a parser's.
+    """
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise CLIError(MSG_NO_FILE.format(path=path)) from None
+    except OSError as exc:
+        raise CLIError(MSG_UNREADABLE.format(path=path, reason=exc.strerror or exc)) from None
+    if stat.S_ISDIR(mode):
+        raise CLIError(MSG_NOT_FILE.format(path=path))
+    if not stat.S_ISREG(mode):
+        raise CLIError(MSG_NOT_REGULAR.format(path=path, kind=_kind(mode)))
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise CLIError(MSG_UNREADABLE.format(path=path, reason=exc.strerror or exc)) from None
+    with handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # swapped since the check
+            raise CLIError(MSG_NOT_REGULAR.format(path=path, kind="not a regular file"))
+        try:
+            found = _format_of(handle.read(512))
+            handle.seek(0)
+        except OSError as exc:
+            raise CLIError(MSG_UNREADABLE.format(path=path, reason=exc.strerror or exc)) from None
+        suffix = path.suffix.lower()
+        expected = COMPRESSED_SUFFIXES.get(suffix)
+        if found is not None and found != "gzip":
+            raise CLIError(MSG_ARCHIVE.format(path=path, format=found))
+        if expected is not None and expected != found:
+            raise CLIError(
+                MSG_SUFFIX.format(
+                    path=path, suffix=suffix, expected=expected, found=found or "text"
+                )
+            )
+        yield _decompressed(handle, path) if found == "gzip" else handle
+
+
 def _detect_separator(path: Path, head: str) -> str:
+    if path.suffix.lower() in COMPRESSED_SUFFIXES:
+        path = path.with_suffix("")  # data.tsv.gz is tab-separated
     if path.suffix.lower() in TAB_SUFFIXES:
         return "\t"
     try:
@@ -94,26 +220,35 @@ def read_table(
     pandas.DataFrame
         With the separator used in ``frame.attrs["sep"]`` (so that outputs can match the input).
     """
-    if not path.exists():
-        raise CLIError(MSG_NO_FILE.format(path=path))
-    if path.is_dir():
-        raise CLIError(MSG_NOT_FILE.format(path=path))
-    try:
-        with path.open("r", encoding="utf-8-sig", newline="") as handle:
-            head = handle.read(SNIFF_BYTES)
+    with _open_table(path) as source:
+        try:
+            text = io.TextIOWrapper(source, encoding="utf-8-sig", newline="")
+            head = text.read(SNIFF_BYTES)
             if not head.strip():
                 raise CLIError(MSG_UNREADABLE.format(path=path, reason="the file is empty"))
             sep = SEP_NAMES.get(sep, sep) if sep else _detect_separator(path, head)
             # The whole header record, however long (a duplicate at column 6,003 is still a
             # duplicate), read by the csv module so that quoted names with separators count once.
-            handle.seek(0)
-            header = next(csv.reader(handle, delimiter=sep), [])
-    except UnicodeDecodeError:
-        raise CLIError(MSG_UNREADABLE.format(path=path, reason="not UTF-8 text")) from None
-    except csv.Error as exc:
-        raise CLIError(MSG_UNREADABLE.format(path=path, reason=exc)) from None
-    except OSError as exc:
-        raise CLIError(MSG_UNREADABLE.format(path=path, reason=exc.strerror or exc)) from None
+            text.seek(0)
+            header = next(csv.reader(text, delimiter=sep), [])
+            text.detach()
+        except UnicodeDecodeError:
+            raise CLIError(MSG_UNREADABLE.format(path=path, reason="not UTF-8 text")) from None
+        except csv.Error as exc:
+            raise CLIError(MSG_UNREADABLE.format(path=path, reason=exc)) from None
+        except OSError as exc:
+            raise CLIError(MSG_UNREADABLE.format(path=path, reason=exc.strerror or exc)) from None
+        source.seek(0)
+        frame = _parse(source, path, sep, header, text_columns)
+    frame.columns = [str(c).strip() for c in frame.columns]
+    if frame.empty:
+        raise CLIError(f"{path} has no rows")
+    frame.attrs["sep"] = sep
+    return frame
+
+
+def _parse(source, path: Path, sep: str, header: list[str], text_columns: Iterable[str]):
+    """The table of ``source`` (bytes) after the header checks, or a one-line error."""
     duplicated = sorted(name for name, n in Counter(h.strip() for h in header).items() if n > 1)
     if duplicated:
         raise CLIError(MSG_DUPLICATE.format(path=path, names=duplicated))
@@ -122,17 +257,19 @@ def read_table(
     wanted = set(text_columns)
     dtype = {raw: str for raw in header if raw.strip() in wanted}
     try:
-        frame = pd.read_csv(
-            path, sep=sep, encoding="utf-8-sig", skipinitialspace=True, dtype=dtype or None
+        # compression=None: the format was read from the bytes (_open_table), never guessed
+        # from the suffix (a text file named .zip would reach pandas' unzip).
+        return pd.read_csv(
+            source,
+            sep=sep,
+            encoding="utf-8-sig",
+            skipinitialspace=True,
+            dtype=dtype or None,
+            compression=None,
         )
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         reason = " ".join(str(exc).split()) or type(exc).__name__
         raise CLIError(MSG_UNREADABLE.format(path=path, reason=reason)) from None
-    frame.columns = [str(c).strip() for c in frame.columns]
-    if frame.empty:
-        raise CLIError(f"{path} has no rows")
-    frame.attrs["sep"] = sep
-    return frame
 
 
 def require_columns(frame: pd.DataFrame, columns: list[str], path: Path) -> None:
@@ -221,8 +358,7 @@ def split_columns(text: str) -> list[str]:
 def check_out_dir(path: Path) -> None:
     """Refuse an output folder that cannot be created or written, before any work is done.
 
-    An existing folder is reused: the files a command writes are replaced atomically (each is
-    either the old or the complete new file); other files in it are left alone.
+    The folder is then written all or nothing by :func:`fairot.cli._outdir.staged_folder`.
     """
     if path.exists() and not path.is_dir():
         raise CLIError(MSG_OUT_FILE.format(path=path))
@@ -236,7 +372,8 @@ def check_out_dir(path: Path) -> None:
     # A real probe: os.access says yes to root on a read-only mount's chmod bits and no to
     # nothing it cannot see, while creating a file tells the truth.
     try:
-        fd, probe = tempfile.mkstemp(prefix=".fairot-probe-", dir=ancestor)
+        # The pid in the name: the probe of a run killed right here is removed by the next one.
+        fd, probe = tempfile.mkstemp(prefix=f"{PROBE_PREFIX}{os.getpid()}-", dir=ancestor)
     except OSError as exc:
         raise CLIError(MSG_OUT_UNWRITABLE.format(path=path, reason=exc.strerror or exc)) from None
     os.close(fd)

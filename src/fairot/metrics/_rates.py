@@ -151,14 +151,18 @@ def _group_auc(y: np.ndarray, scores: np.ndarray, weight: np.ndarray | None) -> 
     w = np.ones(y.shape[0]) if weight is None else weight
     positive = np.where(y == 1, w, 0.0)
     negative = w - positive
-    total_pos, total_neg = positive.sum(), negative.sum()
-    if not (total_pos > 0 and total_neg > 0):
+    if not (positive.max(initial=0.0) > 0 and negative.max(initial=0.0) > 0):
         return float("nan")
+    # Each class's weights divided by their largest first: the statistic is invariant to
+    # the scale of either class's weights, and the product of the two totals no longer
+    # underflows to 0 (weights of 1e-300 gave 0/0) or overflows.
+    positive = positive / positive.max()
+    negative = negative / negative.max()
     levels, block = np.unique(scores, return_inverse=True)
-    pos_at = np.bincount(block, weights=positive, minlength=levels.shape[0])
-    neg_at = np.bincount(block, weights=negative, minlength=levels.shape[0])
+    pos_at = np.bincount(block, weights=positive, minlength=levels.shape[0]) / positive.sum()
+    neg_at = np.bincount(block, weights=negative, minlength=levels.shape[0]) / negative.sum()
     neg_below = np.cumsum(neg_at) - neg_at
-    return float(np.sum(pos_at * (neg_below + 0.5 * neg_at)) / (total_pos * total_neg))
+    return float(np.sum(pos_at * (neg_below + 0.5 * neg_at)))
 
 
 @group_metric("y_true", "y_pred", backend=False)

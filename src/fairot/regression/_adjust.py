@@ -269,7 +269,8 @@ def adjust_quantiles(
         ``"projected_gradient"``, ``"barycenter_ball"``. ``"closed_form"``: two groups with a
         squared cost (Table 1 of [1]_). ``"projection"``: the exact answer for a squared cost and
         any number of groups, one group-weighted Dykstra projection of the target curves
-        (Proposition 1 of [1]_). ``"pointwise"``: ``p = inf``, any convex cost, by rank then sorted
+        (Proposition 1 of [1]_). ``"pointwise"``: ``p = inf`` (or one grid point, where every
+        ``p`` is the same), any convex cost, by rank then sorted
         (Section 2.6). ``"projected_gradient"``: any convex cost (Section 3.3.2).
         ``"barycenter_ball"``: the sufficient rule, each group within :math:`\epsilon/2` of the
         latent barycenter (squared cost; not optimal, always feasible). ``"auto"`` picks closed
@@ -360,10 +361,16 @@ def adjust_quantiles(
     if epsilon <= EPSILON_RESOLUTION * np.abs(reference).max():
         solve_epsilon = 0.0
     flat = target is not None and bool(np.all(target == target[:, :1]))
+    # One grid point: every W_p distance is the absolute difference of the two values, so the
+    # problem is the W-inf one whatever p, solved exactly by rank (pointwise). Dykstra would
+    # need about 1 / r_min cycles there: the two constraints that bind on a group of share
+    # r_min (1e-6 beside 1, 1) are nearly parallel in the share-weighted metric (cosine
+    # 1 - r_min), so alternating projections crawl (68 s, then the work bound, on three groups of shares 1e-6, 1 and 1).
+    one_point = n_grid == 1
     if method == "auto":
         if target_is_curve and n_groups == 2:
             method = "closed_form"
-        elif (np.isinf(p) or solve_epsilon == 0.0) and target is None:
+        elif (np.isinf(p) or solve_epsilon == 0.0 or one_point) and target is None:
             # epsilon = 0 is one common curve for every p: the same rank-wise solve, exact and
             # immune to the slow flat regions of a projected gradient (logistic tails)
             method = "pointwise"
@@ -399,7 +406,7 @@ def adjust_quantiles(
             target, w, p, solve_epsilon / scale, bounds_s, projection_tol, budget, target_is_curve
         )
     elif method == "pointwise":
-        if not (np.isinf(p) or solve_epsilon == 0.0 or flat):
+        if not (np.isinf(p) or solve_epsilon == 0.0 or flat or one_point):
             raise ValueError(MSG_METHOD_NEEDS.format(method=method, what="p = inf or epsilon = 0"))
         adjusted, n_iter = pointwise_sup(cost, curves, w, solve_epsilon, bounds)
         adjusted = adjusted / scale

@@ -24,6 +24,10 @@ MSG_TIMES_DATES = (
     "{dtype} values."
 )
 MSG_TIMES_MISSING = "times holds missing values; every sample needs a time."
+MSG_TIMES_INFINITE = (
+    "times holds {count} infinite value(s) (first {value} at row {row}); every time must be a "
+    "finite number or a date."
+)
 MSG_TIME_ORDER = (
     "times must not go back in time (the stream is read in time order); got {got} after {last}."
 )
@@ -45,6 +49,14 @@ def as_times(
         index = pd.DatetimeIndex(index)
     if index.hasnans:
         raise ValueError(MSG_TIMES_MISSING)
+    if pd.api.types.is_numeric_dtype(index) and not pd.api.types.is_bool_dtype(index):
+        infinite = ~np.isfinite(index.to_numpy(dtype=float))
+        if infinite.any():
+            # an infinite time sorts last and would never close a window, nor start one
+            first = int(np.flatnonzero(infinite)[0])
+            raise ValueError(
+                MSG_TIMES_INFINITE.format(count=int(infinite.sum()), value=index[first], row=first)
+            )
     if not ordered:
         return index
     if n and not index.is_monotonic_increasing:
