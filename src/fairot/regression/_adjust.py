@@ -365,7 +365,7 @@ def adjust_quantiles(
     # problem is the W-inf one whatever p, solved exactly by rank (pointwise). Dykstra would
     # need about 1 / r_min cycles there: the two constraints that bind on a group of share
     # r_min (1e-6 beside 1, 1) are nearly parallel in the share-weighted metric (cosine
-    # 1 - r_min), so alternating projections crawl (68 s, then the work bound, on three groups of shares 1e-6, 1 and 1).
+    # 1 - r_min), so alternating projections crawl (68 s, then the work bound).
     one_point = n_grid == 1
     if method == "auto":
         if target_is_curve and n_groups == 2:
