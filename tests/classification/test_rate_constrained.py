@@ -401,3 +401,110 @@ def test_the_population_optimal_rule_is_recovered_from_the_true_posteriors(const
     clear = (np.abs(score) > 0.02) & (mass > 1e-5)
     np.testing.assert_array_equal(decided[clear], optimal[clear].round())
     assert mass[clear].sum() > 0.8  # most of x: the check is not vacuous
+
+
+def test_the_path_traces_the_frontier_from_one_fit(monkeypatch):
+    from sklearn.metrics import accuracy_score, roc_auc_score
+
+    from fairot.classification import fairness_accuracy_path, plot_path
+    from fairot.classification._path import MSG_TAUS_OR_BUDGETS
+
+    X, y, a = _data(n=1600, seed=8)
+    fits = []
+    original = RateConstrainedClassifier.fit
+
+    def counting(self, *args, **kwargs):
+        fits.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(RateConstrainedClassifier, "fit", counting)
+    budgets = [0.0, 0.02, 0.05, 0.1, 0.3]
+    path = fairness_accuracy_path(
+        RateConstrainedClassifier(max_difference=0.5, random_state=0),
+        X[:1000],
+        y[:1000],
+        sensitive_features=a[:1000],
+        budgets=budgets,
+        X_test=X[1000:],
+        y_test=y[1000:],
+        sensitive_features_test=a[1000:],
+    )
+    assert len(fits) == 1  # one probability model for the whole frontier
+    table = path.table
+    assert table["max_difference"].tolist() == budgets
+    for row, model in zip(table.itertuples(), path.estimators, strict=True):
+        assert model.max_difference == row.max_difference
+        assert model.estimator_ is path.estimators[0].estimator_
+        d = model.predict(X[1000:])
+        assert row.accuracy == pytest.approx(accuracy_score(y[1000:], d))
+        assert row.dp_difference == pytest.approx(
+            demographic_parity_difference(y[1000:], d, sensitive_features=a[1000:])
+        )
+        assert row.roc_auc == pytest.approx(
+            roc_auc_score(y[1000:], model.decision_function(X[1000:]))
+        )
+    # The held-out disparity grows with the budget, and so does accuracy, broadly.
+    assert table["dp_difference"].iloc[0] < table["dp_difference"].iloc[-1]
+    assert table["accuracy"].iloc[0] < table["accuracy"].iloc[-1]
+    plot_path(path, label="rate")
+    ratio = fairness_accuracy_path(
+        RateConstrainedClassifier(min_ratio=0.5, random_state=0),
+        X,
+        y,
+        sensitive_features=a,
+        budgets=[0.8, 0.9],
+    )
+    assert ratio.table.columns[0] == "min_ratio"
+    message = MSG_TAUS_OR_BUDGETS.format(
+        name="RateConstrainedClassifier",
+        wanted="budgets",
+        other="taus",
+        why="its tolerance is its budget, max_difference or min_ratio",
+    )
+    with pytest.raises(TypeError, match=re.escape(message)):
+        fairness_accuracy_path(
+            RateConstrainedClassifier(max_difference=0.1), X, y, sensitive_features=a, taus=[0.5]
+        )
+    with pytest.raises(ValueError, match=re.escape(MSG_MIN_RATIO.split("(")[0])):
+        fairness_accuracy_path(
+            RateConstrainedClassifier(min_ratio=0.8), X, y, sensitive_features=a, budgets=[0.0]
+        )
+
+
+def test_grid_search_over_the_budget_with_within_fairness_budget():
+    import sklearn
+    from sklearn.model_selection import GridSearchCV
+
+    from fairot.metrics import (
+        demographic_parity_difference as fairot_dp,
+    )
+    from fairot.metrics import (
+        fair_accuracy_scorer,
+        make_fairness_scorer,
+        within_fairness_budget,
+    )
+
+    X, y, a = _data(n=1200, seed=9)
+    budgets = [0.0, 0.03, 0.1, 0.3, 1.0]
+    scoring = {
+        "accuracy": fair_accuracy_scorer,
+        "neg_dp": make_fairness_scorer(fairot_dp, greater_is_better=False),
+    }
+    sklearn.set_config(enable_metadata_routing=True)
+    try:
+        search = GridSearchCV(
+            RateConstrainedClassifier(random_state=0),
+            {"max_difference": budgets},
+            scoring=scoring,
+            refit=within_fairness_budget(0.06, score="accuracy", fairness="neg_dp"),
+            cv=3,
+        ).fit(X, y, sensitive_features=a)
+    finally:
+        sklearn.set_config(enable_metadata_routing=False)
+    results = search.cv_results_
+    dp = -np.asarray(results["mean_test_neg_dp"])
+    accuracy = np.asarray(results["mean_test_accuracy"])
+    feasible = np.flatnonzero(dp <= 0.06)
+    assert 0 < feasible.size < len(budgets)
+    assert search.best_index_ == feasible[np.argmax(accuracy[feasible])]
+    assert search.best_estimator_.max_difference == budgets[search.best_index_]
