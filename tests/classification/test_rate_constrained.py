@@ -17,6 +17,7 @@ from fairlearn.metrics import (
     equalized_odds_difference,
     equalized_odds_ratio,
 )
+from scipy.optimize import linprog
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
@@ -28,7 +29,6 @@ from fairot.classification._rate_cells import (
     MSG_CONTROL_UNUSED,
     MSG_ONE_LABEL,
     MSG_PROBA_NAN,
-    MSG_SMALL_CELL,
 )
 from fairot.classification._rate_program import MSG_BUDGET, MSG_MAX_DIFFERENCE, MSG_MIN_RATIO
 from fairot.utils.groups import MSG_ONE_GROUP
@@ -294,10 +294,217 @@ def test_other_errors_name_what_is_wrong():
         ValueError, match=re.escape(MSG_CONTROL_UNUSED.format(constraint="demographic_parity"))
     ):
         model.fit(X, y, sensitive_features=a, control_features=a)
-    rare = a.copy()
-    rare[:3] = 5
-    y_rare = y.copy()
-    y_rare[:3] = 1
-    with pytest.raises(ValueError, match="fewer than cv=5 folds"):
-        model.fit(X, y_rare, sensitive_features=rare)
-    assert MSG_SMALL_CELL.endswith("merge small groups.")
+
+
+def test_skops_round_trip_through_fairot_load_model(tmp_path):
+    import skops.io as sio
+
+    from fairot import load_model
+
+    X, y, a = _data(n=500)
+    model = RateConstrainedClassifier(constraint="equalized_odds", min_ratio=0.8, random_state=0)
+    model.fit(X, y, sensitive_features=a)
+    path = tmp_path / "rate.skops"
+    sio.dump(model, path)
+    back = load_model(path)
+    np.testing.assert_array_equal(back.decision_function(X), model.decision_function(X))
+    np.testing.assert_array_equal(back.rates_.to_numpy(), model.rates_.to_numpy())
+
+
+class _TrueCells(ClassifierMixin, BaseEstimator):
+    """The exact cell posteriors p(a, y | x) of a Gaussian mixture (codes 2a + y).
+
+    A ~ Bernoulli(PI), Y | A ~ Bernoulli(P_Y[A]), X | A, Y ~ N(MEANS[A, Y], 1).
+    """
+
+    PI = np.array([0.6, 0.4])
+    P_Y = np.array([0.35, 0.6])
+    MEANS = np.array([[-1.0, 0.6], [-0.2, 1.4]])
+
+    def fit(self, X, y=None):
+        self.classes_ = np.arange(4)
+        return self
+
+    def joint(self, x):
+        prior = np.array(
+            [
+                self.PI[a] * (self.P_Y[a] if y else 1 - self.P_Y[a])
+                for a, y in ((0, 0), (0, 1), (1, 0), (1, 1))
+            ]
+        )
+        means = self.MEANS.ravel()
+        return prior * np.exp(-0.5 * (x[:, None] - means) ** 2) / np.sqrt(2 * np.pi)
+
+    def predict_proba(self, X):
+        joint = self.joint(np.asarray(X, dtype=float)[:, 0])
+        return joint / joint.sum(axis=1, keepdims=True)
+
+    def sample(self, n, seed):
+        rng = np.random.default_rng(seed)
+        a = (rng.random(n) < self.PI[1]).astype(int)
+        y = (rng.random(n) < self.P_Y[a]).astype(int)
+        return rng.normal(self.MEANS[a, y], 1.0)[:, None], y, a
+
+
+def _population_rule(truth, constraint, max_difference):
+    """The population-optimal rule on a fine grid, by linprog on the grid's cells of x."""
+    grid = np.linspace(-6, 7, 4001)
+    joint = truth.joint(grid) * (grid[1] - grid[0])  # p(x, a, y) dx
+    mass = joint.sum(axis=1)
+    eta = (joint[:, 1] + joint[:, 3]) / mass
+    units = (
+        np.column_stack([joint[:, 0] + joint[:, 1], joint[:, 2] + joint[:, 3]])
+        if constraint == "demographic_parity"
+        else joint[:, [1, 3]]
+    )
+    rates = (units / units.sum(axis=0)).T  # rate_j = rates[j] @ t
+    # max over t of mass (2 eta - 1) t, with |rate_0 - rate_1| <= delta.
+    diff = rates[0] - rates[1]
+    res = linprog(
+        -mass * (2 * eta - 1),
+        A_ub=np.vstack([diff, -diff]),
+        b_ub=[max_difference, max_difference],
+        bounds=(0, 1),
+        method="highs",
+    )
+    assert res.status == 0
+    # Its multipliers in the rule's form: s = 2 eta - 1 - sum_j mu_j g_j / pi_j.
+    mu = res.ineqlin.marginals[1] - res.ineqlin.marginals[0]
+    score = (
+        2 * eta
+        - 1
+        - mu * (units[:, 0] / units[:, 0].sum() - units[:, 1] / units[:, 1].sum()) / mass
+    )
+    return grid, res.x, mass, np.array([mu, -mu]), score
+
+
+@pytest.mark.parametrize("constraint", ["demographic_parity", "equal_opportunity"])
+def test_the_population_optimal_rule_is_recovered_from_the_true_posteriors(constraint):
+    """Sampled rows with the exact posteriors: the population's multipliers and rule.
+
+    50 000 rows (the program's working-set path): the multipliers within sampling error of
+    the population's, and the decisions on a fine grid of x equal to the population-optimal
+    rule wherever its score is not within that error of 0.
+    """
+    truth = _TrueCells().fit(None)
+    X, y, a = truth.sample(50_000, seed=0)
+    model = RateConstrainedClassifier(
+        FrozenEstimator(truth), constraint=constraint, max_difference=0.05
+    )
+    model.fit(X, y, sensitive_features=a)
+    grid, optimal, mass, mu, score = _population_rule(truth, constraint, 0.05)
+    assert np.abs(mu).min() > 0.1  # the budget binds in the population
+    np.testing.assert_allclose(model.multipliers_, mu, atol=0.02)
+    decided = model.predict(grid[:, None])
+    # Off the sliver |s| <= 0.02, and where a grid cell weighs enough for HiGHS to decide it
+    # (its reduced cost, mass * s, above the solver's 1e-7 tolerance).
+    clear = (np.abs(score) > 0.02) & (mass > 1e-5)
+    np.testing.assert_array_equal(decided[clear], optimal[clear].round())
+    assert mass[clear].sum() > 0.8  # most of x: the check is not vacuous
+
+
+def test_the_path_traces_the_frontier_from_one_fit(monkeypatch):
+    from sklearn.metrics import accuracy_score, roc_auc_score
+
+    from fairot.classification import fairness_accuracy_path, plot_path
+    from fairot.classification._path import MSG_TAUS_OR_BUDGETS
+
+    X, y, a = _data(n=1600, seed=8)
+    fits = []
+    original = RateConstrainedClassifier.fit
+
+    def counting(self, *args, **kwargs):
+        fits.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(RateConstrainedClassifier, "fit", counting)
+    budgets = [0.0, 0.02, 0.05, 0.1, 0.3]
+    path = fairness_accuracy_path(
+        RateConstrainedClassifier(max_difference=0.5, random_state=0),
+        X[:1000],
+        y[:1000],
+        sensitive_features=a[:1000],
+        budgets=budgets,
+        X_test=X[1000:],
+        y_test=y[1000:],
+        sensitive_features_test=a[1000:],
+    )
+    assert len(fits) == 1  # one probability model for the whole frontier
+    table = path.table
+    assert table["max_difference"].tolist() == budgets
+    for row, model in zip(table.itertuples(), path.estimators, strict=True):
+        assert model.max_difference == row.max_difference
+        assert model.estimator_ is path.estimators[0].estimator_
+        d = model.predict(X[1000:])
+        assert row.accuracy == pytest.approx(accuracy_score(y[1000:], d))
+        assert row.dp_difference == pytest.approx(
+            demographic_parity_difference(y[1000:], d, sensitive_features=a[1000:])
+        )
+        assert row.roc_auc == pytest.approx(
+            roc_auc_score(y[1000:], model.decision_function(X[1000:]))
+        )
+    # The held-out disparity grows with the budget, and so does accuracy, broadly.
+    assert table["dp_difference"].iloc[0] < table["dp_difference"].iloc[-1]
+    assert table["accuracy"].iloc[0] < table["accuracy"].iloc[-1]
+    plot_path(path, label="rate")
+    ratio = fairness_accuracy_path(
+        RateConstrainedClassifier(min_ratio=0.5, random_state=0),
+        X,
+        y,
+        sensitive_features=a,
+        budgets=[0.8, 0.9],
+    )
+    assert ratio.table.columns[0] == "min_ratio"
+    message = MSG_TAUS_OR_BUDGETS.format(
+        name="RateConstrainedClassifier",
+        wanted="budgets",
+        other="taus",
+        why="its tolerance is its budget, max_difference or min_ratio",
+    )
+    with pytest.raises(TypeError, match=re.escape(message)):
+        fairness_accuracy_path(
+            RateConstrainedClassifier(max_difference=0.1), X, y, sensitive_features=a, taus=[0.5]
+        )
+    with pytest.raises(ValueError, match=re.escape(MSG_MIN_RATIO.split("(")[0])):
+        fairness_accuracy_path(
+            RateConstrainedClassifier(min_ratio=0.8), X, y, sensitive_features=a, budgets=[0.0]
+        )
+
+
+def test_grid_search_over_the_budget_with_within_fairness_budget():
+    import sklearn
+    from sklearn.model_selection import GridSearchCV
+
+    from fairot.metrics import (
+        demographic_parity_difference as fairot_dp,
+    )
+    from fairot.metrics import (
+        fair_accuracy_scorer,
+        make_fairness_scorer,
+        within_fairness_budget,
+    )
+
+    X, y, a = _data(n=1200, seed=9)
+    budgets = [0.0, 0.03, 0.1, 0.3, 1.0]
+    scoring = {
+        "accuracy": fair_accuracy_scorer,
+        "neg_dp": make_fairness_scorer(fairot_dp, greater_is_better=False),
+    }
+    sklearn.set_config(enable_metadata_routing=True)
+    try:
+        search = GridSearchCV(
+            RateConstrainedClassifier(random_state=0),
+            {"max_difference": budgets},
+            scoring=scoring,
+            refit=within_fairness_budget(0.06, score="accuracy", fairness="neg_dp"),
+            cv=3,
+        ).fit(X, y, sensitive_features=a)
+    finally:
+        sklearn.set_config(enable_metadata_routing=False)
+    results = search.cv_results_
+    dp = -np.asarray(results["mean_test_neg_dp"])
+    accuracy = np.asarray(results["mean_test_accuracy"])
+    feasible = np.flatnonzero(dp <= 0.06)
+    assert 0 < feasible.size < len(budgets)
+    assert search.best_index_ == feasible[np.argmax(accuracy[feasible])]
+    assert search.best_estimator_.max_difference == budgets[search.best_index_]

@@ -31,10 +31,12 @@ Internal surface (for :mod:`fairot.classification._rate_constrained`): :data:`CO
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.frozen import FrozenEstimator
-from sklearn.model_selection import StratifiedKFold
+from sklearn.model_selection import StratifiedKFold, check_cv
 from sklearn.utils import _safe_indexing
 
 from fairot.classification._common import fit_base_estimator
@@ -50,10 +52,6 @@ CONSTRAINTS = (
 MSG_ONE_LABEL = (
     "group {group!r} has no rows with y={label!r}; constraint={constraint!r} compares the "
     "groups' rates among the rows of each label in {labels}, so every group needs rows of each."
-)
-MSG_SMALL_CELL = (
-    "cell {cell} has {count} row(s), fewer than cv={cv} folds: cross-fitting the probability "
-    "model stratifies on the (group, label) cells. Lower cv, or merge small groups."
 )
 MSG_CLASSES = (
     "estimator's classes_ must be the integer cell codes (stratum * n_groups + group) * 2 + "
@@ -184,20 +182,27 @@ def cell_proba(model, X, n_cells: int) -> np.ndarray:
 def cross_fit_cell_proba(
     estimator, X, codes: np.ndarray, n_cells: int, *, cv: int, random_state, weights
 ) -> np.ndarray:
-    """Out-of-fold cell probabilities of every row: folds stratified on the cell.
+    """Out-of-fold cell probabilities of every row: ``cv`` folds stratified on the cell.
+
+    An integer ``cv`` shuffles the folds with ``random_state``; a splitter or an iterable of
+    (train, test) indices is used as given.
 
     A model in :class:`~sklearn.frozen.FrozenEstimator` is not refitted, so its
     probabilities are those of every row at once.
     """
     if isinstance(estimator, FrozenEstimator):
         return cell_proba(estimator, X, n_cells)
-    counts = np.bincount(codes, minlength=n_cells)
-    small = np.flatnonzero((counts > 0) & (counts < cv))
-    if small.size:
-        raise ValueError(MSG_SMALL_CELL.format(cell=int(small[0]), count=counts[small[0]], cv=cv))
-    folds = StratifiedKFold(n_splits=cv, shuffle=True, random_state=random_state)
+    if sp.issparse(X):
+        X = X.tocsr()  # row indexing (COO and DIA have none)
+    elif not hasattr(X, "iloc") and not isinstance(X, np.ndarray):
+        X = np.asarray(X)  # lists and array-likes, indexed by rows below
+    if isinstance(cv, Integral):
+        folds = StratifiedKFold(n_splits=cv, shuffle=True, random_state=random_state)
+        splits = folds.split(np.zeros(codes.shape[0]), _fold_labels(codes, cv))
+    else:
+        splits = check_cv(cv).split(np.zeros(codes.shape[0]), codes)
     out = np.zeros((codes.shape[0], n_cells))
-    for train, test in folds.split(np.zeros(codes.shape[0]), codes):
+    for train, test in splits:
         model = fit_base_estimator(
             estimator,
             _safe_indexing(X, train),
@@ -230,6 +235,21 @@ def rule_scores(
     """
     units = proba @ layout.units
     return 2.0 * (proba @ layout.positive) - 1.0 - (units / shares) @ multipliers, units
+
+
+def _fold_labels(codes: np.ndarray, cv: int) -> np.ndarray:
+    """What the folds are stratified on: the cells, those with fewer than ``cv`` rows pooled.
+
+    A rare cell cannot be in every fold; pooled, its rows are spread as evenly as the rest
+    (a fold model that saw none of them gives their cell probability 0). Where even the pool
+    is smaller than ``cv``, its rows join the largest cell.
+    """
+    counts = np.bincount(codes)
+    labels = np.where(counts[codes] >= cv, codes, -1)
+    pooled = labels == -1
+    if 0 < pooled.sum() < cv:
+        labels[pooled] = int(np.argmax(counts))
+    return labels
 
 
 def empirical_rates(

@@ -42,6 +42,11 @@ MSG_DASK = (
     "(X.compute()), or fit on a sample that fits in memory."
 )
 
+MSG_ONE_CLASS = (
+    "sample_weight is 0 on every row of class {label!r}: the rule needs both classes with "
+    "positive weight."
+)
+
 Constraint = Literal[
     "demographic_parity",
     "equal_opportunity",
@@ -128,8 +133,10 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
     min_ratio : float in (0, 1], optional
         The budget on the smallest min over max of a family's rates (fairlearn's ``*_ratio``;
         0.8 is the four-fifths rule). Exactly one of ``max_difference`` and ``min_ratio``.
-    cv : int, default=5
-        Folds of the cross-fitted probabilities (at least 2; every cell needs ``cv`` rows).
+    cv : int, cross-validation generator or iterable, default=5
+        Folds of the cross-fitted probabilities: an integer (at least 2) gives that many folds
+        stratified on the cell and shuffled by ``random_state`` (cells with fewer rows than
+        folds are pooled); a splitter or an iterable of (train, test) indices is used as is.
     margin : float in [0, 1), default=0.0
         Subtracted from ``max_difference`` (added to ``min_ratio``) before the program is
         solved; ``budget_`` is the result.
@@ -205,7 +212,7 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         "constraint": [StrOptions(set(CONSTRAINTS))],
         "max_difference": [Real, None],
         "min_ratio": [Real, None],
-        "cv": [Interval(Integral, 2, None, closed="left")],
+        "cv": [Interval(Integral, 2, None, closed="left"), "cv_object"],
         "margin": [Interval(Real, 0, 1, closed="left")],
         "random_state": ["random_state"],
     }
@@ -268,6 +275,9 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         groups = check_sensitive_features(sf, n_samples)
         if weights is not None:
             check_group_weights(weights, groups.indices(), groups.names)
+            for label in self.classes_:
+                if not weights[y == label].sum() > 0:
+                    raise ValueError(MSG_ONE_CLASS.format(label=label.item()))
         strata = self._strata(X, control_features, n_samples)
         self._check_features(X, reset=True)
         self.groups_, self.group_names_ = group_attributes(groups)
@@ -337,17 +347,20 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         decisions = (scores > 0).astype(float)
         expected = (self._weights * decisions) @ units / program.unit_shares
         empirical = empirical_rates(decisions, self._codes, layout.units, self._weights)
-        self.rates_ = pd.DataFrame(
-            {
-                "family": [layout.family_names[f] for f in layout.families],
-                "program": program.rates,
-                "expected": expected,
-                "empirical": empirical,
-            },
-            index=pd.Index(self.unit_names_, name="unit"),
-        )
+        # Plain arrays (skops saves them); rates_ builds the table on demand.
+        self._rate_columns = {
+            "family": [layout.family_names[f] for f in layout.families],
+            "program": program.rates,
+            "expected": expected,
+            "empirical": empirical,
+        }
         self.expected_difference_, self.expected_ratio_ = spread(expected, layout.families)
         self.cv_difference_, self.cv_ratio_ = spread(empirical, layout.families)
+
+    @property
+    def rates_(self) -> pd.DataFrame:
+        """One row per unit: its family and its program, expected and empirical rates."""
+        return pd.DataFrame(self._rate_columns, index=pd.Index(self.unit_names_, name="unit"))
 
     def with_budget(
         self, *, max_difference: float | None = None, min_ratio: float | None = None
@@ -448,4 +461,5 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         -------
         ndarray of shape (n_samples,)
         """
-        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(np.intp)]
