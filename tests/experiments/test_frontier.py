@@ -244,12 +244,21 @@ def test_rate_points_trace_the_budgets_from_one_fit_and_decide_as_the_classifier
     clf = RateConstrainedClassifier(
         estimator=LogisticRegression(max_iter=1000), max_difference=0.02, random_state=0
     ).fit(split.X_train, split.y_train, sensitive_features=split.sensitive_train)
+    X = split.X_test
     expected = point_metrics(
-        split, clf.predict_proba(split.X_test)[:, 1], clf.predict(split.X_test).astype(float)
+        split,
+        clf.predict_proba(X)[:, 1],
+        clf.predict(X).astype(float),
+        ranking=clf.decision_function(X),
+        probabilities=clf.base_scores(X),
     )
     assert points[0]["accuracy"] == pytest.approx(expected["accuracy"])
     assert points[0]["dp_difference"] == pytest.approx(expected["dp_difference"])
-    assert points[0]["auc"] == pytest.approx(expected["auc"])
+    assert points[0]["auc"] == pytest.approx(roc_auc_score(split.y_test, clf.decision_function(X)))
+    assert points[0]["log_loss"] == pytest.approx(
+        log_loss(split.y_test, np.clip(clf.base_scores(X), 1e-6, 1 - 1e-6))
+    )
+    assert points[0]["sdd"] == pytest.approx(expected["sdd"])
 
 
 @pytest.mark.parametrize("kind", ["logistic", "boosted"])

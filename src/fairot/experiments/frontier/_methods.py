@@ -52,7 +52,14 @@ def _quiet():
         yield
 
 
-def point_metrics(split, scores: np.ndarray, positive: np.ndarray | None = None) -> dict:
+def point_metrics(
+    split,
+    scores: np.ndarray,
+    positive: np.ndarray | None = None,
+    *,
+    ranking: np.ndarray | None = None,
+    probabilities: np.ndarray | None = None,
+) -> dict:
     r"""Test metrics of one model: accuracy, AUC, log-loss, the rate disparities, Wass1, SDD.
 
     ``scores`` are the model's probabilities of the positive class; ``positive`` the probability
@@ -60,7 +67,11 @@ def point_metrics(split, scores: np.ndarray, positive: np.ndarray | None = None)
     classifier). For fairlearn's randomised classifiers, ``positive`` is the probability of the
     randomised decision, and accuracy and the rate disparities are its expected values (each row
     counted once as positive with weight :math:`p` and once as negative with weight
-    :math:`1 - p`, so that fairot's own group rates do the averaging).
+    :math:`1 - p`, so that fairot's own group rates do the averaging). ``ranking`` (default
+    ``scores``) is what the AUC ranks and ``probabilities`` (default ``scores``) what the
+    log-loss scores: the rate-constrained classifier's ``decision_function`` and its probability
+    model's :math:`\eta` (its ``predict_proba`` is a clipped shift of the decision, not a
+    probability), as :func:`fairot.classification.fairness_accuracy_path` reports them.
 
     The disparities of the decisions :math:`\hat y`, over the groups :math:`a`:
     ``dp_difference`` :math:`\max_a P(\hat y = 1 \mid a) - \min_a P(\hat y = 1 \mid a)`,
@@ -88,8 +99,14 @@ def point_metrics(split, scores: np.ndarray, positive: np.ndarray | None = None)
     tpr, fpr = (_spread(rates[column].to_numpy()) for column in ("tpr", "fpr"))
     return {
         "accuracy": float(np.sum(weight * correct) / y.shape[0]),
-        "auc": float(roc_auc_score(y, scores)),
-        "log_loss": float(log_loss(y, np.clip(scores, 1e-6, 1 - 1e-6), labels=[0, 1])),
+        "auc": float(roc_auc_score(y, scores if ranking is None else ranking)),
+        "log_loss": float(
+            log_loss(
+                y,
+                np.clip(scores if probabilities is None else probabilities, 1e-6, 1 - 1e-6),
+                labels=[0, 1],
+            )
+        ),
         "dp_difference": float(selection.max() - selection.min()),
         "dp_ratio": float(selection.min() / selection.max()) if selection.max() > 0 else 1.0,
         "eo_difference": tpr,
@@ -114,6 +131,7 @@ def _point(
     scores,
     positive=None,
     criterion: str = "demographic_parity",
+    **scored,
 ):
     return {
         "method": method,
@@ -121,7 +139,7 @@ def _point(
         "knob": knob,
         "value": value,
         "attribute_at_prediction": attribute,
-        **point_metrics(split, scores, positive),
+        **point_metrics(split, scores, positive, **scored),
     }
 
 
@@ -325,7 +343,9 @@ def rate_points(
     multipliers :math:`\mu` re-solved for each ``max_difference`` in ``budgets`` (and each
     ``min_ratio`` in ``min_ratios``, demographic parity's four-fifths form) by ``with_budget``,
     without refitting the probability model. Deterministic decisions: ``predict`` is the
-    decision, ``predict_proba`` the scores measured for AUC, log-loss, Wass1 and SDD.
+    decision; the AUC ranks ``decision_function``, the log-loss scores the probability model's
+    :math:`\eta` (``base_scores``, the same at every budget), Wass1 and SDD measure
+    ``predict_proba`` (the decision's scores, :math:`(1 + s) / 2` clipped to [0, 1]).
     """
     from fairot.classification import RateConstrainedClassifier
 
@@ -333,9 +353,13 @@ def rate_points(
     points: list[dict[str, Any]] = []
 
     def measure(model, knob, value, criterion):
-        scores = model.predict_proba(split.X_test)[:, 1]
-        decided = model.predict(split.X_test).astype(float)
-        points.append(_point(method, knob, value, False, split, scores, decided, criterion))
+        ranking = model.decision_function(split.X_test)
+        scored = {"ranking": ranking, "probabilities": model.base_scores(split.X_test)}
+        scores = np.clip(0.5 * (1.0 + ranking), 0.0, 1.0)  # predict_proba's, computed once
+        decided = (ranking > 0).astype(float)  # predict's
+        points.append(
+            _point(method, knob, value, False, split, scores, decided, criterion, **scored)
+        )
 
     with _quiet():
         for criterion in criteria:
