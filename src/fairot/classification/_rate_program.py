@@ -178,7 +178,16 @@ def _solve_restricted(a, V, w, fixed_rates, level_coef, level_bound):
     c = np.concatenate([-w * a, np.zeros(n_families2)])
     lower = np.zeros(V.shape[0] + n_families2)
     upper = np.ones(V.shape[0] + n_families2)
-    res = linprog(c, A_ub=A, b_ub=b, bounds=np.column_stack([lower, upper]), method="highs")
+    # Presolve finds nothing to remove in a program of a few dense rows; off, each solve
+    # takes about half the time (measured at 20 000 columns).
+    res = linprog(
+        c,
+        A_ub=A,
+        b_ub=b,
+        bounds=np.column_stack([lower, upper]),
+        method="highs",
+        options={"presolve": False},
+    )
     if res.status != 0:
         return None
     marginals = res.ineqlin.marginals
