@@ -9,6 +9,7 @@ import pickle
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 from fairlearn.metrics import (
     demographic_parity_difference,
@@ -508,3 +509,30 @@ def test_grid_search_over_the_budget_with_within_fairness_budget():
     assert 0 < feasible.size < len(budgets)
     assert search.best_index_ == feasible[np.argmax(accuracy[feasible])]
     assert search.best_estimator_.max_difference == budgets[search.best_index_]
+
+
+def test_row_order_and_group_labels_do_not_change_the_rule():
+    """Permuting the rows, or renaming the groups, leaves the rule as it was (frozen model)."""
+    X, y, a = _data(n=800, seed=10)
+    frozen = FrozenEstimator(LogisticRegression(max_iter=1000).fit(X, 2 * a + y))
+    base = RateConstrainedClassifier(frozen, constraint="equalized_odds", max_difference=0.03)
+    model = clone(base).fit(X, y, sensitive_features=a)
+    order = np.random.default_rng(1).permutation(len(y))
+    permuted = clone(base).fit(X[order], y[order], sensitive_features=a[order])
+    np.testing.assert_allclose(permuted.multipliers_, model.multipliers_, atol=1e-8)
+    renamed = clone(base).fit(X, y, sensitive_features=np.where(a == 0, "first", "second"))
+    np.testing.assert_allclose(renamed.multipliers_, model.multipliers_, atol=1e-8)
+    assert renamed.groups_ == ["first", "second"]
+
+
+def test_a_dataframe_with_named_group_columns():
+    """Named columns stay inputs: the rule may then read the attribute (attribute-aware)."""
+    X, y, a = _data(n=800, seed=11)
+    frame = pd.DataFrame({"x0": X[:, 0], "x1": X[:, 1], "group": a})
+    model = RateConstrainedClassifier(max_difference=0.02, random_state=0)
+    model.fit(frame, y, sensitive_features="group")
+    assert list(model.feature_names_in_) == ["x0", "x1", "group"]
+    decided = model.predict(frame)
+    assert demographic_parity_difference(y, decided, sensitive_features=a) < 0.06
+    with pytest.raises(ValueError, match="feature names"):
+        model.predict(frame.rename(columns={"x0": "other"}))
