@@ -127,6 +127,7 @@ def test_the_working_set_reaches_the_optimum_of_every_row(budget):
     whole = solve_rate_program(a, q, fam, sample_weight=w, **budget)
     screened = solve_rate_program(a, q, fam, sample_weight=w, working_set_size=500, **budget)
     assert whole.n_passes == 1 and screened.working_set_size < 6000
+    assert screened.n_passes > 1  # the guess was off: recentred, narrowed or widened
     np.testing.assert_allclose(screened.objective, whole.objective, rtol=0, atol=1e-9)
     np.testing.assert_allclose(screened.multipliers, whole.multipliers, atol=1e-6)
     np.testing.assert_allclose(screened.rates, whole.rates, atol=1e-8)

@@ -292,7 +292,7 @@ def solve_rate_program(
         level_coef, level_bound,
     )  # fmt: skip
     centre = np.zeros(V.shape[1]) if guess is None else guess[1]
-    size = working_set_size
+    size, narrowed = working_set_size, False
     for n_pass in range(1, MAX_PASSES + 1):
         s = a - V @ centre
         work = np.sort(np.argpartition(np.abs(s), size - 1)[:size]) if size < n else np.arange(n)
@@ -312,10 +312,16 @@ def solve_rate_program(
                 t[work] = t_work
                 return _result(t, mu, shares, levels, a, V, w, n_passes=n_pass, size=size)
             # Few disagreements: the set held the boundary and mu is near the optimum, so
-            # centre on it. Many: the fixed rows alone met the budget and the set's mu says
-            # little (it can be 0); keep the centre and widen the set.
+            # centre on it, where (the first time) a narrower band suffices to certify it.
+            # Many: the fixed rows alone met the budget and the set's mu says little (it can
+            # be 0); keep the centre and widen the set. Every later pass widens it, so the
+            # loop ends by the program on every row at worst.
             if disagree.sum() < size // 2:
                 centre = mu
+                if not narrowed:
+                    narrowed = True
+                    size = min(max(4 * int(disagree.sum()), working_set_size // 4), n)
+                    continue
         if size == n:
             break
         size = min(2 * size, n)
