@@ -536,3 +536,18 @@ def test_a_dataframe_with_named_group_columns():
     assert demographic_parity_difference(y, decided, sensitive_features=a) < 0.06
     with pytest.raises(ValueError, match="feature names"):
         model.predict(frame.rename(columns={"x0": "other"}))
+
+
+def test_cross_fitted_decisions_give_the_empirical_rates_and_their_intervals():
+    from fairot.metrics import bootstrap_intervals
+
+    X, y, a = _data(n=1000, seed=12)
+    model = RateConstrainedClassifier(max_difference=0.03, random_state=0)
+    model.fit(X, y, sensitive_features=a)
+    d = model.cv_decisions_
+    assert model.cv_difference_ == pytest.approx(
+        demographic_parity_difference(y, d, sensitive_features=a), abs=1e-12
+    )
+    intervals = bootstrap_intervals(y, d, sensitive_features=a, n_bootstrap=50, random_state=0)
+    low, high = intervals.summary.loc["demographic_parity_difference", ["low", "high"]]
+    assert low <= model.cv_difference_ <= high

@@ -172,6 +172,11 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         Largest max - min and smallest min / max of ``rates_["expected"]`` within a family.
     cv_difference_, cv_ratio_ : float
         The same of ``rates_["empirical"]``: the estimate of the held-out values.
+    cv_decisions_ : ndarray of shape (n_samples,)
+        The rule's decision on each training row from its cross-fitted probabilities (1 for
+        ``classes_[1]``): what ``rates_["empirical"]`` measures. Give it to
+        :func:`fairot.metrics.bootstrap_intervals` with the groups for intervals of the
+        empirical differences and ratios.
     cv_proba_ : ndarray of shape (n_samples, n_cells)
         The cross-fitted cell probabilities of the training rows (:meth:`with_budget` solves
         on them again).
@@ -345,6 +350,7 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
             self.cv_proba_, layout, program.unit_shares, program.multipliers
         )
         decisions = (scores > 0).astype(float)
+        self.cv_decisions_ = decisions
         expected = (self._weights * decisions) @ units / program.unit_shares
         empirical = empirical_rates(decisions, self._codes, layout.units, self._weights)
         # Plain arrays (skops saves them); rates_ builds the table on demand.
