@@ -551,3 +551,23 @@ def test_cross_fitted_decisions_give_the_empirical_rates_and_their_intervals():
     intervals = bootstrap_intervals(y, d, sensitive_features=a, n_bootstrap=50, random_state=0)
     low, high = intervals.summary.loc["demographic_parity_difference", ["low", "high"]]
     assert low <= model.cv_difference_ <= high
+
+
+class _NoGroupOne(ClassifierMixin, BaseEstimator):
+    """A cell model that never predicts group 1 (codes 2 and 3)."""
+
+    def fit(self, X, y):
+        self.classes_ = np.array([0, 1])
+        return self
+
+    def predict_proba(self, X):
+        return np.full((len(X), 2), 0.5)
+
+
+def test_a_model_that_never_predicts_a_group_is_named():
+    from fairot.classification._rate_constrained import MSG_NO_SHARE
+
+    X, y, a = _data(n=300)
+    model = RateConstrainedClassifier(FrozenEstimator(_NoGroupOne().fit(X, y)), max_difference=0.1)
+    with pytest.raises(ValueError, match=re.escape(MSG_NO_SHARE.format(unit="1"))):
+        model.fit(X, y, sensitive_features=a)

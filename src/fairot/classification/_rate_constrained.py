@@ -42,6 +42,11 @@ MSG_DASK = (
     "(X.compute()), or fit on a sample that fits in memory."
 )
 
+MSG_NO_SHARE = (
+    "the probability model gives {unit!r} probability 0 on every training row, so its rate is "
+    "undefined; check that the estimator predicts the cell codes of every group (see cells in "
+    "the docstring)."
+)
 MSG_ONE_CLASS = (
     "sample_weight is 0 on every row of class {label!r}: the rule needs both classes with "
     "positive weight."
@@ -334,6 +339,9 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         """Solve the program on the cross-fitted probabilities; set the fitted attributes."""
         layout = self._layout
         margins = 2.0 * (self.cv_proba_ @ layout.positive) - 1.0
+        shares = self._weights @ (self.cv_proba_ @ layout.units)
+        if np.any(shares <= 0):
+            raise ValueError(MSG_NO_SHARE.format(unit=layout.unit_names[int(np.argmin(shares))]))
         program = solve_rate_program(
             margins,
             self.cv_proba_ @ layout.units,
