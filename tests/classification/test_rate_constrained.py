@@ -15,6 +15,7 @@ from fairlearn.metrics import (
     demographic_parity_difference,
     demographic_parity_ratio,
     equal_opportunity_difference,
+    equal_opportunity_ratio,
     equalized_odds_difference,
     equalized_odds_ratio,
 )
@@ -70,6 +71,9 @@ FAIRLEARN = {
         y, d, sensitive_features=a
     ),
     ("equal_opportunity", "difference"): lambda y, d, a: equal_opportunity_difference(
+        y, d, sensitive_features=a
+    ),
+    ("equal_opportunity", "ratio"): lambda y, d, a: equal_opportunity_ratio(
         y, d, sensitive_features=a
     ),
     ("equalized_odds", "difference"): lambda y, d, a: equalized_odds_difference(
