@@ -198,7 +198,7 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
     ----------
     .. [1] A. K. Menon and R. C. Williamson, "The cost of fairness in binary classification",
        FAT* 2018, PMLR 81:107-118.
-    .. [2] X. Zeng, G. Cheng and E. Dobriban, "Bayes-optimal fair classification with linear
+    .. [2] Zeng, Jiang, Cheng and Dobriban, "Bayes-optimal fair classification with linear
        disparity constraints via pre-, in-, and post-processing", arXiv:2402.02817, 2024.
 
     Examples

@@ -31,8 +31,10 @@ boundary, every other row fixed at its decision and entering the constraints as 
 its dual gives :math:`\mu`, and if every fixed row's decision agrees with the sign of its
 :math:`s_i` the pair satisfies the optimality conditions of the whole program (primal
 feasible, dual feasible, complementary slack), so it is optimal for all :math:`n` rows; else
-the disagreeing rows join the working set and it is solved again. Each pass costs
-:math:`O(nJ)` plus a HiGHS solve of a fixed small size, where the program on every row
+the disagreeing rows join the working set and it is solved again. The boundary the set is
+drawn around is that of the exact optimum of a random eighth of the rows (found the same way,
+one level down), so it is off only by that subsample's sampling error. Each pass costs
+:math:`O(nJ)` plus a HiGHS solve of a small set, where the program on every row
 (:math:`n` columns) would cost minutes at :math:`10^6` rows.
 
 A constant rule (:math:`t \equiv 0`) has every rate 0, so the program is feasible for every
@@ -45,7 +47,7 @@ References
 ----------
 .. [1] A. K. Menon and R. C. Williamson, "The cost of fairness in binary classification",
    FAT* 2018, PMLR 81:107-118.
-.. [2] X. Zeng, G. Cheng and E. Dobriban, "Bayes-optimal fair classification with linear
+.. [2] Zeng, Jiang, Cheng and Dobriban, "Bayes-optimal fair classification with linear
    disparity constraints via pre-, in-, and post-processing", arXiv:2402.02817, 2024.
 """
 
