@@ -9,11 +9,13 @@ import pickle
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 from fairlearn.metrics import (
     demographic_parity_difference,
     demographic_parity_ratio,
     equal_opportunity_difference,
+    equal_opportunity_ratio,
     equalized_odds_difference,
     equalized_odds_ratio,
 )
@@ -69,6 +71,9 @@ FAIRLEARN = {
         y, d, sensitive_features=a
     ),
     ("equal_opportunity", "difference"): lambda y, d, a: equal_opportunity_difference(
+        y, d, sensitive_features=a
+    ),
+    ("equal_opportunity", "ratio"): lambda y, d, a: equal_opportunity_ratio(
         y, d, sensitive_features=a
     ),
     ("equalized_odds", "difference"): lambda y, d, a: equalized_odds_difference(
@@ -508,3 +513,65 @@ def test_grid_search_over_the_budget_with_within_fairness_budget():
     assert 0 < feasible.size < len(budgets)
     assert search.best_index_ == feasible[np.argmax(accuracy[feasible])]
     assert search.best_estimator_.max_difference == budgets[search.best_index_]
+
+
+def test_row_order_and_group_labels_do_not_change_the_rule():
+    """Permuting the rows, or renaming the groups, leaves the rule as it was (frozen model)."""
+    X, y, a = _data(n=800, seed=10)
+    frozen = FrozenEstimator(LogisticRegression(max_iter=1000).fit(X, 2 * a + y))
+    base = RateConstrainedClassifier(frozen, constraint="equalized_odds", max_difference=0.03)
+    model = clone(base).fit(X, y, sensitive_features=a)
+    order = np.random.default_rng(1).permutation(len(y))
+    permuted = clone(base).fit(X[order], y[order], sensitive_features=a[order])
+    np.testing.assert_allclose(permuted.multipliers_, model.multipliers_, atol=1e-8)
+    renamed = clone(base).fit(X, y, sensitive_features=np.where(a == 0, "first", "second"))
+    np.testing.assert_allclose(renamed.multipliers_, model.multipliers_, atol=1e-8)
+    assert renamed.groups_ == ["first", "second"]
+
+
+def test_a_dataframe_with_named_group_columns():
+    """Named columns stay inputs: the rule may then read the attribute (attribute-aware)."""
+    X, y, a = _data(n=800, seed=11)
+    frame = pd.DataFrame({"x0": X[:, 0], "x1": X[:, 1], "group": a})
+    model = RateConstrainedClassifier(max_difference=0.02, random_state=0)
+    model.fit(frame, y, sensitive_features="group")
+    assert list(model.feature_names_in_) == ["x0", "x1", "group"]
+    decided = model.predict(frame)
+    assert demographic_parity_difference(y, decided, sensitive_features=a) < 0.06
+    with pytest.raises(ValueError, match="feature names"):
+        model.predict(frame.rename(columns={"x0": "other"}))
+
+
+def test_cross_fitted_decisions_give_the_empirical_rates_and_their_intervals():
+    from fairot.metrics import bootstrap_intervals
+
+    X, y, a = _data(n=1000, seed=12)
+    model = RateConstrainedClassifier(max_difference=0.03, random_state=0)
+    model.fit(X, y, sensitive_features=a)
+    d = model.cv_decisions_
+    assert model.cv_difference_ == pytest.approx(
+        demographic_parity_difference(y, d, sensitive_features=a), abs=1e-12
+    )
+    intervals = bootstrap_intervals(y, d, sensitive_features=a, n_bootstrap=50, random_state=0)
+    low, high = intervals.summary.loc["demographic_parity_difference", ["low", "high"]]
+    assert low <= model.cv_difference_ <= high
+
+
+class _NoGroupOne(ClassifierMixin, BaseEstimator):
+    """A cell model that never predicts group 1 (codes 2 and 3)."""
+
+    def fit(self, X, y):
+        self.classes_ = np.array([0, 1])
+        return self
+
+    def predict_proba(self, X):
+        return np.full((len(X), 2), 0.5)
+
+
+def test_a_model_that_never_predicts_a_group_is_named():
+    from fairot.classification._rate_constrained import MSG_NO_SHARE
+
+    X, y, a = _data(n=300)
+    model = RateConstrainedClassifier(FrozenEstimator(_NoGroupOne().fit(X, y)), max_difference=0.1)
+    with pytest.raises(ValueError, match=re.escape(MSG_NO_SHARE.format(unit="1"))):
+        model.fit(X, y, sensitive_features=a)

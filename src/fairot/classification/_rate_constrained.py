@@ -42,6 +42,11 @@ MSG_DASK = (
     "(X.compute()), or fit on a sample that fits in memory."
 )
 
+MSG_NO_SHARE = (
+    "the probability model gives {unit!r} probability 0 on every training row, so its rate is "
+    "undefined; check that the estimator predicts the cell codes of every group (see cells in "
+    "the docstring)."
+)
 MSG_ONE_CLASS = (
     "sample_weight is 0 on every row of class {label!r}: the rule needs both classes with "
     "positive weight."
@@ -172,6 +177,11 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         Largest max - min and smallest min / max of ``rates_["expected"]`` within a family.
     cv_difference_, cv_ratio_ : float
         The same of ``rates_["empirical"]``: the estimate of the held-out values.
+    cv_decisions_ : ndarray of shape (n_samples,)
+        The rule's decision on each training row from its cross-fitted probabilities (1 for
+        ``classes_[1]``): what ``rates_["empirical"]`` measures. Give it to
+        :func:`fairot.metrics.bootstrap_intervals` with the groups for intervals of the
+        empirical differences and ratios.
     cv_proba_ : ndarray of shape (n_samples, n_cells)
         The cross-fitted cell probabilities of the training rows (:meth:`with_budget` solves
         on them again).
@@ -188,7 +198,7 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
     ----------
     .. [1] A. K. Menon and R. C. Williamson, "The cost of fairness in binary classification",
        FAT* 2018, PMLR 81:107-118.
-    .. [2] X. Zeng, G. Cheng and E. Dobriban, "Bayes-optimal fair classification with linear
+    .. [2] Zeng, Jiang, Cheng and Dobriban, "Bayes-optimal fair classification with linear
        disparity constraints via pre-, in-, and post-processing", arXiv:2402.02817, 2024.
 
     Examples
@@ -329,6 +339,9 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         """Solve the program on the cross-fitted probabilities; set the fitted attributes."""
         layout = self._layout
         margins = 2.0 * (self.cv_proba_ @ layout.positive) - 1.0
+        shares = self._weights @ (self.cv_proba_ @ layout.units)
+        if np.any(shares <= 0):
+            raise ValueError(MSG_NO_SHARE.format(unit=layout.unit_names[int(np.argmin(shares))]))
         program = solve_rate_program(
             margins,
             self.cv_proba_ @ layout.units,
@@ -345,6 +358,7 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
             self.cv_proba_, layout, program.unit_shares, program.multipliers
         )
         decisions = (scores > 0).astype(float)
+        self.cv_decisions_ = decisions
         expected = (self._weights * decisions) @ units / program.unit_shares
         empirical = empirical_rates(decisions, self._codes, layout.units, self._weights)
         # Plain arrays (skops saves them); rates_ builds the table on demand.
