@@ -16,7 +16,12 @@ import pytest
 from sklearn.base import clone
 from sklearn.utils.metadata_routing import get_routing_for_object
 
-from fairot.classification import COTClassifier, DOTClassifier, QuantileParityPostProcessor
+from fairot.classification import (
+    COTClassifier,
+    DOTClassifier,
+    QuantileParityPostProcessor,
+    RateConstrainedClassifier,
+)
 from fairot.regression import WassersteinFairRegressor, WassersteinFairRegressorCV
 from tests.helpers import make_biased
 
@@ -45,7 +50,7 @@ def _parameters(function) -> dict[str, inspect.Parameter]:
 
 @pytest.mark.parametrize(
     "estimator",
-    [*CLASSIFIERS, WassersteinFairRegressor, WassersteinFairRegressorCV],
+    [*CLASSIFIERS, WassersteinFairRegressor, WassersteinFairRegressorCV, RateConstrainedClassifier],
 )
 def test_fit_takes_keyword_only_sensitive_features_and_sample_weight(estimator):
     params = _parameters(estimator.fit)
@@ -135,6 +140,24 @@ def _fast(estimator, **kwargs):
         },
     }
     return estimator(**fast[estimator], **kwargs)
+
+
+def test_rate_constrained_classifier_speaks_the_same_words():
+    """Its predictions read X only (no sensitive_features), and it compares intersectional
+    groups only (each row's cell is one class of its probability model): no group_mode. Every
+    parameter by keyword, ``estimator`` included, as in the other fairot estimators.
+    """
+    params = _parameters(RateConstrainedClassifier.__init__)
+    assert params["estimator"].default is None and params["random_state"].default is None
+    assert all(
+        p.kind is inspect.Parameter.KEYWORD_ONLY for name, p in params.items() if name != "self"
+    )
+    assert "groups" not in params and "group_mode" not in params
+    for name in ("decision_function", "predict_proba", "predict"):
+        assert "sensitive_features" not in _parameters(getattr(RateConstrainedClassifier, name))
+    routing = get_routing_for_object(RateConstrainedClassifier())
+    assert routing.fit.requests["sensitive_features"] is True
+    assert routing.fit.requests["sample_weight"] is None
 
 
 @pytest.mark.parametrize("estimator", [COTClassifier, DOTClassifier, FairMLPClassifier])

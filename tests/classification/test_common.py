@@ -1,4 +1,4 @@
-"""scikit-learn's estimator checks on COT, DOT and DPP.
+"""scikit-learn's estimator checks on COT, DOT, DPP and RateConstrainedClassifier.
 
 The checks call ``fit(X, y)`` and ``predict(X)`` without ``sensitive_features``, which our
 estimators require (keyword-only, as in fairlearn). They therefore run on thin subclasses that
@@ -10,7 +10,12 @@ validation, dtypes, pickling and predictions are those of the real estimators.
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from fairot.classification import COTClassifier, DOTClassifier, QuantileParityPostProcessor
+from fairot.classification import (
+    COTClassifier,
+    DOTClassifier,
+    QuantileParityPostProcessor,
+    RateConstrainedClassifier,
+)
 from tests.helpers import IGNORE_SMALL_GROUPS
 from tests.helpers import groups_from_first_column as _groups
 
@@ -55,6 +60,11 @@ class _DPP(QuantileParityPostProcessor):
         return super().predict_proba(X, sensitive_features=sensitive_features)
 
 
+class _Rate(RateConstrainedClassifier):
+    def fit(self, X, y, sample_weight=None):
+        return super().fit(X, y, sensitive_features=_groups(X), sample_weight=sample_weight)
+
+
 # COT and DOT are stochastic: weighted rows are drawn with probability proportional to their
 # weight, which equals repeating them in distribution but not draw by draw, so two fits differ
 # as two seeds do. DPP is deterministic and passes both (tests/classification/test_weights.py
@@ -69,7 +79,7 @@ EXPECTED_OT = {
 
 
 def _expected(estimator):
-    return {} if isinstance(estimator, _DPP) else EXPECTED_OT
+    return {} if isinstance(estimator, (_DPP, _Rate)) else EXPECTED_OT
 
 
 @pytest.mark.filterwarnings("ignore:group .* has .* rows, fewer than batch_size:UserWarning")
@@ -81,6 +91,8 @@ def _expected(estimator):
         _COT(n_updates=30, batch_size=5, step_size=1e-5, random_state=0),
         _DOT(n_updates=30, batch_size=5, step_size=1e-5, random_state=0),
         _DPP(),
+        # cv=2: the checks' smallest data sets have few rows per (group, label) cell.
+        _Rate(max_difference=0.1, cv=2, random_state=0),
     ],
     expected_failed_checks=_expected,
 )

@@ -9,6 +9,11 @@ Three ways to make a classifier's scores independent of the sensitive groups, fr
 - :class:`QuantileParityPostProcessor` — DPP: each group's scores mapped to the target quantiles,
   or a fraction ``1 - tau`` of the way there (``tau``: the fraction of the raw disparity kept);
 - :func:`fairness_accuracy_path` and :func:`plot_path` — accuracy against fairness along ``tau``.
+
+and, for decisions at one threshold when the attribute is not an input,
+:class:`RateConstrainedClassifier` — the attribute-blind Bayes-optimal rule within a budget on
+the groups' selection, true- or false-positive rates (difference or ratio), its multipliers from
+the linear program of :func:`solve_rate_program`.
 """
 
 from fairot.classification._cot import COTClassifier, DualPotentials
@@ -16,6 +21,8 @@ from fairot.classification._dot import DOTClassifier
 from fairot.classification._duals import DualFit, fit_dual_potentials
 from fairot.classification._path import ClassificationPath, fairness_accuracy_path, plot_path
 from fairot.classification._postprocessing import QuantileParityPostProcessor
+from fairot.classification._rate_constrained import RateConstrainedClassifier
+from fairot.classification._rate_program import RateProgram, solve_rate_program
 from fairot.exceptions import DivergenceError
 from fairot.transport import (
     FourierFeatures,
@@ -33,10 +40,13 @@ __all__ = [
     "DualPotentials",
     "FourierFeatures",
     "QuantileParityPostProcessor",
+    "RateConstrainedClassifier",
+    "RateProgram",
     "draw_fourier_features",
     "fairness_accuracy_path",
     "fit_dual_potentials",
     "fourier_features",
     "plot_path",
+    "solve_rate_program",
     "tabulate_features",
 ]

@@ -1,7 +1,7 @@
 """``fairot mitigate``: make a model fair, from a CSV of its scores or of its features.
 
 Post-processing (``--method dpp|regression``, :mod:`fairot.cli._postprocess`) adjusts a column of
-the user's scores; in-processing (``--method cot|dot|fair-mlp``, :mod:`fairot.cli._inprocess`)
+the user's scores; in-processing (``--method cot|dot|fair-mlp|rate``, :mod:`fairot.cli._inprocess`)
 fits the unaware logistic regression on feature columns and a fair model from it. The model is
 fitted on part of ``--data`` and audited, before and after, on the held-out rest (a split
 stratified on group x label, ``--test-size``, seeded by ``--random-state``), or fitted on all of
@@ -159,7 +159,9 @@ def register(subparsers) -> None:
         "regression: approximate demographic parity within a Wasserstein tolerance; cot / "
         "dot: a logistic model trained by continuous / discrete optimal transport "
         "(COTClassifier / DOTClassifier, from the unaware one); fair-mlp: an MLP with the "
-        "Wasserstein parity penalty (FairMLPClassifier, needs PyTorch)",
+        "Wasserstein parity penalty (FairMLPClassifier, needs PyTorch); rate: the "
+        "attribute-blind classifier most accurate within a rate budget (RateConstrainedClassifier, "
+        "with --max-difference or --min-ratio)",
     )
     p.add_argument(
         "--features",
@@ -208,6 +210,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--n-epochs", type=int, metavar="N", help="fair-mlp: training epochs (default: 40)"
     )
+    _inprocess.add_rate_arguments(p)
     add_holdout_arguments(p)
     p.add_argument(
         "--apply",
@@ -266,6 +269,7 @@ def _check_method_options(args: argparse.Namespace) -> None:
             raise CLIError(_inprocess.MSG_COUNT_OPTION.format(name=flag, value=value))
     if args.small_strata is not None and not args.control:
         raise CLIError(MSG_SMALL_STRATA)
+    _inprocess.check_rate_options(args)
     if args.method in IN_PROCESSING:
         if args.score:
             raise CLIError(_inprocess.MSG_NO_SCORE.format(method=args.method))

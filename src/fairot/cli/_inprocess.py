@@ -1,4 +1,4 @@
-r"""In-processing for ``fairot mitigate --method cot|dot|fair-mlp``: a fair model from features.
+r"""In-processing for ``fairot mitigate --method cot|dot|fair-mlp|rate``: fair models from features.
 
 The model's inputs are feature columns of the table (``--features``, by default every column but
 the label, sensitive, control and weight columns): numeric columns standardised,
@@ -7,7 +7,10 @@ sensitive columns are never inputs: they name the groups at fit only, so the fit
 scores new rows from their features alone. The raw model is the unaware logistic regression on
 those inputs, :math:`\theta^*` of the paper, from which ``cot`` and ``dot`` start
 (:class:`~fairot.classification.COTClassifier`, :class:`~fairot.classification.DOTClassifier`);
-``fair-mlp`` trains :class:`fairot.torch.FairMLPClassifier` (PyTorch) on the same inputs.
+``fair-mlp`` trains :class:`fairot.torch.FairMLPClassifier` (PyTorch) on the same inputs;
+``rate`` fits :class:`~fairot.classification.RateConstrainedClassifier` (the attribute-blind
+plug-in rule under a rate budget, ``--max-difference`` or ``--min-ratio``) with a logistic or a
+boosted probability model (``--probability-model``).
 """
 
 from __future__ import annotations
@@ -30,7 +33,19 @@ from fairot.cli._io import (
     split_columns,
 )
 
-IN_PROCESSING = ("cot", "dot", "fair-mlp")
+IN_PROCESSING = ("cot", "dot", "fair-mlp", "rate")
+PROBABILITY_MODELS = ("logistic", "boosted")
+MSG_RATE_BUDGET = (
+    "--method rate needs its budget: exactly one of --max-difference (the largest difference of "
+    "the groups' rates, e.g. 0.05) or --min-ratio (the lowest ratio of the groups' rates, e.g. "
+    "0.8 for the four-fifths rule)"
+)
+MSG_RATE_ONLY = "--{name} is for --method rate; not --method {method}"
+MSG_RATE_TAU = (
+    "--tau is a fraction of the raw disparity kept; --method rate takes its budget as "
+    "--max-difference or --min-ratio"
+)
+MSG_RATE_FIT = "--method rate cannot fit this budget: {reason}"
 MSG_NEEDS_LABEL = "--method {method} trains a classifier on the features: pass --label COL"
 MSG_NO_SCORE = (
     "--score is for the post-processors (dpp, regression); --method {method} trains its own "
@@ -180,9 +195,76 @@ def _preprocessor(features: Features):
     )
 
 
+def add_rate_arguments(p: argparse.ArgumentParser) -> None:
+    """``--max-difference`` / ``--min-ratio`` and ``--probability-model`` of ``--method rate``."""
+    budget = p.add_mutually_exclusive_group()
+    budget.add_argument(
+        "--max-difference",
+        type=float,
+        metavar="D",
+        help="rate: the budget as the largest difference of the groups' rates under "
+        "--constraint (fairlearn's max - min), e.g. 0.05",
+    )
+    budget.add_argument(
+        "--min-ratio",
+        type=float,
+        metavar="R",
+        help="rate: the budget as the lowest ratio of the groups' rates (0.8: the four-fifths "
+        "rule)",
+    )
+    p.add_argument(
+        "--probability-model",
+        choices=PROBABILITY_MODELS,
+        help="rate: the model of P(group, label | x): logistic (default) or boosted "
+        "(HistGradientBoostingClassifier, the richer and slower)",
+    )
+
+
+def check_rate_options(args: argparse.Namespace) -> None:
+    """Refuse a rate option without ``--method rate``, and ``--method rate`` without a budget."""
+    from fairot.cli import CLIError
+
+    options = ("max_difference", "min_ratio", "probability_model")
+    if args.method != "rate":
+        for name in options:
+            if getattr(args, name) is not None:
+                flag = name.replace("_", "-")
+                raise CLIError(MSG_RATE_ONLY.format(name=flag, method=args.method))
+        return
+    if args.tau is not None:
+        raise CLIError(MSG_RATE_TAU)
+    if args.max_difference is None and args.min_ratio is None:
+        raise CLIError(MSG_RATE_BUDGET)
+
+
+def _rate_estimator(args: argparse.Namespace) -> Any:
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.linear_model import LogisticRegression
+
+    from fairot.classification import RateConstrainedClassifier
+
+    if args.probability_model == "boosted":
+        # Early stopping on a tenth of the rows, as the frontier study's limit curve: the rule
+        # reads the model's probabilities, which an unstopped ensemble makes overconfident.
+        probabilities = HistGradientBoostingClassifier(
+            early_stopping=True, random_state=args.random_state
+        )
+    else:
+        probabilities = LogisticRegression(max_iter=1000)
+    return RateConstrainedClassifier(
+        estimator=probabilities,
+        constraint=args.constraint,
+        max_difference=args.max_difference,
+        min_ratio=args.min_ratio,
+        random_state=args.random_state,
+    )
+
+
 def _fair_estimator(args: argparse.Namespace, start) -> Any:
     from fairot.cli import CLIError
 
+    if args.method == "rate":
+        return _rate_estimator(args)
     options: dict[str, Any] = {
         "constraint": args.constraint,
         "tau": 0.0 if args.tau is None else args.tau,
@@ -234,6 +316,12 @@ def fit(args: argparse.Namespace, rows: Rows, features: Features) -> Fitted:
             model.fit(X, rows.labels, sensitive_features=rows.sensitive, sample_weight=rows.weights)
         except DivergenceError as exc:
             raise CLIError(MSG_DIVERGED.format(method=args.method, reason=exc)) from None
+        except ValueError as exc:
+            # The rate classifier's refusals of the budget (negative, NaN, infeasible, a group
+            # with one label under equalized odds) are the user's to fix: one line, exit 2.
+            if args.method != "rate":
+                raise
+            raise CLIError(MSG_RATE_FIT.format(reason=exc)) from None
     return Fitted(
         raw=Pipeline([("features", encoder), ("model", unaware)]),
         fair=Pipeline([("features", encoder), ("model", model)]),
@@ -249,6 +337,20 @@ def scores(model, features: pd.DataFrame) -> np.ndarray:
 def describe_models(args: argparse.Namespace, fitted: Fitted) -> str:
     """One line for the report: which model is before and which after."""
     model = fitted.fair.named_steps["model"]
+    if args.method == "rate":
+        budget = (
+            f"max_difference={model.max_difference:g}"
+            if model.max_difference is not None
+            else f"min_ratio={model.min_ratio:g}"
+        )
+        return (
+            "Before: the unaware LogisticRegression() on those inputs; after: "
+            f"RateConstrainedClassifier(constraint={args.constraint!r}, {budget}, "
+            f"estimator={type(model.estimator).__name__}, random_state={args.random_state}), "
+            "the attribute-blind plug-in rule 2 eta(x) - 1 - sum_k mu_k w_k(x) > 0 with "
+            "cross-fitted multipliers (the budget holds on the fitted rows' cross-fitted "
+            "probabilities; the audit below measures it on the held-out rows)."
+        )
     settings = f"constraint={args.constraint!r}, tau={model.tau:g}"
     settings += f", random_state={args.random_state}"
     if args.method == "fair-mlp":

@@ -133,7 +133,7 @@ def terminal_text(text: Any) -> str:
 
 
 def terminal_frame(frame: Any) -> Any:
-    """A copy of ``frame`` whose index, columns and text cells are :func:`escape_terminal`-ed.
+    r"""A copy of ``frame`` whose index, columns and text cells are :func:`escape_terminal`-ed.
 
     Parameters
     ----------
@@ -144,6 +144,16 @@ def terminal_frame(frame: Any) -> Any:
     -------
     pandas.DataFrame
         The copy, ready for :meth:`~pandas.DataFrame.to_string`.
+
+    Examples
+    --------
+    A group name that would erase the line above on a terminal is shown, not obeyed:
+
+    >>> import pandas as pd
+    >>> from fairot.utils import terminal_frame
+    >>> frame = pd.DataFrame({"rate": [0.5]}, index=["\x1b[1Aa"])
+    >>> terminal_frame(frame).index.tolist()
+    ['\\x1b[1Aa']
     """
     import pandas as pd
 
