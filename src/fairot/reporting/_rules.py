@@ -39,7 +39,12 @@ def apply_standards(
     exact,
     favorable_outcome=1,
 ) -> list[Verdict]:
-    """Every rule of ``standards`` on the favourable reading of the decisions (``_direction``)."""
+    """Every rule of ``standards`` on the favourable reading of the decisions (``_direction``).
+
+    ``sensitive_features`` is ``(encoding, data)``: the groups as the audit encoded them, and
+    their data, whose columns LL144 reads one by one.
+    """
+    sensitive_features, columns = sensitive_features
     rows = [g for g in table.index if g != "overall"]
     per_group = table.loc[rows].assign(n=table.loc[rows, "size"])
     per_group = favorable_rates(per_group, favorable_outcome, exact=exact)
@@ -50,7 +55,7 @@ def apply_standards(
         if key == "four-fifths":
             out.append(four_fifths(per_group, included, min_size, exact, decision))
         elif key == "ll144":
-            frame = sensitive_frame(sensitive_features, "sensitive_features")
+            frame = sensitive_frame(columns, "sensitive_features")
             out.append(ll144(scores, frame, threshold, LL144_MIN_SHARE, favorable_outcome))
         elif key == "credit":
             enc = check_sensitive_features(sensitive_features, len(y_pred), group_mode=group_mode)
