@@ -17,8 +17,9 @@ import numpy as np
 import pandas as pd
 
 from fairot.metrics import BootstrapIntervals, bootstrap_intervals, fairness_report
-from fairot.metrics.checks import check_threshold
+from fairot.metrics.checks import UNIT_INTERVAL, check_task, check_threshold
 from fairot.metrics.resampling import rate_summary
+from fairot.reporting._audit_data import AuditData
 from fairot.reporting._conditional import check_constraint, constraint_summary
 from fairot.reporting._direction import check_favorable_outcome, direction_line, favorable_intervals
 from fairot.reporting._format import SUMMARY_LABELS
@@ -35,7 +36,7 @@ from fairot.reporting._standards import MSG_STANDARD, STANDARDS, Verdict
 from fairot.reporting._standing import add_standing
 from fairot.reporting._subsets import rates as group_rates_of
 from fairot.reporting._subsets import small_group_policy, summary_without, take, with_pooled_rates
-from fairot.utils.groups import GroupEncoding
+from fairot.utils.arrays import check_array_1d
 from fairot.utils.sensitive import check_sensitive_features
 
 MSG_MIN_GROUP_SIZE = "min_group_size must be an integer >= 1; got {value!r}."
@@ -64,21 +65,6 @@ class AuditOptions:
     provenance_extra: dict[str, Any] | None
     constraint: str
     favorable_outcome: int
-
-
-@dataclass(frozen=True)
-class AuditData:
-    """The audited rows: their columns, and their groups encoded once.
-
-    ``sensitive_features`` stays as given for the two readers that need the data itself: the
-    LL144 rule (each column on its own) and the rows a headline keeps (encoded anew).
-    """
-
-    y_true: Any
-    y_pred: Any
-    sensitive_features: Any
-    groups: GroupEncoding
-    sample_weight: Any
 
 
 @dataclass(frozen=True)
@@ -147,7 +133,12 @@ def grouped(
     y_true: Any, y_pred: Any, sensitive_features: Any, sample_weight: Any, options: AuditOptions
 ) -> AuditData:
     """The audited columns, with the groups encoded: the one encoding of the audit."""
-    groups = check_sensitive_features(sensitive_features, group_mode=options.group_mode)
+    # The task, the scores, then the groups: the order in which fairness_report checked them
+    # when it parsed the groups, so that an input wrong twice names the same fault first.
+    check_task(options.task)
+    bounds = UNIT_INTERVAL if options.task == "classification" else None
+    n_samples = check_array_1d(y_pred, "y_pred", bounds=bounds).shape[0]
+    groups = check_sensitive_features(sensitive_features, n_samples, group_mode=options.group_mode)
     return AuditData(y_true, y_pred, sensitive_features, groups, sample_weight)
 
 
@@ -189,10 +180,7 @@ def summary(data: AuditData, options: AuditOptions, tabled: Table) -> Headline:
     rows, kept_groups = None, data.groups
     if exclude:
         rows, summary_, kept_groups = summary_without(
-            data.y_true,
-            data.y_pred,
-            (data.groups, data.sensitive_features),
-            data.sample_weight,
+            data,
             tabled.small,
             o.min_group_size,
             o.task,
@@ -298,15 +286,12 @@ def verdicts(
         options.standards,
         table_,
         headline.summary,
-        data.y_true,
-        data.y_pred,
-        (data.groups, data.sensitive_features),
+        data,
         options.group_mode,
         options.threshold,
         reference,
         headline.included,
         options.min_group_size,
-        data.sample_weight is None,
         options.favorable_outcome,
     )
 

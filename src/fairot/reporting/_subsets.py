@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from fairot.metrics import fairness_report, group_rates
+from fairot.reporting._audit_data import AuditData
 from fairot.utils.sensitive import check_sensitive_features
 
 ALL_SMALL_WARNING = (
@@ -73,17 +74,16 @@ def take(y_true, y_pred, sensitive_features, sample_weight, rows):
     return pick(y_true), pick(y_pred), pick(sensitive_features), pick(sample_weight)
 
 
-def summary_without(
-    y_true, y_pred, sensitive_features, sample_weight, small, min_size, task, group_mode, threshold
-):
+def summary_without(data: AuditData, small, min_size, task, group_mode, threshold):
     """Rows outside the small groups, the summary of :func:`fairness_report` on them, their groups.
 
-    ``sensitive_features`` is ``(encoding, data)``: the groups as the audit encoded them, and
-    their data, from which the rows kept are taken (and encoded anew: they hold fewer groups).
+    ``data`` holds the groups as the audit encoded them, and their data, from which the rows
+    kept are taken and encoded anew, once (they hold fewer groups).
     """
-    n = len(y_pred)
-    enc, sensitive_features = sensitive_features
-    enc = check_sensitive_features(enc, n, group_mode=group_mode)
+    y_true, y_pred, sensitive_features, sample_weight = (
+        data.y_true, data.y_pred, data.sensitive_features, data.sample_weight
+    )  # fmt: skip
+    enc = data.groups
     position = {name: g for g, name in enumerate(enc.names)}
     small_groups = [position[str(g)] for g in small]
     if enc.codes is not None:  # a partition: no (rows x groups) matrix
