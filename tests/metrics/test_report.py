@@ -131,3 +131,50 @@ def test_threshold_must_be_a_number_in_unit_interval(threshold):
         fairness_report(y, s, sensitive_features=sf, threshold=threshold)
     with pytest.raises(ValueError, match=re.escape(MSG_THRESHOLD.split("{")[0])):
         error_rate(y, s, threshold=threshold)
+
+
+@pytest.mark.parametrize("mode", ["intersection", "marginal"])
+def test_an_encoding_as_groups_gives_the_same_report(mode):
+    """The audit passes its encoding down: every result reads as with the groups' data."""
+    from fairot.metrics import bootstrap_intervals, group_rates
+    from fairot.utils.sensitive import check_sensitive_features
+
+    rng = np.random.default_rng(3)
+    n = 300
+    sf = pd.DataFrame({"race": rng.choice(["B", "A", "C"], n), "sex": rng.choice([2, 1], n)})
+    y = rng.integers(0, 2, n)
+    s = rng.uniform(size=n)
+    w = rng.uniform(0.5, 2.0, n)
+    enc = check_sensitive_features(sf, group_mode=mode)
+    for weight in (None, w):
+        kw = {"group_mode": mode, "sample_weight": weight}
+        pd.testing.assert_frame_equal(
+            fairness_report(y, s, sensitive_features=enc, **kw),
+            fairness_report(y, s, sensitive_features=sf, **kw),
+        )
+        pd.testing.assert_frame_equal(
+            group_rates(y, s, sensitive_features=enc, **kw),
+            group_rates(y, s, sensitive_features=sf, **kw),
+        )
+    if mode == "intersection":  # the bootstrap re-encodes marginal groups as cells: data only
+        a, b = (
+            bootstrap_intervals(y, s, sensitive_features=g, n_bootstrap=20, random_state=0)
+            for g in (enc, sf)
+        )
+        pd.testing.assert_frame_equal(a.summary, b.summary)
+        pd.testing.assert_frame_equal(a.replicates, b.replicates)
+        assert list(a.groups) == list(b.groups)
+
+
+def test_an_encoding_with_zero_weights_asks_for_the_data():
+    from fairot.metrics import bootstrap_intervals
+    from fairot.metrics.resampling import MSG_ENCODING_ROWS
+    from fairot.utils.sensitive import check_sensitive_features
+
+    g = np.repeat(["a", "b"], 20)
+    s = np.linspace(0, 1, 40)
+    w = np.r_[0.0, np.ones(39)]
+    enc = check_sensitive_features(g)
+    with pytest.raises(ValueError, match=re.escape(MSG_ENCODING_ROWS)):
+        bootstrap_intervals(None, s, sensitive_features=enc, sample_weight=w, n_bootstrap=10)
+    bootstrap_intervals(None, s, sensitive_features=g, sample_weight=w, n_bootstrap=10)

@@ -1,15 +1,19 @@
 """fairot.utils.sensitive and fairot.utils.groups: sensitive features encoded into groups."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from fairot.utils.arrays import (
+    MSG_LENGTH,
     check_array_1d,
     check_consistent_length,
 )
-from fairot.utils.groups import MSG_GROUPS_MODE, MSG_NAME_CLASH, group_attributes
+from fairot.utils.groups import MSG_GROUPS_MODE, MSG_NAME_CLASH, MSG_ONE_GROUP, group_attributes
 from fairot.utils.sensitive import (
+    MSG_ENCODING_MODE,
     MSG_SF_REQUIRED,
     check_sensitive_features,
     resolve_sensitive_features,
@@ -146,3 +150,28 @@ def test_unhashable_labels_are_a_clear_error_at_fit_and_at_encode(bad):
     encoding = check_sensitive_features(["x", "y", "x", "y"], 4)
     with pytest.raises(ValueError, match="control_features holds values that cannot name"):
         encoding.encode(["x", bad], name="control_features")
+
+
+def test_an_encoding_is_returned_as_it_is():
+    g = pd.DataFrame({"race": ["A", "B", "A", "B"], "sex": ["F", "F", "M", "M"]})
+    for mode in ("intersection", "marginal"):
+        enc = check_sensitive_features(g, group_mode=mode)
+        assert check_sensitive_features(enc, 4, group_mode=mode) is enc
+        assert enc.n_samples == 4
+
+
+def test_an_encoding_is_checked_as_its_data_would_be():
+    enc = check_sensitive_features(["a", "b", "a"])
+    with pytest.raises(ValueError, match=re.escape(MSG_LENGTH.format(
+            lengths="sensitive_features=3, samples=4"))):  # fmt: skip
+        check_sensitive_features(enc, 4)
+    with pytest.raises(ValueError, match=re.escape(MSG_ENCODING_MODE.format(
+            name="sensitive_features", mode="intersection", group_mode="marginal"))):  # fmt: skip
+        check_sensitive_features(enc, 3, group_mode="marginal")
+    with pytest.raises(ValueError, match=re.escape(MSG_ONE_GROUP.format(
+            name="sensitive_features", label="a"))):  # fmt: skip
+        check_sensitive_features(enc, min_groups=3)
+    one = check_sensitive_features(["a", "a"], min_groups=1)
+    with pytest.raises(ValueError, match=re.escape(MSG_ONE_GROUP.format(
+            name="sensitive_features", label="a"))):  # fmt: skip
+        check_sensitive_features(one)

@@ -191,8 +191,9 @@ def group_rates(
         Binary labels or responses; ``None`` leaves out every column that needs them.
     y_pred : array-like of shape (n_samples,)
         Scores in [0, 1] (classification) or predictions (regression).
-    sensitive_features : array-like or DataFrame
+    sensitive_features : array-like, DataFrame or GroupEncoding
         Group membership, one or several columns (a required keyword, as in fairlearn).
+        An encoding from :func:`fairot.utils.sensitive.check_sensitive_features` is used as it is.
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative sample weights, a positive total in every group: every rate is a ratio of
         weighted counts (fairlearn's weighted rates; integer weights give the rates of the
@@ -279,8 +280,9 @@ def demographic_parity_difference(
         Labels; unused (checked for length when given).
     y_pred : array-like of shape (n_samples,)
         Scores in [0, 1] (or 0/1 decisions).
-    sensitive_features : array-like or DataFrame
+    sensitive_features : array-like, DataFrame or GroupEncoding
         Group membership (a required keyword).
+        An encoding from :func:`fairot.utils.sensitive.check_sensitive_features` is used as it is.
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative sample weights (weighted selection rates).
     group_mode : {"intersection", "marginal"}, default="intersection"
@@ -339,8 +341,9 @@ def equalized_odds_difference(
         Binary labels.
     y_pred : array-like of shape (n_samples,)
         Scores in [0, 1] (or 0/1 decisions).
-    sensitive_features : array-like or DataFrame
+    sensitive_features : array-like, DataFrame or GroupEncoding
         Group membership (a required keyword).
+        An encoding from :func:`fairot.utils.sensitive.check_sensitive_features` is used as it is.
     sample_weight : array-like of shape (n_samples,), optional
         Non-negative sample weights (weighted TPR and FPR).
     group_mode : {"intersection", "marginal"}, default="intersection"

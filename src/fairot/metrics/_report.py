@@ -71,8 +71,9 @@ def fairness_report(
         alone (the accuracy columns are then left out).
     y_pred : array-like of shape (n_samples,)
         Scores in [0, 1] for classification; predictions for regression.
-    sensitive_features : array-like or DataFrame
+    sensitive_features : array-like, DataFrame or GroupEncoding
         Group membership, one or several columns (a required keyword, as in fairlearn).
+        An encoding from :func:`fairot.utils.sensitive.check_sensitive_features` is used as it is.
     task : {"classification", "regression"}, default="classification"
         Which columns and summary metrics to compute.
     group_mode : {"intersection", "marginal"}, default="intersection"

@@ -56,7 +56,7 @@ from fairot.metrics._rates import (
 )
 from fairot.transport import MASS_TOLERANCE, joint_quantile_cells
 from fairot.utils.arrays import check_sample_weight
-from fairot.utils.groups import GroupsMode, sensitive_frame
+from fairot.utils.groups import GroupEncoding, GroupsMode, sensitive_frame
 from fairot.utils.sensitive import check_sensitive_features
 
 __all__ = [
@@ -79,6 +79,10 @@ __all__ = [
 ]
 
 MSG_N_BOOTSTRAP = "n_bootstrap must be an integer >= 10; got {value!r}."
+MSG_ENCODING_ROWS = (
+    "sensitive_features is a GroupEncoding, but some sample_weight is zero: those rows are left "
+    "out and the others' groups encoded anew; pass the sensitive features as data."
+)
 # The least value of each summary metric (0 for the distances and gaps; r2 has none).
 _FLOORS = {"skewed_error_ratio": 1.0}
 # Replicates are processed in chunks so that the (replicates x samples) matrices stay small.
@@ -246,8 +250,11 @@ def bootstrap_intervals(
     y_true : array-like of shape (n_samples,) or None
         Labels or responses; ``None`` bootstraps the label-free metrics only.
     y_pred : array-like of shape (n_samples,)
-    sensitive_features : array-like or DataFrame
-        Group membership (a required keyword, as in fairlearn).
+    sensitive_features : array-like, DataFrame or GroupEncoding
+        Group membership (a required keyword, as in fairlearn). An intersection-group
+        encoding from :func:`fairot.utils.sensitive.check_sensitive_features` is used as it is,
+        unless a weight is zero (those rows are dropped and the rest encoded anew: pass the
+        data then).
     task : {"classification", "regression"}, default="classification"
     group_mode : {"intersection", "marginal"}, default="intersection"
     threshold : float in [0, 1], default=0.5
@@ -297,6 +304,8 @@ def bootstrap_intervals(
         for name, idx in zip(enc.names, enc.indices(), strict=True):
             if not keep[idx].any():
                 raise ValueError(MSG_EMPTY_WEIGHT.format(group=name))
+        if isinstance(sensitive_features, GroupEncoding):
+            raise ValueError(MSG_ENCODING_ROWS)
         sensitive_features = sensitive_frame(sensitive_features, "sensitive_features")[keep]
         y, pred, weight = None if y is None else y[keep], pred[keep], weight[keep]
         enc = check_sensitive_features(sensitive_features, pred.shape[0], group_mode=group_mode)

@@ -12,53 +12,24 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from fairot.metrics import (
-    BootstrapIntervals,
-    bootstrap_intervals,
-    fairness_report,
+from fairot.metrics import BootstrapIntervals
+from fairot.metrics.checks import Task
+from fairot.reporting import _audit_steps as steps
+from fairot.reporting._audit_steps import (  # noqa: F401 (read here by tests)
+    MSG_MIN_GROUP_SIZE,
+    MSG_N_BOOTSTRAP,
+    MSG_STANDARD_TASK,
+    SMALL_GROUP_NOTE,
 )
-from fairot.metrics.checks import Task, check_threshold
-from fairot.metrics.resampling import rate_summary
-from fairot.reporting._conditional import (
-    add_strata,
-    check_constraint,
-    constraint_summary,
-)
-from fairot.reporting._direction import check_favorable_outcome, direction_line, favorable_intervals
-from fairot.reporting._format import SUMMARY_LABELS
-from fairot.reporting._group_table import attach_counts
+from fairot.reporting._conditional import add_strata
 from fairot.reporting._html import render_fragment, render_page
-from fairot.reporting._plots import (
-    audit_metrics_figure,
-    plot_group_histograms,
-    plot_group_quantile_functions,
-)
-from fairot.reporting._provenance import (
-    MIN_GROUP_SIZE_RATIONALE,
-    provenance,
-)
 from fairot.reporting._render import render_json, render_markdown, render_text, slugs
-from fairot.reporting._rules import apply_standards, thresholds_used
-from fairot.reporting._scale import many_group_limits
-from fairot.reporting._standards import (
-    MSG_STANDARD,
-    STANDARDS,
-    Verdict,
-)
-from fairot.reporting._standing import add_standing
-from fairot.reporting._subsets import rates as _rates
-from fairot.reporting._subsets import small_group_policy, with_pooled_rates
-from fairot.reporting._subsets import summary_without as _summary_without
-from fairot.reporting._subsets import take as _take
+from fairot.reporting._standards import Verdict
 from fairot.reporting.artifacts import write_artifacts
 from fairot.utils.groups import GroupsMode
 
 FORMATS = ("html", "md", "json")
-MSG_MIN_GROUP_SIZE = "min_group_size must be an integer >= 1; got {value!r}."
-MSG_N_BOOTSTRAP = "n_bootstrap must be 0 (no intervals) or an integer >= 10; got {value!r}."
 MSG_FORMAT = "formats must be a subset of {choices}; got {value!r}."
-SMALL_GROUP_NOTE = "n < {size}"
-MSG_STANDARD_TASK = "standards {value!r} need task='classification' (decisions at a threshold)."
 
 
 @dataclass
@@ -216,14 +187,6 @@ class Audit:
         return write_artifacts(out_dir, files, self.figures if figures else None)
 
 
-def _check_bootstrap(n_bootstrap: Any) -> int:
-    if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, (int, np.integer)):
-        raise ValueError(MSG_N_BOOTSTRAP.format(value=n_bootstrap))
-    if n_bootstrap != 0 and n_bootstrap < 10:
-        raise ValueError(MSG_N_BOOTSTRAP.format(value=n_bootstrap))
-    return int(n_bootstrap)
-
-
 def audit(
     y_true: ArrayLike | None,
     y_pred: ArrayLike,
@@ -336,173 +299,24 @@ def audit(
     'FAIL'
     """
     arguments = dict(locals())  # the call as given: each stratum is audited with it
-    if task == "classification":
-        threshold = check_threshold(threshold)
-    favorable_outcome = check_favorable_outcome(favorable_outcome, task)
-    n_bootstrap = _check_bootstrap(n_bootstrap)
-    constraint = check_constraint(constraint, y_true, task)
-    if (
-        isinstance(min_group_size, bool)
-        or not isinstance(min_group_size, (int, np.integer))
-        or min_group_size < 1
-    ):
-        raise ValueError(MSG_MIN_GROUP_SIZE.format(value=min_group_size))
-    if standards is None:
-        standards = (
-            ("four-fifths", "distributional") if task == "classification" else ("distributional",)
-        )
-    standards = tuple(standards)
-    if isinstance(standards, str) or any(k not in STANDARDS for k in standards):
-        raise ValueError(MSG_STANDARD.format(choices=STANDARDS, value=standards))
-    needs_decisions = [k for k in standards if k != "distributional"]
-    if task != "classification" and needs_decisions:
-        raise ValueError(MSG_STANDARD_TASK.format(value=needs_decisions))
-    report = fairness_report(
+    options = steps.validate(
         y_true,
-        y_pred,
-        sensitive_features=sensitive_features,
-        task=task,
-        group_mode=group_mode,
-        threshold=threshold,
-        sample_weight=sample_weight,
+        **{k: v for k, v in arguments.items() if k in steps.AuditOptions.__dataclass_fields__},
     )
-    rates = _rates(y_true, y_pred, sensitive_features, sample_weight, task, group_mode, threshold)
-    groups_only = report.index[:-1]
-    # A rate the report already has (``rmse`` of a regression with responses) is the same number;
-    # the report's column is kept, since it also holds the pooled ("overall") value.
-    table = report.join(rates.drop(columns=report.columns.intersection(rates.columns)), how="left")
-    table = with_pooled_rates(table, y_true, y_pred, sample_weight, task, threshold)
-    sizes = table.loc[groups_only, "size"]
-    small = list(sizes.index[sizes.to_numpy() < min_group_size])
-    # One assignment for every small group (a .loc write per group costs a millisecond each).
-    table["note"] = np.where(
-        table.index.isin(small), SMALL_GROUP_NOTE.format(size=min_group_size), ""
-    ).astype(object)
-    summary: dict[str, Any] = dict(report.attrs["summary"])
-
-    exclude, warnings = small_group_policy(
-        table, groups_only, small, exclude_small_groups, min_group_size
+    data = steps.grouped(y_true, y_pred, sensitive_features, sample_weight, options)
+    tabled = steps.table(data, options)
+    headline = steps.summary(data, options, tabled)
+    table, *reference = steps.counts(data, options, tabled, headline)
+    bootstrap, limits = steps.bootstrap_and_limits(options, tabled, headline)
+    warnings = headline.warnings + tabled.report.attrs.get("notes", []) + limits
+    found = steps.intervals(data, options, headline) if bootstrap else None
+    verdicts = steps.verdicts(data, options, table, headline, reference[0])
+    figures = steps.figures(data, options, table, tabled, found)
+    settings = steps.settings(data, options, tabled, headline, tuple(reference))
+    prov = steps.audit_provenance(options)
+    result = Audit(
+        table, headline.summary, title, figures, found, warnings, settings, verdicts, prov
     )
-    summary_rows = None
-    if exclude:
-        summary_rows, summary = _summary_without(
-            y_true,
-            y_pred,
-            sensitive_features,
-            sample_weight,
-            small,
-            min_group_size,
-            task,
-            group_mode,
-            threshold,
-        )
-    left_out = set(small) if exclude else set()  # a set: thousands of groups
-    included = [str(g) for g in groups_only if g not in left_out]
-    y_s, p_s, sf_s, w_s = _take(y_true, y_pred, sensitive_features, sample_weight, summary_rows)
-    rates_s = (
-        rates if summary_rows is None else _rates(y_s, p_s, sf_s, w_s, task, group_mode, threshold)
-    )
-    summary.update(
-        {
-            k: float(v[0])
-            for k, v in rate_summary(
-                {c: rates_s[c].to_numpy()[None, :] for c in rates_s.columns}, task
-            ).items()
-        }
-    )
-    summary.update(constraint_summary(constraint, y_s, p_s, sf_s, w_s, group_mode))
-    compared = add_standing(summary, warnings, rates, rates_s, (y_s, p_s, w_s), favorable_outcome)
-    summary = _ordered(summary)
-    ref_name, ref_reason = None, ""
-    exact = sample_weight is None
-    if task == "classification":
-        table, ref_name, ref_reason = attach_counts(
-            table,
-            (y_true, y_pred, sensitive_features, sample_weight),
-            group_mode=group_mode,
-            threshold=threshold,
-            confidence=confidence,
-            reference=reference,
-            included=included,
-            favorable_outcome=favorable_outcome,
-        )
-    bootstrap, limits = many_group_limits(len(groups_only), len(included), n_bootstrap, plots)
-    warnings += report.attrs.get("notes", []) + limits
-    intervals = None
-    if bootstrap:
-        intervals = bootstrap_intervals(
-            y_s,
-            p_s,
-            sensitive_features=sf_s,
-            task=task,
-            group_mode=group_mode,
-            threshold=threshold,
-            n_bootstrap=n_bootstrap,
-            confidence=confidence,
-            random_state=random_state,
-            sample_weight=w_s,
-            method="bc",
-        )
-        intervals = favorable_intervals(intervals, favorable_outcome)
-    verdicts = apply_standards(
-        standards,
-        table,
-        summary,
-        y_true,
-        y_pred,
-        sensitive_features,
-        group_mode,
-        threshold,
-        ref_name,
-        included,
-        min_group_size,
-        exact,
-        favorable_outcome,
-    )
-    direction = direction_line(favorable_outcome, threshold) if task == "classification" else ""
-    figures = {}
-    if plots:
-        value_range = (0.0, 1.0) if task == "classification" else None
-        figures["score_histograms"] = plot_group_histograms(
-            y_pred, sensitive_features, group_mode=group_mode, value_range=value_range
-        )
-        figures["quantile_functions"] = plot_group_quantile_functions(
-            y_pred, sensitive_features, group_mode=group_mode
-        )
-        figures["group_metrics"] = audit_metrics_figure(
-            table, rates, groups_only, intervals, confidence, direction
-        )
-    settings = {
-        "task": task,
-        "group_mode": group_mode,
-        "threshold": threshold,
-        "n_bootstrap": n_bootstrap,
-        "confidence": confidence,
-        "random_state": random_state,
-        "min_group_size": min_group_size,
-        "min_group_size_rationale": MIN_GROUP_SIZE_RATIONALE,
-        "small_groups": [str(g) for g in small],
-        "excluded_groups": [str(g) for g in small] if exclude else [],
-        "weighted": sample_weight is not None,
-        "reference": ref_name,
-        "reference_reason": ref_reason,
-        "standards": list(standards),
-        "constraint": constraint,
-        "favorable_outcome": favorable_outcome,
-        "direction": direction,
-        "groups_compared": compared,
-    }
-    thresholds = thresholds_used(task, threshold, min_group_size, standards)
-    prov = provenance(model=model, thresholds=thresholds, extra=provenance_extra)
-    result = Audit(table, summary, title, figures, intervals, warnings, settings, verdicts, prov)
     if control_features is not None:
         add_strata(result, audit, arguments)
     return result
-
-
-def _ordered(summary: dict[str, Any]) -> dict[str, Any]:
-    """Summary in reading order: sizes, accuracy, the papers' metrics, then the rate gaps."""
-    order = list(SUMMARY_LABELS)
-    return dict(
-        sorted(summary.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
-    )

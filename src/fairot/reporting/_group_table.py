@@ -149,11 +149,13 @@ def attach_counts(
     reference: Any,
     included: list[str],
     favorable_outcome: int = 1,
+    pooled: bool | None = None,
 ) -> tuple[pd.DataFrame, str | None, str]:
     """The audit's table with the counts, rates and intervals joined, and its reference group.
 
     ``data`` is ``(y_true, y_pred, sensitive_features, sample_weight)``. The pooled row gets
-    counts when the groups partition the rows. The ``disparate_impact`` column divides by the
+    counts when the groups partition the rows (``pooled``; by default, intersection groups or
+    one column of data). The ``disparate_impact`` column divides by the
     reference's selection rate (by default the most-selected group of the headline, so a small
     group left out of it is never the denominator). With ``favorable_outcome=0`` both read the
     favourable rate, one minus the selection rate (``_direction.py``): the reference is the
@@ -168,7 +170,9 @@ def attach_counts(
         threshold=threshold,
         sample_weight=sample_weight,
     )
-    if group_mode == "intersection" or getattr(sensitive_features, "ndim", 1) == 1:
+    if pooled is None:
+        pooled = group_mode == "intersection" or getattr(sensitive_features, "ndim", 1) == 1
+    if pooled:
         counts = pd.concat([counts, counts.sum().to_frame("overall").T])
     extra = group_table(counts, confidence, exact=sample_weight is None).drop(columns="n")
     table = table.join(extra.drop(columns=extra.columns.intersection(table.columns)), how="left")

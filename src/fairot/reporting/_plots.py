@@ -131,8 +131,9 @@ def plot_group_histograms(
     ----------
     scores : array-like of shape (n_samples,)
         Scores or predictions.
-    sensitive_features : array-like or DataFrame
+    sensitive_features : array-like, DataFrame or GroupEncoding
         Group membership.
+        An encoding from :func:`fairot.utils.sensitive.check_sensitive_features` is used as it is.
     group_mode : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns form groups.
     bins : int, default=40
@@ -222,8 +223,9 @@ def plot_group_quantile_functions(
     ----------
     scores : array-like of shape (n_samples,)
         Scores or predictions.
-    sensitive_features : array-like or DataFrame
+    sensitive_features : array-like, DataFrame or GroupEncoding
         Group membership.
+        An encoding from :func:`fairot.utils.sensitive.check_sensitive_features` is used as it is.
     group_mode : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns form groups.
     n_levels : int, default=200

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from fairot.metrics import MAX_PAIRWISE_GROUPS, wasserstein_distance
+from fairot.reporting._audit_data import AuditData
 from fairot.reporting._direction import decision_text, favorable_rates
 from fairot.reporting._ll144 import LL144_MIN_SHARE, ll144
 from fairot.reporting._provenance import MIN_GROUP_SIZE_RATIONALE, THRESHOLD_RATIONALE
@@ -28,18 +29,23 @@ def apply_standards(
     standards,
     table,
     summary,
-    y_true,
-    y_pred,
-    sensitive_features,
+    data: AuditData,
     group_mode,
     threshold,
     reference,
     included,
     min_size,
-    exact,
     favorable_outcome=1,
 ) -> list[Verdict]:
-    """Every rule of ``standards`` on the favourable reading of the decisions (``_direction``)."""
+    """Every rule of ``standards`` on the favourable reading of the decisions (``_direction``).
+
+    ``data`` holds the groups as the audit encoded them, and their data, whose columns LL144
+    reads one by one. Unweighted rows are exact counts (``exact``): weighted ones are not.
+    """
+    y_true, y_pred, sensitive_features, columns = (
+        data.y_true, data.y_pred, data.groups, data.sensitive_features
+    )  # fmt: skip
+    exact = data.sample_weight is None
     rows = [g for g in table.index if g != "overall"]
     per_group = table.loc[rows].assign(n=table.loc[rows, "size"])
     per_group = favorable_rates(per_group, favorable_outcome, exact=exact)
@@ -50,7 +56,7 @@ def apply_standards(
         if key == "four-fifths":
             out.append(four_fifths(per_group, included, min_size, exact, decision))
         elif key == "ll144":
-            frame = sensitive_frame(sensitive_features, "sensitive_features")
+            frame = sensitive_frame(columns, "sensitive_features")
             out.append(ll144(scores, frame, threshold, LL144_MIN_SHARE, favorable_outcome))
         elif key == "credit":
             enc = check_sensitive_features(sensitive_features, len(y_pred), group_mode=group_mode)

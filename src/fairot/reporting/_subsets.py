@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from fairot.metrics import fairness_report, group_rates
+from fairot.reporting._audit_data import AuditData
 from fairot.utils.sensitive import check_sensitive_features
 
 ALL_SMALL_WARNING = (
@@ -73,12 +74,16 @@ def take(y_true, y_pred, sensitive_features, sample_weight, rows):
     return pick(y_true), pick(y_pred), pick(sensitive_features), pick(sample_weight)
 
 
-def summary_without(
-    y_true, y_pred, sensitive_features, sample_weight, small, min_size, task, group_mode, threshold
-):
-    """Rows outside the small groups, and the summary of :func:`fairness_report` on them."""
-    n = len(y_pred)
-    enc = check_sensitive_features(sensitive_features, n, group_mode=group_mode)
+def summary_without(data: AuditData, small, min_size, task, group_mode, threshold):
+    """Rows outside the small groups, the summary of :func:`fairness_report` on them, their groups.
+
+    ``data`` holds the groups as the audit encoded them, and their data, from which the rows
+    kept are taken and encoded anew, once (they hold fewer groups).
+    """
+    y_true, y_pred, sensitive_features, sample_weight = (
+        data.y_true, data.y_pred, data.sensitive_features, data.sample_weight
+    )  # fmt: skip
+    enc = data.groups
     position = {name: g for g, name in enumerate(enc.names)}
     small_groups = [position[str(g)] for g in small]
     if enc.codes is not None:  # a partition: no (rows x groups) matrix
@@ -90,6 +95,7 @@ def summary_without(
     left = enc.n_groups - len(small)
     if left < 2:
         raise ValueError(MSG_ALL_SMALL.format(size=min_size, left=left))
+    sf_s = check_sensitive_features(sf_s, len(p_s), group_mode=group_mode)
     kept = fairness_report(
         y_s,
         p_s,
@@ -99,7 +105,7 @@ def summary_without(
         threshold=threshold,
         sample_weight=w_s,
     )
-    return rows, dict(kept.attrs["summary"])
+    return rows, dict(kept.attrs["summary"]), sf_s
 
 
 def small_group_policy(table, groups_only, small, exclude_small_groups, min_group_size):

@@ -150,6 +150,13 @@ class GroupEncoding:
         return len(self.labels)
 
     @property
+    def n_samples(self) -> int:
+        """Number of samples (rows) the groups were encoded from."""
+        if self.codes is not None:
+            return int(self.codes.shape[0])
+        return int(self._membership.shape[0])
+
+    @property
     def membership(self) -> np.ndarray:
         """Boolean matrix of shape (n_samples, n_groups): sample ``i`` is in group ``g``."""
         if self._membership is not None:

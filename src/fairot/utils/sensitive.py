@@ -28,6 +28,10 @@ MSG_SF_REQUIRED = (
     "{name} is required: pass the group of every row of X (an array, Series, DataFrame, dict of "
     "arrays, or column name(s) of a DataFrame X)."
 )
+MSG_ENCODING_MODE = (
+    "{name} is a GroupEncoding of {mode!r} groups, but group_mode={group_mode!r}; encode the "
+    "groups with the same group_mode, or pass the sensitive features as data."
+)
 MSG_SF_COLUMN = (
     "{name}={value!r} names column(s) of X, but {problem}; pass the groups as an array, or "
     "name columns of a DataFrame X."
@@ -46,10 +50,14 @@ def check_sensitive_features(
 
     Parameters
     ----------
-    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns)
+    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns), or \
+            GroupEncoding
         A list, array or Series for one sensitive attribute, or a DataFrame, 2-D array or dict
         of arrays of several (as in fairlearn). Column names of an estimator's ``X`` are
-        turned into data first by :func:`resolve_sensitive_features`.
+        turned into data first by :func:`resolve_sensitive_features`. An encoding this function
+        returned before is checked (``n_samples``, ``group_mode``, ``min_groups``) and returned
+        as it is: a caller that encodes once (the audit) passes it down at no cost, with the
+        same groups, names and order.
     n_samples : int, optional
         Expected number of samples; checked when given.
     group_mode : {"intersection", "marginal"}, default="intersection"
@@ -71,10 +79,12 @@ def check_sensitive_features(
     ------
     ValueError
         On missing values, a length mismatch, fewer than ``min_groups`` groups or an unknown
-        ``group_mode``.
+        ``group_mode``, or an encoding of another ``group_mode``.
     """
     if group_mode not in ("intersection", "marginal"):
         raise ValueError(MSG_GROUPS_MODE.format(value=group_mode))
+    if isinstance(sensitive_features, GroupEncoding):
+        return _checked_encoding(sensitive_features, n_samples, group_mode, name, min_groups)
     frame = sensitive_frame(sensitive_features, name)
     if n_samples is not None and len(frame) != n_samples:
         raise ValueError(MSG_LENGTH.format(lengths=f"{name}={len(frame)}, samples={n_samples}"))
@@ -136,6 +146,25 @@ def check_sensitive_features(
             group_combos,
         )
 
+    if encoding.n_groups < min_groups:
+        raise ValueError(MSG_ONE_GROUP.format(name=name, label=encoding.labels[0]))
+    return encoding
+
+
+def _checked_encoding(
+    encoding: GroupEncoding, n_samples: int | None, group_mode: str, name: str, min_groups: int
+) -> GroupEncoding:
+    """An encoding passed as ``sensitive_features``, checked as its data would have been."""
+    # The same checks, in the same order and with the same messages, as on the data it encodes:
+    # an encoding stands for its data, so a call gives the same answer or the same error.
+    if encoding.mode != group_mode:
+        raise ValueError(
+            MSG_ENCODING_MODE.format(name=name, mode=encoding.mode, group_mode=group_mode)
+        )
+    if n_samples is not None and encoding.n_samples != n_samples:
+        raise ValueError(
+            MSG_LENGTH.format(lengths=f"{name}={encoding.n_samples}, samples={n_samples}")
+        )
     if encoding.n_groups < min_groups:
         raise ValueError(MSG_ONE_GROUP.format(name=name, label=encoding.labels[0]))
     return encoding
