@@ -197,7 +197,7 @@ def _private_state_owners(trees: dict[Path, ast.AST]) -> dict[str, set[Path]]:
     return owners
 
 
-def _foreign_private_state(trees: dict[Path, ast.AST]) -> list[str]:
+def _foreign_private_state(trees: dict[Path, ast.AST], base: Path = SRC) -> list[str]:
     owners = _private_state_owners(trees)
     found = []
     for path, tree in trees.items():
@@ -210,7 +210,7 @@ def _foreign_private_state(trees: dict[Path, ast.AST]) -> list[str]:
             if isinstance(value, ast.Call) and getattr(value.func, "id", None) == "super":
                 continue
             if path not in owners[node.attr]:
-                found.append(f"{path.relative_to(SRC)}:{node.lineno} {ast.unparse(node)}")
+                found.append(f"{path.relative_to(base)}:{node.lineno} {ast.unparse(node)}")
     return found
 
 
