@@ -278,10 +278,15 @@ def test_monitor_states_the_direction_and_its_gaps_do_not_depend_on_it(
     # demographic_parity_difference = max - min of the groups' rates, the same for 1 - rate.
     path, frame = stream_csv
     args = _monitor_args(path, "--window", 500, "--metric", "demographic_parity_difference")
-    code, printed, _ = _run(capsys, *args, "--favorable-outcome", favorable)
+    out = tmp_path / "out"
+    code, printed, _ = _run(capsys, *args, "--favorable-outcome", favorable, "--out", out)
     assert code == 0
     which = "positive decision (score > 0.5)" if favorable else "negative decision (score <= 0.5)"
     assert f"favourable outcome: the {which}" in printed.splitlines()[0]
+    # The class takes the reading (FairnessMonitor(favorable_outcome=)) and states it itself.
+    settings = json.loads((out / "monitor.json").read_text())["settings"]
+    assert settings["favorable_outcome"] == favorable
+    assert settings["direction"] == f"favourable outcome: the {which}"
     rows = frame.iloc[500:1000]
     decided = rows.score > 0.5
     favoured = decided if favorable else ~decided

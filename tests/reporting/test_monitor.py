@@ -1,6 +1,7 @@
 """FairnessMonitor: window metrics against independent oracles, alerts, and the closed loop on
 the COT paper's drift design (a group's positive rate resampled; COT re-adjusted by partial_fit)."""
 
+import json
 import re
 
 import numpy as np
@@ -10,7 +11,8 @@ from scipy.stats import wasserstein_distance
 
 from fairot.classification import COTClassifier
 from fairot.metrics import strong_demographic_disparity, wass1
-from fairot.reporting import FairnessMonitor
+from fairot.reporting import FairnessMonitor, audit
+from fairot.reporting._direction import MSG_FAVORABLE_OUTCOME
 from fairot.reporting._monitor import (
     MSG_METRIC,
     MSG_NEEDS_XY,
@@ -18,6 +20,7 @@ from fairot.reporting._monitor import (
     MSG_WINDOW,
     MSG_WINDOW_GROUPS,
 )
+from fairot.utils import escape_html, escape_markdown
 
 
 def _stream(n, seed, shift=0.0):
@@ -159,3 +162,75 @@ def test_validation():
         lonely.update(s[:10], np.full(10, "z"))
     with pytest.raises(ValueError, match="scores"):
         lonely.update(s[:10] + 2, g[:10])
+
+
+@pytest.mark.parametrize("bad", [2, -1, True, "0", 0.0, None])
+def test_favorable_outcome_is_validated_as_in_audit(bad):
+    s, g = _stream(100, 0)
+    with pytest.raises(ValueError, match=re.escape(MSG_FAVORABLE_OUTCOME.format(value=bad))):
+        FairnessMonitor(s, g, favorable_outcome=bad)
+    with pytest.raises(ValueError, match=re.escape(MSG_FAVORABLE_OUTCOME.format(value=bad))):
+        audit(None, s, sensitive_features=g, favorable_outcome=bad)
+
+
+def test_dp_difference_by_hand_in_both_readings():
+    # Three groups whose positive rates differ: the favourable rates 1 - r are another vector,
+    # but max - min is the same, by hand here (NumPy on the decisions) in either reading.
+    rng = np.random.default_rng(7)
+    threshold = 0.4
+    g = rng.choice(["a", "b", "c"], 1200)
+    s = np.clip(rng.uniform(size=1200) + np.select([g == "a", g == "b"], [0.25, -0.1], 0), 0, 1)
+    kept = {}
+    for favorable in (1, 0):
+        monitor = FairnessMonitor(
+            s[:300],
+            g[:300],
+            metric="demographic_parity_difference",
+            window=300,
+            threshold=0.05,
+            n_bootstrap=30,
+            n_permutations=30,
+            decision_threshold=threshold,
+            favorable_outcome=favorable,
+        )
+        assert monitor.favorable_outcome == favorable
+        results = monitor.update(s[300:], g[300:])
+        assert len(results) == 3
+        for r in results:
+            rows = slice(300 + r.start, 300 + r.stop)
+            favoured = s[rows] > threshold if favorable else s[rows] <= threshold
+            rates = [favoured[g[rows] == k].mean() for k in "abc"]
+            assert r.value == pytest.approx(max(rates) - min(rates), abs=1e-12)
+        kept[favorable] = monitor.history_
+    # Not the same rates (the data tell the readings apart), the same gaps, bands and p-values.
+    first = slice(300, 600)
+    positive = [np.mean(s[first][g[first] == k] > threshold) for k in "abc"]
+    assert np.argmax(positive) != np.argmax([1 - r for r in positive])
+    columns = ["value", "low", "high", "p_value", "alert"]
+    np.testing.assert_array_equal(kept[1][columns].to_numpy(), kept[0][columns].to_numpy())
+
+
+@pytest.mark.parametrize("favorable", [1, 0])
+def test_every_output_states_the_direction(tmp_path, favorable):
+    s, g = _stream(600, 0, shift=0.2)
+    monitor = FairnessMonitor(
+        s[:200],
+        g[:200],
+        window=200,
+        n_bootstrap=20,
+        decision_threshold=0.4,
+        favorable_outcome=favorable,
+    )
+    monitor.update(s[200:], g[200:])
+    which = "positive decision (score > 0.4)" if favorable else "negative decision (score <= 0.4)"
+    line = f"favourable outcome: the {which}"
+    assert monitor.direction == line
+    folder = monitor.write(tmp_path / "out", title="sdd of risk")
+    record = json.loads((folder / "monitor.json").read_text())
+    assert record["settings"]["favorable_outcome"] == favorable
+    assert record["settings"]["direction"] == line
+    assert escape_markdown(line) in (folder / "monitor.md").read_text()
+    assert escape_html(line) in (folder / "monitor.html").read_text()
+    assert escape_html(line) in monitor._repr_html_()
+    title = monitor.plot(title="sdd of risk").axes[0].get_title()
+    assert title == f"sdd of risk\n{line}"

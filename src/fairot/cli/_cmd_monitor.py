@@ -189,7 +189,7 @@ def _reference(args, frame, times, scores, groups):
 def run(args: argparse.Namespace) -> int:
     """Run the monitor over the stream and print one line per window."""
     from fairot.cli import CLIError
-    from fairot.reporting import FairnessMonitor, direction_line
+    from fairot.reporting import FairnessMonitor
     from fairot.utils import escape_terminal, terminal_table
     from fairot.utils.calendar import calendar_offset
 
@@ -230,21 +230,20 @@ def run(args: argparse.Namespace) -> int:
         n_bootstrap=args.n_bootstrap,
         alpha=args.alpha,
         decision_threshold=args.decision_threshold,
+        favorable_outcome=args.favorable_outcome,
         random_state=args.random_state,
         reference_times=ref_times,
     )
     monitor.update(scores[skip:], groups.iloc[skip:], times=times.iloc[skip:])
     monitor.flush()
-    # The monitored gaps (|max - min| of the rates, W1 of the scores) read the same whichever
-    # decision is favourable; the reading is stated so that no page leaves it to guesswork.
-    direction = direction_line(args.favorable_outcome, args.decision_threshold)
+    # The monitor states the reading (monitor.direction) in every file and on the plot.
     if args.out is not None:
         write_out(
             args.out,
             "monitor",
             lambda stage: monitor.write(
                 stage,
-                title=f"{args.metric} of {args.score} per window of {args.data.name} ({direction})",
+                title=f"{args.metric} of {args.score} per window of {args.data.name}",
                 reference_source=source,
             ),
         )
@@ -255,7 +254,7 @@ def run(args: argparse.Namespace) -> int:
         f"fairot monitor: {args.metric} of {escape_terminal(args.score)} per {size} of "
         f"{escape_terminal(args.data.name)} "
         f"(alert when the {monitor.confidence:.0%} band is above {args.threshold:g} and the "
-        f"permutation p-value is <= {monitor.alpha:g}); {direction}"
+        f"permutation p-value is <= {monitor.alpha:g}); {monitor.direction}"
     )
     span = ""
     if monitor.reference_span_ is not None:

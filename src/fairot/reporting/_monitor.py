@@ -23,6 +23,7 @@ from numpy.typing import ArrayLike
 from fairot.metrics import bootstrap_intervals, demographic_parity_difference, wass1
 from fairot.metrics.checks import UNIT_INTERVAL
 from fairot.metrics.resampling import batched_wasserstein, stratified_indices
+from fairot.reporting._direction import check_favorable_outcome, direction_line
 from fairot.reporting._null import p_value, permutation_null, positive_rate_gap, reference_null
 from fairot.reporting._windows import (
     StreamBuffer,
@@ -132,6 +133,14 @@ class FairnessMonitor:
         Null draws per window; at least ``1 / alpha - 1`` (else no p-value reaches ``alpha``).
     decision_threshold : float, default=0.5
         Threshold of ``"demographic_parity_difference"``.
+    favorable_outcome : {1, 0}, default=1
+        Which decision is favourable, as in :func:`~fairot.reporting.audit`: 1, the positive
+        one (``score > decision_threshold``: an approval score); 0, the negative one (a risk
+        score, P(default)). Stated in every output (:attr:`direction`: the report files, the
+        plot's title, the notebook view). No metric the monitor watches depends on it: with
+        favourable rates :math:`1 - r_a` the demographic-parity difference is
+        :math:`\max_a (1 - r_a) - \min_a (1 - r_a) = \max_a r_a - \min_a r_a`, and the
+        :math:`W_1` metrics compare whole score distributions, not decisions.
     random_state : int or None, default=0
         Seed of the bootstrap and of the null draws.
     reference_times : array-like of shape (n_reference,), optional
@@ -182,6 +191,7 @@ class FairnessMonitor:
         alpha: float = 0.05,
         n_permutations: int = 200,
         decision_threshold: float = 0.5,
+        favorable_outcome: int = 1,
         random_state: int | None = 0,
         reference_times: ArrayLike | None = None,
     ):
@@ -215,6 +225,7 @@ class FairnessMonitor:
         self.n_updates = _positive_int(n_updates, 1, MSG_N_UPDATES)
         self.on_alert = on_alert
         self.decision_threshold = decision_threshold
+        self.favorable_outcome = check_favorable_outcome(favorable_outcome)
         self.random_state = random_state
         self._rng = np.random.default_rng(random_state)
 
@@ -242,6 +253,16 @@ class FairnessMonitor:
         self._flushed = False
         self.n_seen_ = 0
         self._results: list[WindowResult] = []
+
+    @property
+    def direction(self) -> str:
+        """The reading stated in every output: which decision is favourable, at which threshold.
+
+        :func:`~fairot.reporting.direction_line` of ``favorable_outcome`` and
+        ``decision_threshold``, e.g. ``"favourable outcome: the negative decision (score <=
+        0.5)"``.
+        """
+        return direction_line(self.favorable_outcome, self.decision_threshold)
 
     @property
     def n_groups(self) -> int:

@@ -62,6 +62,9 @@ def monitor_record(
                 "window": monitor.window,
                 "every": None if monitor.every is None else monitor.every_label,
                 "threshold": monitor.threshold,
+                "decision_threshold": monitor.decision_threshold,
+                "favorable_outcome": monitor.favorable_outcome,
+                "direction": monitor.direction,
                 "alpha": monitor.alpha,
                 "confidence": monitor.confidence,
                 "n_bootstrap": monitor.n_bootstrap,
@@ -103,8 +106,17 @@ def _rule(monitor: Any) -> str:
         f"{monitor.metric} on {_windows_text(monitor)}; ALERT when the {monitor.confidence:.0%} "
         f"bootstrap band is above {monitor.threshold:g} and the permutation p-value is <= "
         f"{monitor.alpha:g}. A partial window is the stream's last, unfinished one: it is "
-        "evaluated with the same test."
+        f"evaluated with the same test. Direction — {_direction_text(monitor)}"
     )
+
+
+def _direction_text(monitor: Any) -> str:
+    """The reading taken, and why the watched metric does not depend on it."""
+    if monitor.metric == "demographic_parity_difference":
+        why = "max - min of the groups' rates, the same for the favourable rates 1 - rate"
+    else:
+        why = "a distance between score distributions, not between decisions"
+    return f"{monitor.direction}; {monitor.metric} reads the same either way ({why})."
 
 
 def monitor_markdown(
@@ -224,7 +236,9 @@ def plot_monitor(monitor: Any, ax: Any = None, *, title: str | None = None) -> A
     ax.set_xlabel(f"{figure_label(label)} (windows of {size})", **PLAIN_TEXT)
     ax.set_ylabel(monitor.metric)
     title = title or f"{monitor.metric} per window"
-    ax.set_title(figure_label(title, max_length=2 * FIGURE_LABEL_LENGTH), **PLAIN_TEXT)
+    # The reading taken on its own line: a long user title is cut, the direction never is.
+    label = figure_label(title, max_length=2 * FIGURE_LABEL_LENGTH)
+    ax.set_title(f"{label}\n{monitor.direction}", **PLAIN_TEXT)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
     ax.grid(alpha=0.25)
     return ax.figure
