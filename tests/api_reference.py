@@ -46,7 +46,7 @@ def public_modules() -> list[str]:
 
 #: The internal modules: importable (a sibling package needs their plain names) but not API.
 INTERNAL_PACKAGES = ("fairot.cli", "fairot.experiments")
-INTERNAL_MODULES = ("fairot.reporting.artifacts",)
+INTERNAL_MODULES = ("fairot.classification.rate_rows", "fairot.reporting.artifacts")
 
 #: The surface before the choice was made (the last version that documented every importable
 #: name): names and modules.
@@ -162,7 +162,8 @@ def render() -> str:
         "promise: the command line (`fairot.cli`; its promise is the commands and their options),",
         "the studies (`fairot.experiments`: results may change with every version), the checks",
         "and messages shared between packages (`*.checks`), the helpers under `fairot.utils.*` and",
-        "the result-folder writer.",
+        "the result-folder writer, and the rate program's rows that the Dask backend partitions",
+        "(`fairot.classification.rate_rows`).",
         "",
         *internal,
     ]

@@ -32,16 +32,25 @@ its dual gives :math:`\mu`, and if every fixed row's decision agrees with the si
 :math:`s_i` the pair satisfies the optimality conditions of the whole program (primal
 feasible, dual feasible, complementary slack), so it is optimal for all :math:`n` rows; else
 the disagreeing rows join the working set and it is solved again. The boundary the set is
-drawn around is that of the exact optimum of a random eighth of the rows (found the same way,
-one level down), so it is off only by that subsample's sampling error. Each pass costs
-:math:`O(nJ)` plus a HiGHS solve of a small set, where the program on every row
-(:math:`n` columns) would cost minutes at :math:`10^6` rows.
+drawn around is that of the exact optimum of a pseudo-random eighth of the rows (a hash of
+the row index; found the same way, one level down), so it is off only by that subsample's
+sampling error. Each pass costs :math:`O(nJ)` plus a HiGHS solve of a small set, where the
+program on every row (:math:`n` columns) would cost minutes at :math:`10^6` rows.
+
+Everything the loop asks of the rows outside the working set is a sum or a selection over
+rows (the methods of :class:`fairot.classification.rate_rows.ArrayRows`, the internal surface
+of this module). Given Dask arrays, ``solve_rate_program`` asks the Dask backend
+(``dispatch("solve_rate_program.rows", ...)``) for rows that answer the same methods partition
+by partition; the loop, the HiGHS solves and the result are this code, and only the working
+set is ever gathered into one process.
 
 A constant rule (:math:`t \equiv 0`) has every rate 0, so the program is feasible for every
 budget: a budget is never infeasible, only costly.
 
 Public names (re-exported by :mod:`fairot.classification`): :class:`RateProgram`,
-:func:`solve_rate_program`; the ``MSG_*`` for tests.
+:func:`solve_rate_program`; the ``MSG_*`` for tests. Internal surface: the public seam module
+:mod:`fairot.classification.rate_rows` (``ArrayRows``, ``smallest_rows``, ``subsample_mask``,
+``weighted_totals``, ``check_totals`` and the messages they raise).
 
 References
 ----------
@@ -59,19 +68,27 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import linprog
 
+from fairot.classification.rate_rows import (
+    MSG_EMPTY_UNIT,
+    MSG_NOT_FINITE,
+    MSG_SHAPES,
+    SIGN_TOLERANCE,
+    SUBSAMPLE,
+    ArrayRows,
+    check_totals,
+    weighted_totals,
+)
 from fairot.exceptions import DivergenceError
+from fairot.utils.backends import any_dask, dispatch
 
 __all__ = ["RateProgram", "solve_rate_program"]
+# Defined in the seam module and kept importable here, where the solver's tests look.
+_SHARED = (MSG_EMPTY_UNIT, MSG_NOT_FINITE, SIGN_TOLERANCE, SUBSAMPLE)
 
 #: Rows the program is solved on directly, every row a column; above it, the working set.
 DIRECT_ROWS = 20_000
-#: How far past zero a fixed row's score may be, against its decision, and still count as
-#: agreeing (HiGHS's dual feasibility tolerance is 1e-7).
-SIGN_TOLERANCE = 1e-7
 #: Passes of the working-set loop before the program on every row is solved.
 MAX_PASSES = 20
-#: The guess of the multipliers is the optimum of one row in SUBSAMPLE.
-SUBSAMPLE = 8
 
 MSG_BUDGET = (
     "give exactly one of max_difference (a number in [0, 1]) and min_ratio (a number in "
@@ -85,16 +102,11 @@ MSG_MIN_RATIO = (
     "min_ratio must be a number in (0, 1] (the smallest allowed min / max of the groups' "
     "rates, 0.8 for the four-fifths rule); got {value!r}."
 )
-MSG_SHAPES = (
-    "margins ({n},), unit_probabilities ({rows}, {units}), families ({families},) and "
-    "sample_weight must agree in length."
-)
-MSG_NOT_FINITE = "{name} contains NaN or infinite values; the program needs finite numbers."
-MSG_EMPTY_UNIT = (
-    "unit {unit} has zero expected share (its probabilities sum to 0 over the weighted rows): "
-    "its rate is undefined."
-)
 MSG_FAILED = "HiGHS did not solve the rate program: {message}"
+MSG_PASSES = (
+    "the working set did not settle in {passes} passes on {n} rows, too many to solve at once "
+    "in one process; raise working_set_size."
+)
 
 
 @dataclass(frozen=True)
@@ -249,13 +261,19 @@ def solve_rate_program(
     Returns
     -------
     RateProgram
+        On Dask arrays (any of ``margins``, ``unit_probabilities``, ``sample_weight``), the
+        same program computed partition by partition: ``decisions`` is a lazy Dask array in
+        the partitions of ``margins``, every other field in memory; a working set that does
+        not settle in ``MAX_PASSES`` passes raises :class:`~fairot.exceptions.DivergenceError`
+        rather than gathering every row.
 
     Raises
     ------
     ValueError
         On a bad budget, non-finite inputs, mismatched shapes or a unit of zero share.
     DivergenceError
-        If HiGHS fails on the program of every row (it is always feasible).
+        If HiGHS fails on the program of every row (it is always feasible), or, on Dask
+        arrays, if the working set does not settle.
 
     Examples
     --------
@@ -271,88 +289,115 @@ def solve_rate_program(
     ([1.0, 1.0], [1.0, 1.0])
     """
     form, budget = check_budget(max_difference, min_ratio)
+    families = np.asarray(families, dtype=np.intp)
+    if any_dask(margins, unit_probabilities, sample_weight):
+        # The Dask backend returns rows with the same methods as ArrayRows, each a sum or a
+        # selection over partitions: the loop below is the same for both.
+        rows = dispatch(
+            "solve_rate_program.rows", margins, unit_probabilities, families, sample_weight
+        )
+        shares = rows.shares
+    else:
+        rows, shares = _array_rows(margins, unit_probabilities, families, sample_weight)
+    n_families = int(families.max()) + 1
+    level_coef, level_bound = _level_rows(families, n_families, form, budget)
+    solution = _solve_rows(rows, level_coef, level_bound, working_set_size)
+    return _result(rows, solution, shares)
+
+
+def _array_rows(margins, unit_probabilities, families, sample_weight):
+    """The rows in memory, validated, and the shares Q_j."""
     a = np.asarray(margins, dtype=float)
     Q = np.asarray(unit_probabilities, dtype=float)
-    families = np.asarray(families, dtype=np.intp)
     n = a.shape[0]
     w = np.full(n, 1.0 / max(n, 1)) if sample_weight is None else np.asarray(sample_weight, float)
     if Q.ndim != 2 or Q.shape[0] != n or families.shape != (Q.shape[1],) or w.shape != (n,):
         raise ValueError(
             MSG_SHAPES.format(n=n, rows=Q.shape[0], units=Q.shape[-1], families=families.shape[0])
         )
-    for name, value in (("margins", a), ("unit_probabilities", Q), ("sample_weight", w)):
-        if not np.all(np.isfinite(value)):
-            raise ValueError(MSG_NOT_FINITE.format(name=name))
-    w = w / w.sum()
-    shares = w @ Q
-    if np.any(shares <= 0):
-        raise ValueError(MSG_EMPTY_UNIT.format(unit=int(np.flatnonzero(shares <= 0)[0])))
-    V = Q / shares
-    n_families = int(families.max()) + 1
-    level_coef, level_bound = _level_rows(families, n_families, form, budget)
-
-    t, mu, levels, n_passes, size = _solve_rows(a, V, w, level_coef, level_bound, working_set_size)
-    return _result(t, mu, shares, levels, a, V, w, n_passes=n_passes, size=size)
+    finite, total, weighted = weighted_totals(a, Q, w)
+    check_totals(finite, weighted)
+    w = w / total
+    shares = weighted / total
+    return ArrayRows(a, Q / shares, w), shares
 
 
-def _solve_rows(a, V, w, level_coef, level_bound, working_set_size):
-    """The program of every row: directly, or on a working set around a subsample's optimum.
+@dataclass
+class _Solution:
+    """The loop's answer: the centre the fixed rows are decided by, and the working set's."""
 
-    The guess of mu is the exact optimum of a random eighth of the rows (the same scheme, one
-    level down), so it is off by that subsample's sampling error only; the rows nearest the
-    boundary it draws are the working set. Rows whose fixed decision disagrees with the
-    solved mu join the set, which only grows, until none does.
-    """
-    n = a.shape[0]
-    if n <= working_set_size:
-        solved = _solve_restricted(a, V, w, np.zeros(V.shape[1]), level_coef, level_bound)
-        if solved is None:
-            raise DivergenceError(MSG_FAILED.format(message="the program on every row failed"))
-        return (*solved, 1, n)
-    # A fixed seed: the subsample, hence the result, does not depend on random_state, and an
-    # ordering of the rows (by group, by label) cannot bias it as a stride would.
-    sample = np.sort(np.random.default_rng(0).permutation(n)[: max(n // SUBSAMPLE, 1)])
-    sub_w = w[sample] / w[sample].sum()
-    _, centre, _, _, _ = _solve_rows(
-        a[sample], V[sample], sub_w, level_coef, level_bound, working_set_size
-    )
-    s = a - V @ centre
-    size = min(working_set_size, n)
-    in_set = np.zeros(n, dtype=bool)
-    in_set[np.argpartition(np.abs(s), size - 1)[:size]] = True
-    t_centre = (s > 0).astype(float)
-    for n_pass in range(1, MAX_PASSES + 1):
-        work = np.flatnonzero(in_set)
-        t = np.where(in_set, 0.0, t_centre)
-        fixed_rates = (w * t) @ V
-        solved = _solve_restricted(a[work], V[work], w[work], fixed_rates, level_coef, level_bound)
-        if solved is None:  # the fixed rows alone break the budget: widen the band
-            size = min(2 * size, n)
-            in_set[np.argpartition(np.abs(s), size - 1)[:size]] = True
-            continue
-        t_work, mu, levels = solved
-        s_mu = a - V @ mu
-        disagree = ~in_set & (
-            ((t == 1) & (s_mu < -SIGN_TOLERANCE)) | ((t == 0) & (s_mu > SIGN_TOLERANCE))
-        )
-        if not disagree.any():
-            t[work] = t_work
-            return t, mu, levels, n_pass, work.shape[0]
-        in_set |= disagree
-    solved = _solve_restricted(a, V, w, np.zeros(V.shape[1]), level_coef, level_bound)
+    centre: np.ndarray | None
+    work: np.ndarray
+    t_work: np.ndarray
+    multipliers: np.ndarray
+    levels: np.ndarray
+    n_passes: int
+    fixed: tuple[np.ndarray, float]
+    taken: tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _solve_all(rows, level_coef, level_bound, n_passes) -> _Solution:
+    everything = np.arange(rows.n)
+    taken = rows.take(everything)
+    n_units = taken[1].shape[1]
+    solved = _solve_restricted(*taken, np.zeros(n_units), level_coef, level_bound)
     if solved is None:
         raise DivergenceError(MSG_FAILED.format(message="the program on every row failed"))
-    return (*solved, MAX_PASSES + 1, n)
+    t, mu, levels = solved
+    return _Solution(None, everything, t, mu, levels, n_passes, (np.zeros(n_units), 0.0), taken)
 
 
-def _result(t, mu, shares, levels, a, V, w, *, n_passes, size) -> RateProgram:
+def _solve_rows(rows, level_coef, level_bound, working_set_size) -> _Solution:
+    """The program of every row: directly, or on a working set around a subsample's optimum.
+
+    The guess of mu is the exact optimum of the hashed eighth of the rows (the same scheme,
+    one level down), so it is off by that subsample's sampling error only; the rows nearest
+    the boundary it draws are the working set. Rows whose fixed decision disagrees with the
+    solved mu join the set, which only grows, until none does. ``rows`` is an
+    :class:`~fairot.classification.rate_rows.ArrayRows` or a backend's rows with its methods.
+    """
+    n = rows.n
+    if n <= working_set_size:
+        return _solve_all(rows, level_coef, level_bound, 1)
+    sub = rows.subsample()
+    n_units = (level_coef.shape[0] - level_coef.shape[1] // 2) // 2  # rows 2J + F, columns 2F
+    centre = (
+        _solve_rows(sub, level_coef, level_bound, working_set_size).multipliers
+        if sub.n > 0
+        else np.zeros(n_units)
+    )
+    size = min(working_set_size, n)
+    work = rows.nearest(centre, size)[0]
+    for n_pass in range(1, MAX_PASSES + 1):
+        fixed = rows.fixed_sums(centre, work)
+        taken = rows.take(work)
+        solved = _solve_restricted(*taken, fixed[0], level_coef, level_bound)
+        if solved is None:  # the fixed rows alone break the budget: widen the band
+            size = min(2 * size, n)
+            work = np.union1d(work, rows.nearest(centre, size)[0])
+            continue
+        t_work, mu, levels = solved
+        disagree = rows.disagreeing(centre, mu, work)
+        if disagree.shape[0] == 0:
+            return _Solution(centre, work, t_work, mu, levels, n_pass, fixed, taken)
+        work = np.union1d(work, disagree)
+    if n > rows.gather_limit:
+        raise DivergenceError(MSG_PASSES.format(passes=MAX_PASSES, n=n))
+    return _solve_all(rows, level_coef, level_bound, MAX_PASSES + 1)
+
+
+def _result(rows, solution: _Solution, shares) -> RateProgram:
+    """Rates and objective: the fixed rows' sums plus the working set's."""
+    a, V, w = solution.taken
+    wt = w * solution.t_work
+    fixed_rates, fixed_objective = solution.fixed
     return RateProgram(
-        multipliers=mu,
+        multipliers=solution.multipliers,
         unit_shares=shares,
-        decisions=t,
-        rates=(w * t) @ V,
-        levels=levels,
-        objective=float((w * t) @ a),
-        n_passes=n_passes,
-        working_set_size=size,
+        decisions=rows.decisions(solution.centre, solution.work, solution.t_work),
+        rates=fixed_rates + wt @ V,
+        levels=solution.levels,
+        objective=float(fixed_objective + wt @ a),
+        n_passes=solution.n_passes,
+        working_set_size=int(solution.work.shape[0]),
     )

@@ -67,5 +67,7 @@ IMPLEMENTATIONS.update(
         ),
         "WassersteinFairRegressor.fit": _lazy("_regression", "fit_wasserstein_regressor"),
         "WassersteinFairRegressor.predict": _lazy("_regression", "predict_wasserstein_regressor"),
+        # solve_rate_program on Dask arrays: its rows, as partitions (the loop stays in memory).
+        "solve_rate_program.rows": _lazy("_rate_program", "rate_program_rows"),
     }
 )
