@@ -179,3 +179,21 @@ def test_dask_errors_are_the_in_memory_ones():
                 sample_weight=da_w,
                 max_difference=0.1,
             )
+
+
+def test_a_dask_series_beside_in_memory_probabilities():
+    """Only the margins partitioned (a Dask Series): the probabilities follow its partitions."""
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    a, q, _ = _problem(2)
+    a, q = a[:5000], q[:5000]
+    expected = solve_rate_program(a, q, [0, 0], min_ratio=0.9, working_set_size=400)
+    with dask.config.set(scheduler="synchronous"):
+        program = solve_rate_program(
+            dd.from_pandas(pd.Series(a), npartitions=3),
+            q,
+            [0, 0],
+            min_ratio=0.9,
+            working_set_size=400,
+        )
+    _assert_same(program, expected)
