@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 # torch==2.13.0 is a CPU build on local disk; any other spec would download a multi-GB CUDA build.
 TORCH  := torch==2.13.0
 
-.PHONY: demo test fuzz docs api lint bench reproduce clean
+.PHONY: demo test fuzz kill-tests docs api lint bench reproduce clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ fuzz: $(VENV)/.test-installed
 docs: $(VENV)/.test-installed
 	$(BIN)/python -m sphinx -W --keep-going -q -b html docs/api build/docs
 	@echo "API reference: build/docs/index.html"
+
+# Every kill-at-every-write test of the output folders, the variants of the switch included
+# (make test runs the main three: audit, mitigate, monitor).
+kill-tests: $(VENV)/.test-installed
+	$(BIN)/python -m pytest -q -m "slow or not slow" tests/cli/test_outdir.py
 
 # docs/api.md: every public name with its signature (tests/test_api_reference.py checks it).
 api: $(VENV)/.test-installed

@@ -111,6 +111,8 @@ def test_audit_killed_at_every_write_replaces_whole_folder(tmp_path):
 
 
 @pytest.mark.integration
+# A variant of the switch: `make kill-tests` runs it (`make test` runs the main three).
+@pytest.mark.slow
 def test_audit_killed_at_every_write_without_exchange(tmp_path):
     # Where renameat2(RENAME_EXCHANGE) is missing: --out may be absent for an instant (between
     # two renames), never mixed; a run killed there is restored from the folder set aside.
@@ -128,6 +130,8 @@ def test_audit_killed_at_every_write_without_exchange(tmp_path):
 
 
 @pytest.mark.integration
+# A variant of the switch: `make kill-tests` runs it (`make test` runs the main three).
+@pytest.mark.slow
 def test_audit_killed_at_every_write_into_new_folder(tmp_path):
     # The folder made, the manifest written, the rename into place and the marker removed.
     result, _ = _kill_everywhere(
@@ -153,6 +157,8 @@ def test_mitigate_killed_at_every_step(tmp_path):
 
 
 @pytest.mark.integration
+# A variant of the switch: `make kill-tests` runs it (`make test` runs the main three).
+@pytest.mark.slow
 def test_in_place_killed_at_every_write(tmp_path):
     # --out also holds a file of the user's: the entries are swapped one by one, so a kill
     # between two renames leaves a mix, which the recovery rolls back to the old run.
