@@ -114,3 +114,31 @@ def fills_template(message: str, templates: Iterable[str]) -> bool:
 # warning (fairot.utils.groups.MSG_SMALL_GROUP) is tested in
 # tests/classification/test_dpp_tolerance.py
 IGNORE_SMALL_GROUPS = "ignore:group .* row\\(s\\) at fit, fewer than:UserWarning"
+
+
+def mitigation_table(folder, *, seed: int, n: int):
+    """Feature rows for `fairot mitigate`: x1 (shifted by sex), x2, job, sex and the label y.
+
+    Writes ``data.csv`` and ``new.csv`` (40 rows without ``sex`` and ``y``, for ``--apply``) into
+    ``folder``; returns ``(path, frame, new_path, new)``.
+    """
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    sex = rng.choice(["F", "M"], n)
+    frame = pd.DataFrame(
+        {
+            "x1": rng.normal(0.8 * (sex == "M"), 1.0),
+            "x2": rng.normal(size=n),
+            "job": rng.choice(["clerk", "nurse", "smith"], n),
+            "sex": sex,
+        }
+    )
+    signal = frame.x1 + 0.6 * (frame.job == "smith") + rng.normal(0, 1, n)
+    frame["y"] = (signal > 0.5).astype(int)
+    path = folder / "data.csv"
+    frame.to_csv(path, index=False)
+    new = frame.drop(columns=["sex", "y"]).sample(40, random_state=1)
+    new_path = folder / "new.csv"
+    new.to_csv(new_path, index=False)
+    return path, frame, new_path, new

@@ -30,32 +30,14 @@ from fairot.metrics import (
     strong_demographic_disparity,
     strong_equalized_odds_disparity,
 )
+from tests.helpers import mitigation_table
 
 N_UPDATES = 300
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    rng = np.random.default_rng(3)
-    n = 360
-    sex = rng.choice(["F", "M"], n)
-    frame = pd.DataFrame(
-        {
-            "x1": rng.normal(0.8 * (sex == "M"), 1.0),
-            "x2": rng.normal(size=n),
-            "job": rng.choice(["clerk", "nurse", "smith"], n),
-            "sex": sex,
-        }
-    )
-    signal = frame.x1 + 0.6 * (frame.job == "smith") + rng.normal(0, 1, n)
-    frame["y"] = (signal > 0.5).astype(int)
-    folder = tmp_path_factory.mktemp("inprocess")
-    path = folder / "data.csv"
-    frame.to_csv(path, index=False)
-    new = frame.drop(columns=["sex", "y"]).sample(40, random_state=1)
-    new_path = folder / "new.csv"
-    new.to_csv(new_path, index=False)
-    return path, frame, new_path, new
+    return mitigation_table(tmp_path_factory.mktemp("inprocess"), seed=3, n=360)
 
 
 def _run(capsys, *args):
