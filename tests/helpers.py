@@ -142,3 +142,34 @@ def mitigation_table(folder, *, seed: int, n: int):
     new_path = folder / "new.csv"
     new.to_csv(new_path, index=False)
     return path, frame, new_path, new
+
+
+def assert_one_line_error(code, out, err, pattern):
+    """A CLI user error: status 2, nothing on stdout, one stderr line matching ``pattern``."""
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert re.search(pattern, err), err
+
+
+def mitigation_split(frame, seed=0):
+    """The held-out split of ``fairot mitigate``: 30 %, stratified on sex × label, rows in order."""
+    from sklearn.model_selection import train_test_split
+
+    key = frame.sex.astype(str) + "|" + frame.y.astype(str)
+    train, test = train_test_split(
+        np.arange(len(frame)), test_size=0.3, random_state=seed, stratify=key
+    )
+    return frame.iloc[np.sort(train)], frame.iloc[np.sort(test)]
+
+
+def mitigation_encoder(train):
+    """The feature encoding ``fairot mitigate`` uses on :func:`mitigation_table`, fitted."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    return ColumnTransformer(
+        [
+            ("num", StandardScaler(), ["x1", "x2"]),
+            ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), ["job"]),
+        ]
+    ).fit(train)

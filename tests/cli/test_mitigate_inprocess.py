@@ -10,7 +10,6 @@ import contextlib
 import html
 import io
 import json
-import re
 
 import numpy as np
 import pandas as pd
@@ -19,7 +18,6 @@ import skops.io
 from sklearn.compose import ColumnTransformer
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 import fairot
@@ -30,7 +28,12 @@ from fairot.metrics import (
     strong_demographic_disparity,
     strong_equalized_odds_disparity,
 )
-from tests.helpers import mitigation_table
+from tests.helpers import (
+    assert_one_line_error,
+    mitigation_encoder,
+    mitigation_split,
+    mitigation_table,
+)
 
 N_UPDATES = 300
 
@@ -68,28 +71,9 @@ def cot_run(data, tmp_path_factory):
     return out, printed.getvalue()
 
 
-def _assert_error(code, out, err, pattern):
-    assert code == 2 and out == ""
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    assert re.search(pattern, err), err
-
-
-def _split(frame, seed=0):
-    key = frame.sex.astype(str) + "|" + frame.y.astype(str)
-    train, test = train_test_split(
-        np.arange(len(frame)), test_size=0.3, random_state=seed, stratify=key
-    )
-    return frame.iloc[np.sort(train)], frame.iloc[np.sort(test)]
-
-
 def _fit_here(train, cls, **options):
     """The encoder, the unaware logistic model and the fair one, built from their parts."""
-    encoder = ColumnTransformer(
-        [
-            ("num", StandardScaler(), ["x1", "x2"]),
-            ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), ["job"]),
-        ]
-    ).fit(train)
+    encoder = mitigation_encoder(train)
     X = encoder.transform(train)
     unaware = LogisticRegression().fit(X, train.y)
     fair = cls(estimator=FrozenEstimator(unaware), random_state=0, **options)
@@ -98,7 +82,7 @@ def _fit_here(train, cls, **options):
 
 
 def _check_held_out(out, printed, frame, new, method, cls):
-    train, test = _split(frame)
+    train, test = mitigation_split(frame)
     encoder, unaware, fair = _fit_here(train, cls, n_updates=N_UPDATES, tau=0.2)
     raw = unaware.predict_proba(encoder.transform(test))[:, 1]
     after = fair.predict_proba(encoder.transform(test))[:, 1]
@@ -157,7 +141,7 @@ def test_sensitive_attribute_is_not_an_input(data, tmp_path, capsys, cot_run):
     page = (out / "report.html").read_text()
     assert "they define the groups at fit only" in page
     code, printed, err = _mitigate(capsys, path, tmp_path / "x", "cot", "--features", "x1,sex")
-    _assert_error(code, printed, err, "--features names 'sex', the sensitive column")
+    assert_one_line_error(code, printed, err, "--features names 'sex', the sensitive column")
 
 
 def test_constraint_and_features_are_fitted_and_audited(data, tmp_path, capsys):
@@ -171,7 +155,7 @@ def test_constraint_and_features_are_fitted_and_audited(data, tmp_path, capsys):
     model = fairot.load_model(out / "model.skops")
     assert list(model.named_steps["features"].feature_names_in_) == ["x1", "job"]
     assert model.named_steps["model"].constraint == "equalized_odds"
-    train, test = _split(frame)
+    train, test = mitigation_split(frame)
     encoder = ColumnTransformer(
         [("num", StandardScaler(), ["x1"]), ("cat", OneHotEncoder(sparse_output=False), ["job"])]
     ).fit(train)
@@ -247,7 +231,7 @@ def test_refusals(data, tmp_path, capsys, method, extra, pattern):
     path, *_ = data
     out = tmp_path / "never"
     code, printed, err = _mitigate(capsys, path, out, method, *extra)
-    _assert_error(code, printed, err, pattern)
+    assert_one_line_error(code, printed, err, pattern)
     assert not out.exists()
 
 
@@ -255,7 +239,7 @@ def test_label_is_required(data, tmp_path, capsys):
     path, *_ = data
     args = ["mitigate", "--data", path, "--sensitive", "sex", "--method", "cot"]
     code, printed, err = _run(capsys, *args, "--out", tmp_path / "o")
-    _assert_error(code, printed, err, "--method cot trains a classifier on the features")
+    assert_one_line_error(code, printed, err, "--method cot trains a classifier on the features")
 
 
 @pytest.mark.parametrize("method", ["dpp", "regression"])
@@ -264,7 +248,7 @@ def test_post_processors_refuse_label_constraints(data, tmp_path, capsys, method
     args = ["mitigate", "--data", path, "--score", "x2", "--sensitive", "sex", "--method", method]
     args += ["--constraint", "equalized_odds", "--out", tmp_path / "o"]
     code, printed, err = _run(capsys, *args)
-    _assert_error(code, printed, err, "reads no label at prediction")
+    assert_one_line_error(code, printed, err, "reads no label at prediction")
     assert "distributions given Y" in err and "use --method cot or --method dot" in err
 
 
@@ -272,7 +256,7 @@ def test_fair_mlp_without_torch(data, tmp_path, capsys, monkeypatch):
     path, *_ = data
     monkeypatch.setitem(__import__("sys").modules, "fairot.torch", None)
     code, printed, err = _mitigate(capsys, path, tmp_path / "o", "fair-mlp")
-    _assert_error(code, printed, err, r"--method fair-mlp needs PyTorch.*fairot\[torch\]")
+    assert_one_line_error(code, printed, err, r"--method fair-mlp needs PyTorch.*fairot\[torch\]")
 
 
 def test_fair_mlp(data, tmp_path, capsys):
@@ -285,7 +269,7 @@ def test_fair_mlp(data, tmp_path, capsys):
         capsys, path, out, "fair-mlp", "--n-epochs", 3, "--tau", 0.5, "--apply", new_path
     )
     assert code == 0, err
-    train, test = _split(frame)
+    train, test = mitigation_split(frame)
     encoder = ColumnTransformer(
         [
             ("num", StandardScaler(), ["x1", "x2"]),

@@ -13,11 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import skops.io
-from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import train_test_split
-from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 import fairot
 from fairot.classification import RateConstrainedClassifier
@@ -28,7 +25,12 @@ from fairot.metrics import (
     equalized_odds_difference,
     strong_demographic_disparity,
 )
-from tests.helpers import mitigation_table
+from tests.helpers import (
+    assert_one_line_error,
+    mitigation_encoder,
+    mitigation_split,
+    mitigation_table,
+)
 
 
 @pytest.fixture(scope="module")
@@ -50,28 +52,9 @@ def _mitigate(capsys, path, out, *extra):
     )  # fmt: skip
 
 
-def _assert_error(code, out, err, pattern):
-    assert code == 2 and out == ""
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    assert re.search(pattern, err), err
-
-
-def _split(frame, seed=0):
-    key = frame.sex.astype(str) + "|" + frame.y.astype(str)
-    train, test = train_test_split(
-        np.arange(len(frame)), test_size=0.3, random_state=seed, stratify=key
-    )
-    return frame.iloc[np.sort(train)], frame.iloc[np.sort(test)]
-
-
 def _fit_here(train, probabilities, **options):
     """The encoder and the rate-constrained classifier, built here from their parts."""
-    encoder = ColumnTransformer(
-        [
-            ("num", StandardScaler(), ["x1", "x2"]),
-            ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), ["job"]),
-        ]
-    ).fit(train)
+    encoder = mitigation_encoder(train)
     X = encoder.transform(train)
     unaware = LogisticRegression().fit(X, train.y)
     fair = RateConstrainedClassifier(estimator=probabilities, random_state=0, **options)
@@ -106,7 +89,7 @@ def test_held_out_numbers_equal_an_independent_fit(
     out = tmp_path / "out"
     code, printed, err = _mitigate(capsys, path, out, *extra, "--apply", new_path)
     assert code == 0, err
-    train, test = _split(frame)
+    train, test = mitigation_split(frame)
     encoder, unaware, fair = _fit_here(train, probabilities, **options)
     report = json.loads((out / "report.json").read_text())
     sf = test[["sex"]]
@@ -143,7 +126,7 @@ def test_equalized_odds_budget_is_audited_on_the_held_out_rows(data, tmp_path, c
     extra = ("--max-difference", 0.05, "--constraint", "equalized_odds")
     code, _, err = _mitigate(capsys, path, out, *extra)
     assert code == 0, err
-    train, test = _split(frame)
+    train, test = mitigation_split(frame)
     encoder, _, fair = _fit_here(
         train,
         LogisticRegression(max_iter=1000),
@@ -205,7 +188,7 @@ def test_refusals(data, tmp_path, capsys, extra, pattern):
     path, *_ = data
     out = tmp_path / "never"
     code, printed, err = _mitigate(capsys, path, out, *extra)
-    _assert_error(code, printed, err, pattern)
+    assert_one_line_error(code, printed, err, pattern)
     assert not out.exists()
 
 
@@ -233,4 +216,4 @@ def test_rate_options_are_refused_for_other_methods(data, tmp_path, capsys, opti
     args = ["mitigate", "--data", path, "--sensitive", "sex", "--label", "y", "--method", "cot"]
     code, printed, err = _run(capsys, *args, option, value, "--out", tmp_path / "o")
     message = MSG_RATE_ONLY.format(name=option[2:], method="cot")
-    _assert_error(code, printed, err, re.escape(message))
+    assert_one_line_error(code, printed, err, re.escape(message))
