@@ -14,7 +14,9 @@ from fairot.regression import WassersteinFairRegressor, WassersteinFairRegressor
 from tests.helpers import IGNORE_SMALL_GROUPS
 
 
-class _GroupsFromFirstFeature(WassersteinFairRegressor):
+class _GroupsFromFirstFeatureMixin:
+    """The groups read from the first feature, so that scikit-learn's checks can call fit(X, y)."""
+
     def fit(self, X, y, **fit_params):
         return super().fit(X, y, sensitive_features=_groups(X), **fit_params)
 
@@ -24,6 +26,10 @@ class _GroupsFromFirstFeature(WassersteinFairRegressor):
 
     def score(self, X, y, sample_weight=None):
         return super().score(X, y, sample_weight, sensitive_features=_groups(X))
+
+
+class _GroupsFromFirstFeature(_GroupsFromFirstFeatureMixin, WassersteinFairRegressor):
+    pass
 
 
 def _groups(X):
@@ -54,16 +60,8 @@ def test_sklearn_compatible(estimator, check):
     check(estimator)
 
 
-class _CVGroupsFromFirstFeature(WassersteinFairRegressorCV):
-    def fit(self, X, y, **fit_params):
-        return super().fit(X, y, sensitive_features=_groups(X), **fit_params)
-
-    def predict(self, X, sensitive_features=None):
-        groups = _groups(X) if sensitive_features is None else sensitive_features
-        return super().predict(X, sensitive_features=groups)
-
-    def score(self, X, y, sample_weight=None):
-        return super().score(X, y, sample_weight, sensitive_features=_groups(X))
+class _CVGroupsFromFirstFeature(_GroupsFromFirstFeatureMixin, WassersteinFairRegressorCV):
+    pass
 
 
 # The checks' 10 to 20 rows, cut into two folds and each fold's training rows into a
