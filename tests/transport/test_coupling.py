@@ -1,4 +1,8 @@
-"""The exact coupling and W_p against POT and SciPy, on random inputs with ties and weights."""
+"""The exact coupling and W_p against POT and SciPy, on random inputs with ties and weights.
+
+At extreme scales and orders (rounding, overflow, underflow) the oracles are mpmath at 60 digits
+and the same problem at unit scale times the scale factor (W_p is homogeneous).
+"""
 
 import math
 
@@ -9,7 +13,9 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from mpmath import mp, mpf
 
+from fairot.metrics import wasserstein_distance
 from fairot.transport import check_p, optimal_coupling_1d, wasserstein_1d
 from fairot.transport._coupling import MSG_P
 
@@ -166,3 +172,46 @@ def test_translation_and_order_invariance(a, b, shift):
     assert wasserstein_1d(a[::-1], b, 2) == pytest.approx(w, rel=1e-12, abs=1e-12)
     shifted = wasserstein_1d(a + shift, b + shift, 2)
     assert shifted == pytest.approx(w, rel=1e-6, abs=1e-6)
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, 7.5])
+@pytest.mark.parametrize("scale", [1e-300, 1e-200, 1e154, 1e200, 1e300])
+def test_wasserstein_is_homogeneous_at_extreme_scales(p, scale):
+    rng = np.random.default_rng(1)
+    u, v = rng.random(40), rng.random(55) + 0.2
+    unit = wasserstein_distance(u, v, p=p)
+    assert wasserstein_distance(u * scale, v * scale, p=p) == pytest.approx(unit * scale, rel=1e-13)
+    w = rng.random(40)
+    unit_w = wasserstein_1d(u, v, p, u_weights=w)
+    assert wasserstein_1d(u * scale, v * scale, p, u_weights=w) == pytest.approx(
+        unit_w * scale, rel=1e-13
+    )
+
+
+def _mp_wasserstein(gaps, mass, p):
+    mp.dps = 60
+    total = sum(mpf(m) * mpf(abs(g)) ** p for g, m in zip(gaps, mass, strict=True))
+    return float(total ** (mpf(1) / p))
+
+
+@pytest.mark.parametrize("distance", [0.1, 3.0])
+@pytest.mark.parametrize("p", [100, 1000, 5000])
+def test_large_orders_against_mpmath(distance, p):
+    rng = np.random.default_rng(2)
+    u = rng.random(30)
+    # Quantile gaps up to `distance`: the largest term dominates, the others fall far below the
+    # float range once raised to the power p, and the distance tends to the largest gap.
+    v = np.sort(u) + distance * np.r_[1.0, rng.random(29)]
+    gaps = np.sort(v) - np.sort(u)
+    expected = _mp_wasserstein(gaps, np.full(30, 1 / 30), p)
+    got = wasserstein_distance(u, v, p=p)
+    assert got == pytest.approx(expected, rel=1e-12)
+    assert 0 < got <= distance
+
+
+def test_difference_beyond_float_range():
+    # Sorted, the first quantiles differ by 2e308 (beyond the float range), the second by 0.
+    u, v = np.array([-1e308, 1e308]), np.array([1e308, 1e308])
+    assert wasserstein_distance(u, v, p=1) == pytest.approx(1e308, rel=1e-15)
+    assert wasserstein_distance(u, v, p=2) == pytest.approx(np.sqrt(2.0) * 1e308, rel=1e-15)
+    assert wasserstein_distance(u, v, p=np.inf) == np.inf  # the true value exceeds the range

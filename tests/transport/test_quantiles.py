@@ -1,12 +1,18 @@
-"""Quantile functions, ECDF ranks and quantile curves against direct definitions and NumPy."""
+"""Quantile functions, ECDF ranks and quantile curves against direct definitions and NumPy.
+
+The levels at the rounding limit are checked against POT's ``quantile_function`` (cumulative
+weights built by the same float cumsum as the levels) and exact rational levels.
+"""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from ot.lp.solver_1d import quantile_function as pot_quantile_function
 
 from fairot.transport import ecdf_rank, midpoint_grid, quantile_curves, quantile_function
+from fairot.transport._quantiles import MASS_TOLERANCE, MSG_LEVELS
 
 
 def _brute_quantile(x, w, u):
@@ -109,3 +115,45 @@ def test_ecdf_rank_many_queries_takes_the_merge_path(weighted):
     else:
         cum = np.concatenate([[0.0], np.cumsum(w[np.argsort(ref, kind="stable")])]) / w.sum()
         np.testing.assert_allclose(ecdf_rank(ref, pts, w), cum[expected_counts], atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [10, 20, 100, 10_000])
+def test_cumsum_levels_select_the_order_statistic_they_mean(n):
+    x = np.random.default_rng(n).normal(size=n)
+    levels = np.cumsum(np.full(n, 1 / n))
+    # Level i/n means the i-th order statistic: F(x_(i)) = i/n >= i/n.
+    np.testing.assert_array_equal(quantile_function(x, levels), np.sort(x))
+    # POT's quantile function, given cumulative weights built the same way, agrees.
+    xs = np.sort(x)
+    np.testing.assert_array_equal(
+        quantile_function(x, levels), pot_quantile_function(levels, levels, xs)
+    )
+
+
+def test_pot_index_cases_with_weights():
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 7, 50):
+        x = np.sort(rng.normal(size=n))
+        w = rng.random(n) + 0.01
+        cws = np.cumsum(w) / w.sum()
+        qs = np.concatenate([[0.0], cws, rng.random(30), [1.0]])
+        _, pot_index = pot_quantile_function(qs, cws, x, return_index=True)
+        np.testing.assert_array_equal(quantile_function(x, qs, w, assume_sorted=True), x[pot_index])
+
+
+def test_levels_within_tolerance_are_clamped_and_beyond_refused():
+    x = np.arange(5.0)
+    got = quantile_function(x, [-MASS_TOLERANCE / 2, 1 + MASS_TOLERANCE / 2, 0.4 + 1e-15])
+    np.testing.assert_array_equal(got, [0.0, 4.0, 1.0])
+    for bad in (-1e-9, 1 + 1e-9):
+        with pytest.raises(ValueError, match=MSG_LEVELS.split("[")[0]):
+            quantile_function(x, [bad])
+
+
+def test_quantile_curves_share_the_tolerance():
+    values = np.arange(20.0)
+    codes = np.zeros(20, dtype=int)
+    curves = quantile_curves(values, codes, 1, 4)
+    np.testing.assert_array_equal(
+        curves[0], quantile_function(values, [0.125, 0.375, 0.625, 0.875])
+    )
