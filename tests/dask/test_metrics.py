@@ -1,12 +1,9 @@
 """fairot.dask metrics against the in-memory fairot.metrics, SciPy and POT."""
 
-import math
-
 import numpy as np
 import ot
 import pandas as pd
 import pytest
-import scipy.stats
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
@@ -15,54 +12,7 @@ import fairot.dask as fd  # noqa: E402
 from fairot import metrics  # noqa: E402
 from fairot.dask._collections import MSG_PARTITIONS  # noqa: E402
 from fairot.dask._options import MSG_QUANTILES  # noqa: E402
-
-CHUNK = 5_000  # 4 partitions of the 2·10^4 rows
-TOL = 1e-12
-
-
-def arr(x, chunk=CHUNK):
-    return da.from_array(np.asarray(x), chunks=chunk)
-
-
-def assert_reports_equal(got, expected):
-    pd.testing.assert_index_equal(got.index, expected.index)
-    assert list(got.columns) == list(expected.columns)
-    np.testing.assert_allclose(got.to_numpy(float), expected.to_numpy(float), rtol=0, atol=TOL)
-    s_got, s_exp = got.attrs["summary"], expected.attrs["summary"]
-    assert s_got.keys() == s_exp.keys()
-    for key, value in s_exp.items():
-        if isinstance(value, str):
-            assert s_got[key] == value, key
-        elif math.isinf(value) or math.isnan(value):
-            assert s_got[key] == value or (math.isnan(value) and math.isnan(s_got[key])), key
-        else:
-            assert abs(s_got[key] - value) <= TOL, (key, s_got[key], value)
-
-
-def test_classification_report_equals_in_memory(client, data):
-    expected = metrics.fairness_report(data["y"], data["scores"], sensitive_features=data["race"])
-    got = fd.fairness_report(
-        arr(data["y"]), arr(data["scores"]), sensitive_features=arr(data["race"])
-    )
-    assert_reports_equal(got, expected)
-    # An oracle we did not write: SciPy's W1 of each group to the pooled scores.
-    for name in ["b", "o", "w"]:
-        w1 = scipy.stats.wasserstein_distance(data["scores"][data["race"] == name], data["scores"])
-        assert abs(got.loc[name, "w1_to_pooled"] - w1) <= TOL
-
-
-def test_regression_report_from_dataframe_columns(client, data):
-    frame = pd.DataFrame(
-        {"r": data["r"], "pred": data["scores"] * 3, "race": data["race"], "sex": data["sex"]}
-    )
-    ddf = dd.from_pandas(frame, npartitions=4)
-    expected = metrics.fairness_report(
-        frame["r"], frame["pred"], sensitive_features=frame[["race", "sex"]], task="regression"
-    )
-    got = fd.fairness_report(
-        ddf["r"], ddf["pred"], sensitive_features=ddf[["race", "sex"]], task="regression"
-    )
-    assert_reports_equal(got, expected)
+from tests.dask.helpers import TOL, arr  # noqa: E402
 
 
 @pytest.mark.parametrize("p", [1, 3, np.inf])
@@ -116,30 +66,6 @@ def test_score_metrics_marginal_and_proportional(client, data):
     np.testing.assert_allclose(gap.matrix, expected.matrix, rtol=0, atol=TOL)
 
 
-def test_sketch_within_its_bound(client, data):
-    s, race = data["scores"], data["race"]
-    ds, dr = arr(s), arr(race)
-    names = ["b", "o", "w"]
-    groups = [s[race == name] for name in names]
-    ranges = [g.max() - g.min() for g in groups]
-    k = 200  # a small sketch, so that it really compacts (2·10^4 >> k)
-    gap = fd.max_pairwise_wasserstein(
-        None, ds, sensitive_features=dr, p=1, quantiles="sketch", sketch_k=k
-    )
-    for i in range(3):
-        for j in range(i + 1, 3):
-            exact = scipy.stats.wasserstein_distance(groups[i], groups[j])
-            bound = fd.w1_error_bound(k, ranges[i], ranges[j])
-            assert abs(gap.matrix.iloc[i, j] - exact) <= bound
-    sdd = fd.strong_demographic_disparity(
-        None, ds, sensitive_features=dr, quantiles="sketch", sketch_k=k
-    )
-    bound = sum(fd.w1_error_bound(k, r, s.max() - s.min()) for r in ranges)
-    assert (
-        abs(sdd - metrics.strong_demographic_disparity(None, s, sensitive_features=race)) <= bound
-    )
-
-
 def test_errors(client, data):
     s, race = arr(data["scores"]), arr(data["race"])
     with pytest.raises(ValueError, match=MSG_QUANTILES.format(value="approx")[:30]):
@@ -163,34 +89,6 @@ def test_import_fairot_does_not_import_dask():
     code = "import sys, fairot, fairot.metrics, fairot.classification; print('dask' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
-
-
-def test_fairot_metrics_dispatch_dask_inputs(client, data):
-    from fairot.dask._options import MSG_DASK_OPTION
-
-    s, race = data["scores"][:8_000], data["race"][:8_000]
-    ds, dr = arr(s, 2_000), arr(race, 2_000)
-    # The public in-memory names hand Dask collections to fairot.dask (fairlearn's call form too).
-    assert (
-        abs(
-            metrics.wass1(None, ds, sensitive_features=dr)
-            - metrics.wass1(None, s, sensitive_features=race)
-        )
-        <= TOL
-    )
-    assert (
-        abs(
-            metrics.wasserstein_distance(ds, ds[:3_000] + 0.1, p=2)
-            - metrics.wasserstein_distance(s, s[:3_000] + 0.1, p=2)
-        )
-        <= TOL
-    )
-    with pytest.raises(
-        ValueError, match=MSG_DASK_OPTION.format(option="sample_weight", value=1)[:30]
-    ):
-        metrics.strong_demographic_disparity(
-            None, ds, sensitive_features=dr, sample_weight=np.ones(8_000)
-        )
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Issue 19: the Dask W_p is overflow-safe like the in-memory path (p = 1000, values near 1e200)."""
+"""The exact path: Dask W_p is overflow-safe as in memory (p = 1000, values near 1e200)."""
 
 import numpy as np
 import pandas as pd
