@@ -4,14 +4,25 @@
   scores or responses depend on a group;
 - :func:`groups_from_first_column`: the groups the scikit-learn estimator checks cannot pass;
 - :func:`message_constants`, :func:`fills_template`: whether an error message is one of
-  fairot's message constants with its placeholders filled (the fuzz tests).
+  fairot's message constants with its placeholders filled (the fuzz tests);
+- :func:`message_prefix`: the pattern of a message constant's text before its first placeholder;
+- :func:`sized_groups`: groups of distinct sizes, for the plots and pages of many groups;
+- :func:`markdown_tables`, :func:`html_tables`: the tables of a report as its reader sees them;
+- :func:`chromium`, :func:`chromium_screenshot`: a page rendered by headless Chromium;
+- :func:`reference_stream`, :func:`window_monitor`: the reference and the monitor of the tests
+  of the monitor's windows and reports.
 """
 
+import os
 import re
+import shutil
+import subprocess
 import warnings
 from collections.abc import Iterable
+from html.parser import HTMLParser
 
 import numpy as np
+import pytest
 from sklearn.utils.validation import _num_samples
 
 
@@ -110,6 +121,11 @@ def fills_template(message: str, templates: Iterable[str]) -> bool:
     return False
 
 
+def message_prefix(message: str) -> str:
+    """The regular expression of ``message`` up to its first ``{placeholder}``."""
+    return re.escape(message.split("{")[0])
+
+
 # scikit-learn's estimator checks and the fuzz tests fit tiny groups on purpose; the small-group
 # warning (fairot.utils.groups.MSG_SMALL_GROUP) is tested in
 # tests/classification/test_dpp_tolerance.py
@@ -173,3 +189,124 @@ def mitigation_encoder(train):
             ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), ["job"]),
         ]
     ).fit(train)
+
+
+# --------------------------------------------------------------------------- Chromium
+def chromium() -> str | None:
+    """The path of a Chromium or Chrome executable, or ``None``."""
+    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def chromium_screenshot(page, tmp_path, name):
+    """Screenshot ``page`` with headless Chromium; return the image and the console lines."""
+    browser = chromium()
+    if browser is None:
+        pytest.skip(
+            "headless Chromium not found (Debian: apt-get install chromium; `make test` installs "
+            "it when run as root)"
+        )
+    shot = tmp_path / f"{name}.png"
+    args = [
+        browser,
+        "--headless",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        "--window-size=1200,3200",  # the verdict block first pushes the figures down
+        f"--screenshot={shot}",
+        "--enable-logging=stderr",
+        "--v=0",
+        # Any request leaving the machine fails, and its failure is a console error.
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        page.as_uri(),
+    ]
+    if os.geteuid() == 0:
+        args.insert(1, "--no-sandbox")
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    if not shot.exists():
+        pytest.fail(f"Chromium made no screenshot (exit {done.returncode}): {done.stderr[-2000:]}")
+    import matplotlib.image
+
+    console = [line for line in done.stderr.splitlines() if ":CONSOLE" in line]
+    return matplotlib.image.imread(shot), console
+
+
+def markdown_tables(text):
+    """Every table of a markdown report, by the heading above it: a list of [header, rows].
+
+    A section may hold several tables (the per-group table comes in blocks of columns).
+    """
+    tables, heading, rows = {}, None, []
+    for line in text.splitlines() + [""]:
+        if line.startswith("## "):
+            heading = line[3:].strip()
+        elif line.startswith("|"):
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            if not set("".join(cells)) <= set("-"):
+                rows.append(cells)
+        elif rows:
+            tables.setdefault(heading, []).append(
+                [[c.replace("\\", "") for c in rows[0]], rows[1:]]
+            )
+            rows = []
+    return tables
+
+
+class _Tables(HTMLParser):
+    """The cells of every ``<table>`` of a page, row by row."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self.cell = [], None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self.tables[-1].append([])
+        elif tag in ("td", "th"):
+            self.cell = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self.cell is not None:
+            self.tables[-1][-1].append(self.cell.strip())
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+
+
+def html_tables(text):
+    """Every table of an HTML page: a list of [header, rows]."""
+    parser = _Tables()
+    parser.feed(text)
+    return [[rows[0], rows[1:]] for rows in parser.tables]
+
+
+def sized_groups(k, seed=0):
+    """``k`` groups of distinct sizes (not in name order): scores, groups, names by size."""
+    rng = np.random.default_rng(seed)
+    sizes = 20 + 7 * rng.permutation(k)  # distinct sizes, not in name order
+    g = np.repeat([f"group {i:02d}" for i in range(k)], sizes)
+    s = rng.beta(2, 3, g.size)
+    order = [f"group {i:02d}" for i in np.argsort(-sizes, kind="stable")]
+    return s, g, order
+
+
+def reference_stream():
+    """The reference window of the monitor tests: 60 uniform scores of two alternating groups."""
+    rng = np.random.default_rng(0)
+    return rng.uniform(size=60), np.tile(["a", "b"], 30)
+
+
+def window_monitor(**kwargs):
+    """A :class:`~fairot.reporting.FairnessMonitor` on :func:`reference_stream` (threshold 0.5)."""
+    from fairot.reporting import FairnessMonitor
+
+    ref_s, ref_g = reference_stream()
+    return FairnessMonitor(ref_s, ref_g, threshold=0.5, n_bootstrap=20, **kwargs)

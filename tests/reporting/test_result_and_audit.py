@@ -1,4 +1,4 @@
-"""StudyResult and Audit serialise what they hold."""
+"""StudyResult serialises what it holds."""
 
 import json
 
@@ -8,7 +8,6 @@ import pytest
 from matplotlib.figure import Figure
 
 from fairot.experiments import STUDIES, StudyResult, get_study
-from fairot.reporting import audit
 
 
 def test_study_result_write(tmp_path):
@@ -39,13 +38,3 @@ def test_unknown_study():
     with pytest.raises(ValueError, match="unknown study"):
         get_study("nope")
     assert "cot-table1" in STUDIES
-
-
-def test_audit_text_and_markdown():
-    rng = np.random.default_rng(0)
-    s = rng.random(100)
-    g = rng.choice(["a", "b"], 100)
-    result = audit(None, s, g, plots=False, title="T")
-    assert result.to_text().startswith("T\n=")
-    assert "## Summary" in result.to_markdown()
-    assert json.loads(result.to_json())["summary"]["n_samples"] == 100

@@ -1,5 +1,5 @@
-"""FairnessMonitor in time (issue 24): calendar windows against a hand grouping with pandas, the
-partial last window, the reference window in every output, and dates on the x-axis."""
+"""How the monitor cuts a stream into windows (issue 24): calendar windows against a hand grouping
+with pandas, the partial last window, and the times it refuses."""
 
 import json
 import re
@@ -9,8 +9,6 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from matplotlib import dates as mdates
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from fairot.metrics import strong_demographic_disparity
 from fairot.reporting import FairnessMonitor
@@ -21,40 +19,9 @@ from fairot.reporting._monitor import (
     MSG_WINDOW_AND_EVERY,
 )
 from fairot.reporting._windows import MSG_TIME_ORDER, MSG_TIMES_DATES, MSG_TIMES_INFINITE
-from fairot.utils.calendar import MSG_EVERY, calendar_offset
-
-# A small stream written out: irregular times over seven weeks (a gap from 26 Jan to 1 Feb).
-TIMES = [
-    "2026-01-05 08:00", "2026-01-05 09:30", "2026-01-06 11:00", "2026-01-07 12:00",
-    "2026-01-08 13:00", "2026-01-09 14:00", "2026-01-11 23:59", "2026-01-12 00:00",
-    "2026-01-13 07:00", "2026-01-14 08:00", "2026-01-15 09:00", "2026-01-16 10:00",
-    "2026-01-17 11:00", "2026-01-18 12:00", "2026-01-19 13:00", "2026-01-20 14:00",
-    "2026-01-21 15:00", "2026-01-22 16:00", "2026-01-23 17:00", "2026-01-24 18:00",
-    "2026-01-25 19:00", "2026-02-02 06:00", "2026-02-03 07:00", "2026-02-04 08:00",
-    "2026-02-05 09:00", "2026-02-06 10:00", "2026-02-07 11:00", "2026-02-08 12:00",
-    "2026-02-09 13:00", "2026-02-10 14:00", "2026-02-11 15:00", "2026-02-12 16:00",
-    "2026-02-13 17:00", "2026-02-14 18:00", "2026-02-15 19:00", "2026-02-16 20:00",
-    "2026-02-17 21:00", "2026-02-18 22:00", "2026-02-19 23:00", "2026-02-20 00:30",
-]  # fmt: skip
-GROUPS = list("abababbaabbaababbabaabbaabababbabaabbaab")
-
-
-@pytest.fixture
-def small():
-    rng = np.random.default_rng(3)
-    return pd.DataFrame(
-        {"t": pd.to_datetime(TIMES), "g": GROUPS, "s": rng.uniform(size=len(TIMES))}
-    )
-
-
-def _reference():
-    rng = np.random.default_rng(0)
-    return rng.uniform(size=60), np.tile(["a", "b"], 30)
-
-
-def _monitor(**kwargs):
-    ref_s, ref_g = _reference()
-    return FairnessMonitor(ref_s, ref_g, threshold=0.5, n_bootstrap=20, **kwargs)
+from fairot.utils.calendar import MSG_EVERY
+from tests.helpers import reference_stream as _reference
+from tests.helpers import window_monitor as _monitor
 
 
 @pytest.mark.parametrize("every", ["7D", "1W", "1M", "ME", "3D"])
@@ -193,91 +160,6 @@ def test_validation(small):
     message = MSG_TIME_ORDER.format(got=small.t.iloc[0], last=small.t.iloc[-1])
     with pytest.raises(ValueError, match=re.escape(message)):
         monitor.update(small.s.iloc[:5], small.g.iloc[:5], times=small.t.iloc[:5])
-
-
-def test_calendar_offset_reads_the_old_month_alias():
-    from pandas.tseries.offsets import MonthEnd, QuarterEnd, YearEnd
-
-    assert calendar_offset("1M") == MonthEnd(1)
-    assert calendar_offset("3M") == MonthEnd(3)
-    assert calendar_offset("Q") == QuarterEnd(startingMonth=12)
-    assert calendar_offset("Y") == YearEnd()
-    assert calendar_offset(pd.offsets.Day(7)) == pd.offsets.Day(7)
-
-
-def test_plot_has_a_date_axis_when_times_are_given(small):
-    monitor = _monitor(every="7D")
-    monitor.update(small.s, small.g, times=small.t)
-    monitor.flush()
-    figure = monitor.plot()
-    ax = figure.axes[0]
-    assert isinstance(ax.xaxis.get_major_formatter(), mdates.ConciseDateFormatter)
-    # The metric line sits at each window's first time, as dates.
-    x = mdates.num2date(ax.lines[0].get_xdata(orig=False))
-    first_times = monitor.history_["time_from"].tolist()
-    assert [t.replace(tzinfo=None) for t in x] == [t.to_pydatetime() for t in first_times]
-    FigureCanvasAgg(figure).draw()
-    labels = " ".join(t.get_text() for t in ax.get_xticklabels())
-    assert "Jan" in labels or "Feb" in labels or "2026" in labels, labels
-
-
-def test_plot_uses_the_window_index_without_times():
-    rng = np.random.default_rng(4)
-    monitor = _monitor(window=50)
-    monitor.update(rng.uniform(size=150), np.tile(["a", "b"], 75))
-    ax = monitor.plot().axes[0]
-    assert not isinstance(ax.xaxis.get_major_formatter(), mdates.ConciseDateFormatter)
-    assert list(ax.lines[0].get_xdata()) == [0, 1, 2]
-
-
-def test_reference_window_in_every_format(small, tmp_path):
-    ref, stream = small.iloc[:9], small.iloc[9:]
-    monitor = FairnessMonitor(
-        ref.s, ref.g, every="7D", threshold=0.5, n_bootstrap=20, reference_times=ref.t
-    )
-    monitor.update(stream.s, stream.g, times=stream.t)
-    monitor.flush()
-    source = "<script>alert(1)</script> week|1"
-    out = monitor.write(tmp_path / "m", reference_source=source)
-    record = json.loads((out / "monitor.json").read_text())
-    assert record["reference"] == {
-        "source": source,
-        "rows": 9,
-        "time_from": "2026-01-05 08:00:00",
-        "time_to": "2026-01-13 07:00:00",
-        "value": pytest.approx(
-            strong_demographic_disparity(None, ref.s, sensitive_features=ref.g), abs=1e-12
-        ),
-    }
-    windows = record["windows"]
-    assert [w["partial"] for w in windows] == [False] * (len(windows) - 1) + [True]
-    assert sum(w["rows"] for w in windows) == len(stream)
-    markdown = (out / "monitor.md").read_text()
-    assert "## Reference window" in markdown
-    assert "| 9 | 2026-01-05 08:00:00 | 2026-01-13 07:00:00 |" in markdown
-    assert "&lt;script&gt;" in markdown and "<script>" not in markdown and "week\\|1" in markdown
-    assert "| partial |" in markdown
-    page = (out / "monitor.html").read_text()
-    assert "<h2>Reference window</h2>" in page and "2026-01-13 07:00:00" in page
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>" not in page
-    assert ">partial<" in page
-    csv = pd.read_csv(out / "monitor.csv")
-    assert csv["partial"].tolist() == [w["partial"] for w in windows]
-    assert (out / "monitor.png").stat().st_size > 0
-
-
-def test_write_before_any_window(tmp_path):
-    monitor = _monitor(every="1D")
-    out = monitor.write(tmp_path / "empty")
-    assert sorted(p.name for p in out.iterdir()) == [
-        "monitor.csv",
-        "monitor.html",
-        "monitor.json",
-        "monitor.md",
-    ]
-    record = json.loads((out / "monitor.json").read_text())
-    assert record["windows"] == [] and record["reference"]["rows"] == 60
-    assert "No window evaluated yet" in (out / "monitor.html").read_text()
 
 
 @settings(max_examples=25, deadline=None)

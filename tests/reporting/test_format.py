@@ -18,8 +18,8 @@ from fairot.cli import main
 from fairot.datasets import load_adult
 from fairot.reporting import audit, compare_audits
 from fairot.reporting._format import TEXT_WIDTH
-from tests.reporting.test_audit_matrix import html_tables, markdown_tables
-from tests.reporting.test_report_html import _chromium
+from tests.helpers import chromium as _chromium
+from tests.helpers import html_tables, markdown_tables
 
 COUNTS = ("size", "n", "selected", "positives", "negatives", "tp", "fp", "tn", "fn")
 STANDARDS = ("four-fifths", "credit", "ll144", "distributional")

@@ -15,7 +15,6 @@ import math
 import re
 import subprocess
 import sys
-from html.parser import HTMLParser
 
 import numpy as np
 import pandas as pd
@@ -40,6 +39,7 @@ from fairot.cli import main
 from fairot.metrics import group_rates
 from fairot.reporting import audit
 from fairot.reporting._format import SUMMARY_LABELS
+from tests.helpers import html_tables, markdown_tables
 
 TASKS = ("classification", "regression")
 N_BOOT = 20
@@ -182,56 +182,6 @@ def assert_shown(text, value, where):
         assert math.isnan(shown), (where, text, value)
     else:
         assert abs(shown - float(value)) <= tolerance, (where, text, value)
-
-
-def markdown_tables(text):
-    """Every table of a markdown report, by the heading above it: a list of [header, rows].
-
-    A section may hold several tables (the per-group table comes in blocks of columns).
-    """
-    tables, heading, rows = {}, None, []
-    for line in text.splitlines() + [""]:
-        if line.startswith("## "):
-            heading = line[3:].strip()
-        elif line.startswith("|"):
-            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
-            if not set("".join(cells)) <= set("-"):
-                rows.append(cells)
-        elif rows:
-            tables.setdefault(heading, []).append(
-                [[c.replace("\\", "") for c in rows[0]], rows[1:]]
-            )
-            rows = []
-    return tables
-
-
-class _Tables(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.tables, self.cell = [], None
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "table":
-            self.tables.append([])
-        elif tag == "tr":
-            self.tables[-1].append([])
-        elif tag in ("td", "th"):
-            self.cell = ""
-
-    def handle_endtag(self, tag):
-        if tag in ("td", "th") and self.cell is not None:
-            self.tables[-1][-1].append(self.cell.strip())
-            self.cell = None
-
-    def handle_data(self, data):
-        if self.cell is not None:
-            self.cell += data
-
-
-def html_tables(text):
-    parser = _Tables()
-    parser.feed(text)
-    return [[rows[0], rows[1:]] for rows in parser.tables]
 
 
 LABEL_KEYS = {label: key for key, label in SUMMARY_LABELS.items()}
@@ -544,3 +494,18 @@ def test_cli_mitigate_dpp_weighted(tmp_path, capsys):
     before = json.loads((out / "before" / "metrics.json").read_text())
     after = json.loads((out / "after" / "metrics.json").read_text())
     assert after["sdd"] < before["sdd"] / 3
+
+
+MLFLOW_KEY = re.compile(r"^[\w\-./ :]+$")
+
+
+def test_metrics_json_is_flat_and_mlflow_ready(result, tmp_path):
+    result.write(tmp_path, figures=False)
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics and all(type(v) is float and np.isfinite(v) for v in metrics.values())
+    assert all(MLFLOW_KEY.match(k) for k in metrics)
+    assert metrics["sdd"] == result.summary["sdd"]
+    assert metrics["sdd_ci_low"] == result.intervals.summary.loc["sdd", "low"]
+    assert metrics["group/race_Black_sex_Female/selection_rate"] == pytest.approx(
+        result.report.loc["race=Black, sex=Female", "selection_rate"]
+    )
