@@ -9,8 +9,8 @@ sorted-sample primitives as :func:`fairot.metrics.fairness_report` (so a replica
 exactly the report's value on the resampled rows and weights).
 
 Internal surface (for :mod:`fairot.metrics.resampling._replicate_metrics`):
-:func:`weighted_distribution_summary`,
-:func:`accuracy_summary`.
+:func:`weighted_distribution_summary`, :func:`accuracy_summary` (the error metrics of weighted
+and unweighted replicates alike).
 """
 
 from __future__ import annotations
