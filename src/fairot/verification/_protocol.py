@@ -224,6 +224,11 @@ def verification_accuracy_by_group(
     -------
     GroupVerification
 
+    References
+    ----------
+    .. [1] Wang, M., Zhang, Y. and Deng, W. "Meta Balanced Network for Fair Face Recognition",
+       IEEE TPAMI (2021).
+
     Examples
     --------
     >>> from fairot.verification import verification_accuracy_by_group
