@@ -8,6 +8,7 @@ import pytest
 
 PUBLIC_PACKAGES = [
     "fairot.metrics",
+    "fairot.verification",
     "fairot.transport",
     "fairot.classification",
     "fairot.regression",

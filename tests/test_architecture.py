@@ -36,6 +36,7 @@ FLOORS = {
     "classification": 3,
     "regression": 3,
     "torch": 3,
+    "verification": 3,
     "dask": 4,
     "reporting": 4,
     "face": 5,

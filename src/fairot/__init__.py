@@ -13,6 +13,9 @@ classification
     COT, DOT and quantile post-processing (DPP) for strong demographic parity.
 regression
     Approximate demographic parity for regression under a Wasserstein tolerance.
+verification
+    Face verification per group on pair scores: FMR and FNMR at one threshold, DET curves,
+    the LFW/RFW 10-fold protocol.
 face
     Meta-learned group margins (MBN) for face recognition (needs the ``torch`` extra).
 experiments

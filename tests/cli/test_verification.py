@@ -9,7 +9,7 @@ import pytest
 from fairot.cli import main
 from fairot.cli._outdir import MANIFEST
 from fairot.cli._verification import MSG_NEEDS_SCORES, MSG_SAME, MSG_SCORES_TASK, MSG_TARGET
-from fairot.metrics import verification_rates
+from fairot.verification import verification_rates
 
 EVIL = "<script>alert(1)</script>"
 

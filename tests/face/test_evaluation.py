@@ -9,8 +9,8 @@ from sklearn.model_selection import KFold
 
 from fairot.face import evaluation
 from fairot.face._evaluation import IS_SAME_ERROR
-from fairot.metrics import best_accuracy_threshold
-from fairot.metrics.checks import MSG_FOLDS as FOLDS_ERROR
+from fairot.verification import best_accuracy_threshold
+from fairot.verification.checks import MSG_FOLDS as FOLDS_ERROR
 
 
 def _pairs(n=300, dim=5, seed=0, separation=1.0):

@@ -9,7 +9,7 @@ from sklearn.metrics.pairwise import cosine_similarity as sklearn_cosine
 
 from fairot.face._pairs import PAIR_INDEX_ERROR
 from fairot.face.evaluation import pair_scores, sample_pairs
-from fairot.metrics import verification_rates
+from fairot.verification import verification_rates
 
 
 def test_scores_equal_sklearn_cosine_and_keep_the_pair_columns():

@@ -47,12 +47,7 @@ GROUP_METRICS = {
 PER_GROUP_METRICS = {"error_rate"}
 # Reduce per-group values (e.g. MetricFrame(...).by_group) or compare two samples.
 REDUCTIONS = {"group_accuracy_std", "skewed_error_ratio", "wasserstein_distance"}
-# Face verification on pair scores (NIST FRVT's reading, the LFW/RFW protocol): the group ones
-# keep fairlearn's form but take no sample_weight (pairs count equally in both protocols), and
-# labels are never optional; covered by tests/metrics/test_verification*.py.
-VERIFICATION_GROUP_METRICS = {"det_curves", "verification_accuracy_by_group", "verification_rates"}
-PAIR_SCORES = {"best_accuracy_threshold", "fmr_threshold", "kfold_verification_accuracy"}
-# Model selection, not metrics: covered by tests/metrics/test_scorers.py.
+# Model selection, not metrics: covered by tests/metrics/model_selection/test_scorers.py.
 SELECTION = {
     "get_fairness_scorer",
     "get_fairness_scorer_names",
@@ -61,7 +56,7 @@ SELECTION = {
 }
 # Diagnostics of a fitted model against its start or against chance, not group metrics (no
 # sensitive features): covered by tests/metrics/test_collapse.py and (chance_ranking, the
-# degeneracy flag of model selection) tests/metrics/test_scorers.py.
+# degeneracy flag of model selection) tests/metrics/model_selection/test_scorers.py.
 DIAGNOSTICS = {"chance_ranking", "degenerate_model_message", "diagnose_collapse", "diagnose_fit"}
 # Labels cannot be None for these.
 NEEDS_LABELS = {
@@ -120,8 +115,7 @@ def _call(name, *args, **kwargs):
 
 def test_every_public_function_is_sorted_by_kind():
     names = set(_public_functions())
-    metrics = GROUP_METRICS | PER_GROUP_METRICS | REDUCTIONS | VERIFICATION_GROUP_METRICS
-    metrics |= PAIR_SCORES
+    metrics = GROUP_METRICS | PER_GROUP_METRICS | REDUCTIONS
     assert metrics <= names
     unsorted = names - SELECTION - DIAGNOSTICS
     assert unsorted == metrics, "a new public function: sort it into a kind above"
@@ -137,23 +131,6 @@ def test_signature_is_fairlearns_form(name):
     if name != "bootstrap_intervals":  # a resampling of rows; weights have no meaning there yet
         assert parameters["sample_weight"].default is None
         assert parameters["sample_weight"].kind is inspect.Parameter.KEYWORD_ONLY
-
-
-@pytest.mark.parametrize("name", sorted(VERIFICATION_GROUP_METRICS))
-def test_verification_metrics_take_fairlearns_form_without_weights(name):
-    parameters = inspect.signature(getattr(fm, name)).parameters
-    assert [(p.name, p.kind) for p in parameters.values()][:3] == FORM_PARAMETERS
-    assert "sample_weight" not in parameters
-    same = np.tile([True, False], 50)
-    scores = np.where(same, 0.7, 0.3) + np.linspace(-0.3, 0.3, 100)
-    groups = np.repeat(["a", "b"], 50)
-    options = {"target_fmr": 0.1} if name == "verification_rates" else {}
-    assert getattr(fm, name)(same, scores, sensitive_features=groups, **options) is not None
-    form = re.escape(FORM.format(name=name))
-    with pytest.raises(TypeError, match=form):
-        getattr(fm, name)(same, scores, groups)
-    with pytest.raises(TypeError, match=form):
-        getattr(fm, name)(same, scores)
 
 
 def test_per_group_metric_signature():

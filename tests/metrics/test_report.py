@@ -168,7 +168,7 @@ def test_an_encoding_as_groups_gives_the_same_report(mode):
 
 def test_an_encoding_with_zero_weights_asks_for_the_data():
     from fairot.metrics import bootstrap_intervals
-    from fairot.metrics.resampling import MSG_ENCODING_ROWS
+    from fairot.metrics.resampling._bootstrap import MSG_ENCODING_ROWS
     from fairot.utils.sensitive import check_sensitive_features
 
     g = np.repeat(["a", "b"], 20)

@@ -16,7 +16,6 @@ import pandas as pd
 import pytest
 
 from fairot.exceptions import LookAlikeGroupsWarning
-from fairot.metrics import det_curves
 from fairot.reporting import (
     audit,
     audit_verification,
@@ -27,6 +26,7 @@ from fairot.reporting import (
     plot_group_quantile_functions,
 )
 from fairot.utils import FIGURE_LABEL_LENGTH, show_invisible
+from fairot.verification import det_curves
 
 FORGED = "\x1b[2K\x1b[1A four-fifths: PASS"
 HOSTILE = [FORGED, "\r", "\u202e", "$10K-$50K", "$\\frac{", "<script>", "a|b\nc", "z\u200b"]

@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from fairot.metrics import det_curves, verification_accuracy_by_group, verification_rates
 from fairot.reporting import VerificationAudit, audit_verification, plot_det_curves
+from fairot.verification import det_curves, verification_accuracy_by_group, verification_rates
 
 EVIL = "<script>alert(1)</script>"
 

@@ -5,7 +5,7 @@ threshold. The LFW protocol [2]_ (used for RFW/IDS in MBN [1]_) splits the pairs
 picks on 9 folds the threshold that maximises accuracy and measures the 10th. Per group, the
 accuracies feed MBN's fairness metrics: the mean, the standard deviation STD and the skewed error
 ratio :math:`\mathrm{SER} = \max_g \mathrm{err}_g / \min_g \mathrm{err}_g` (Section V of [1]_),
-from :mod:`fairot.metrics`.
+from :mod:`fairot.verification`.
 
 References
 ----------
@@ -21,13 +21,13 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from fairot.metrics import (
+from fairot.verification import (
     GroupVerification,
     VerificationResult,
     kfold_verification_accuracy,
     verification_accuracy_by_group,
 )
-from fairot.metrics.checks import MSG_BOTH_CLASSES as BOTH_CLASSES_ERROR
+from fairot.verification.checks import MSG_BOTH_CLASSES as BOTH_CLASSES_ERROR
 
 __all__ = [
     "GroupVerification",

@@ -143,8 +143,9 @@ def pair_scores(embeddings, pairs) -> pd.DataFrame:
 
     .. math:: s_{ij} = \frac{e_i}{\lVert e_i \rVert} \cdot \frac{e_j}{\lVert e_j \rVert}
 
-    The table it returns is what :func:`fairot.metrics.verification_rates` and ``fairot audit
-    --task verification --scores FILE`` read (``to_csv`` it): embeddings in, pair scores out.
+    The table it returns is what :func:`fairot.verification.verification_rates` and ``fairot
+    audit --task verification --scores FILE`` read (``to_csv`` it): embeddings in, pair scores
+    out.
 
     Parameters
     ----------

@@ -1,10 +1,10 @@
 """Verification fairness evaluation: LFW/RFW protocol per group, ROC operating points, scatter.
 
 :func:`pair_scores` turns embeddings into the pair-score table that
-:func:`fairot.metrics.verification_rates` and ``fairot audit --task verification`` read; the
-10-fold protocol itself lives in :mod:`fairot.metrics`
-(:func:`~fairot.metrics.kfold_verification_accuracy`), which :func:`verification_accuracy` and
-:func:`group_verification` call on cosine similarities.
+:func:`fairot.verification.verification_rates` and ``fairot audit --task verification`` read;
+the 10-fold protocol itself lives in :mod:`fairot.verification`
+(:func:`~fairot.verification.kfold_verification_accuracy`), which :func:`verification_accuracy`
+and :func:`group_verification` call on cosine similarities.
 """
 
 from ._evaluation import (

@@ -7,14 +7,13 @@ Face recognition (MBN paper): :func:`group_accuracy_std` (STD), :func:`skewed_er
 Beyond demographic parity: :func:`strong_equalized_odds_disparity`,
 :func:`strong_equal_opportunity_disparity` and their pairwise forms (the score distributions
 compared given the label, i.e. the TPR and FPR gaps integrated over every threshold).
-Face verification on pair scores: :func:`verification_rates` (FMR and FNMR per group at one
-threshold set by :func:`fmr_threshold` for a target overall FMR, as NIST FRVT reads them, and
-their max/min ratios), :func:`det_curves`, and the LFW/RFW 10-fold protocol
-(:func:`kfold_verification_accuracy`, :func:`verification_accuracy_by_group`: MBN's Avg, STD, SER).
+Face verification on pair scores (FMR/FNMR per group at one threshold, DET curves, the LFW/RFW
+10-fold protocol) has its own package, :mod:`fairot.verification`.
 Any task: :func:`wasserstein_distance`, :func:`fairness_report`, :func:`fairness_summary`.
 Rates at a threshold: :func:`group_rates`, :func:`demographic_parity_difference`,
-:func:`equalized_odds_difference`, :func:`bootstrap_intervals` (stratified bootstrap; its building
-blocks are public in :mod:`fairot.metrics.resampling`).
+:func:`equalized_odds_difference`, :func:`bootstrap_intervals` (the stratified bootstrap of every
+metric; its room, with the building blocks for callers that hold their own replicates, is
+:mod:`fairot.metrics.resampling`).
 
 Every group metric checks how it is called: a positional third argument or a call without
 ``sensitive_features`` raises a ``TypeError`` naming the form below (``y_true=None`` is accepted
@@ -28,7 +27,9 @@ The group metrics take one calling form (the score-only form is gone), fairlearn
 :data:`neg_sdd_scorer`, :data:`neg_spdd_scorer`, :data:`fair_accuracy_scorer`,
 :data:`neg_fair_mse_scorer`, :data:`neg_wasserstein_gap_scorer`; by name with
 :func:`get_fairness_scorer`) route ``sensitive_features`` to the estimator and the metric;
-:func:`within_fairness_budget` is a ``refit`` that keeps the best candidate within a budget.
+:func:`within_fairness_budget` is a ``refit`` that keeps the best candidate within a budget
+(their room is :mod:`fairot.metrics.model_selection`; they are re-exported here, where
+scikit-learn keeps its own scorers).
 Degenerate models: :func:`diagnose_collapse` (score spread and AUC against the starting model;
 :class:`CollapseDiagnosis`, :func:`degenerate_model_message`), used by every mitigation,
 through :func:`diagnose_fit` (training rows, then held-out rows) at the end of every fit;
@@ -37,7 +38,6 @@ through :func:`diagnose_fit` (training rows, then held-out rows) at the end of e
 ``cv_results_`` (``scoring={..., "degenerate": degenerate_scorer}``).
 """
 
-from fairot.metrics._budget import FairnessBudgetRefit, within_fairness_budget
 from fairot.metrics._classification import (
     error_rate,
     strong_demographic_disparity,
@@ -66,7 +66,8 @@ from fairot.metrics._rates import (
     group_rates,
 )
 from fairot.metrics._report import MAX_PAIRWISE_GROUPS, fairness_report, fairness_summary
-from fairot.metrics._scorers import (
+from fairot.metrics.model_selection import (
+    FairnessBudgetRefit,
     FairnessScorer,
     degenerate_scorer,
     fair_accuracy_scorer,
@@ -78,19 +79,7 @@ from fairot.metrics._scorers import (
     neg_spdd_scorer,
     neg_wass1_scorer,
     neg_wasserstein_gap_scorer,
-)
-from fairot.metrics._verification import (
-    VerificationRates,
-    det_curves,
-    fmr_threshold,
-    verification_rates,
-)
-from fairot.metrics._verification_accuracy import (
-    GroupVerification,
-    VerificationResult,
-    best_accuracy_threshold,
-    kfold_verification_accuracy,
-    verification_accuracy_by_group,
+    within_fairness_budget,
 )
 from fairot.metrics.resampling import BootstrapIntervals, bootstrap_intervals
 
@@ -100,18 +89,13 @@ __all__ = [
     "CollapseDiagnosis",
     "FairnessBudgetRefit",
     "FairnessScorer",
-    "GroupVerification",
     "MAX_PAIRWISE_GROUPS",
     "PairwiseGap",
-    "VerificationRates",
-    "VerificationResult",
-    "best_accuracy_threshold",
     "bootstrap_intervals",
     "chance_ranking",
     "degenerate_model_message",
     "degenerate_scorer",
     "demographic_parity_difference",
-    "det_curves",
     "diagnose_collapse",
     "diagnose_fit",
     "equalized_odds_difference",
@@ -119,12 +103,10 @@ __all__ = [
     "fair_accuracy_scorer",
     "fairness_report",
     "fairness_summary",
-    "fmr_threshold",
     "get_fairness_scorer",
     "get_fairness_scorer_names",
     "group_accuracy_std",
     "group_rates",
-    "kfold_verification_accuracy",
     "make_fairness_scorer",
     "max_pairwise_wasserstein",
     "neg_fair_mse_scorer",
@@ -139,8 +121,6 @@ __all__ = [
     "strong_pairwise_demographic_disparity",
     "strong_pairwise_equal_opportunity_disparity",
     "strong_pairwise_equalized_odds_disparity",
-    "verification_accuracy_by_group",
-    "verification_rates",
     "wass1",
     "wasserstein_distance",
     "within_fairness_budget",

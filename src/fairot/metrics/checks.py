@@ -3,8 +3,7 @@
 The in-memory metrics and :mod:`fairot.dask` (and the rates, the audit and the monitor) validate
 fairlearn's calling form (:func:`group_metric`), a decision threshold, binary labels, a task,
 group weights and scores in [0, 1] with these, so that one input gives one error message
-whichever path reads it. The verification protocol's messages (folds, pairs of one kind only)
-are here too, for :mod:`fairot.face`, which checks embeddings before it scores them.
+whichever path reads it. The checks of verification pairs are :mod:`fairot.verification.checks`.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from fairot.metrics._calling import group_metric
-from fairot.metrics._verification_accuracy import MSG_BOTH_CLASSES, MSG_FOLDS
 
 #: Scores (estimates of P(Y = 1 | A, X)) lie in this closed interval.
 UNIT_INTERVAL = (0.0, 1.0)
@@ -32,8 +30,6 @@ MSG_GROUP_WEIGHTS = "group_weights must be 'uniform' or 'proportional'; got {val
 MSG_TASK = "task must be 'classification' or 'regression'; got {value!r}."
 
 __all__ = [
-    "MSG_BOTH_CLASSES",
-    "MSG_FOLDS",
     "MSG_GROUP_WEIGHTS",
     "MSG_NOT_BINARY",
     "MSG_TASK",

@@ -4,10 +4,11 @@ r"""The face-verification audit: per-group FMR and FNMR at one threshold, DET cu
 NIST's FRVT demographic reports do [1]_ — one threshold for everyone, set on all impostor pairs
 for a target overall FMR, each group's FMR and FNMR there and their max/min ratios — beside the
 MBN paper's 10-fold accuracy per group, its STD and its skewed error ratio [2]_. The numbers come
-from :mod:`fairot.metrics` (:func:`~fairot.metrics.verification_rates`,
-:func:`~fairot.metrics.det_curves`, :func:`~fairot.metrics.verification_accuracy_by_group`); this
-module renders them as text, Markdown, HTML and JSON with every user string escaped, and writes
-them through :func:`fairot.reporting.artifacts.write_artifacts`.
+from :mod:`fairot.verification` (:func:`~fairot.verification.verification_rates`,
+:func:`~fairot.verification.det_curves`,
+:func:`~fairot.verification.verification_accuracy_by_group`); this module renders them as
+text, Markdown, HTML and JSON with every user string escaped, and writes them through
+:func:`fairot.reporting.artifacts.write_artifacts`.
 
 References
 ----------
@@ -28,13 +29,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairot.metrics import (
-    GroupVerification,
-    VerificationRates,
-    det_curves,
-    verification_accuracy_by_group,
-    verification_rates,
-)
 from fairot.reporting._format import format_value
 from fairot.reporting._html import STYLE, _table, figure_svg
 from fairot.reporting._plots import new_figure
@@ -48,6 +42,13 @@ from fairot.utils import (
     markdown_table,
     terminal_table,
     terminal_text,
+)
+from fairot.verification import (
+    GroupVerification,
+    VerificationRates,
+    det_curves,
+    verification_accuracy_by_group,
+    verification_rates,
 )
 
 #: What each headline number is, in the order the reports list them.
@@ -96,7 +97,7 @@ def plot_det_curves(curves: dict[str, pd.DataFrame], rates: VerificationRates | 
     Parameters
     ----------
     curves : dict of str to pandas.DataFrame
-        :func:`fairot.metrics.det_curves`'s result.
+        :func:`fairot.verification.det_curves`'s result.
     rates : VerificationRates, optional
         Marks each group's operating point at the global threshold.
 
@@ -106,7 +107,7 @@ def plot_det_curves(curves: dict[str, pd.DataFrame], rates: VerificationRates | 
 
     Examples
     --------
-    >>> from fairot.metrics import det_curves
+    >>> from fairot.verification import det_curves
     >>> from fairot.reporting import plot_det_curves
     >>> curves = det_curves([True, False] * 4, [0.9, 0.2, 0.6, 0.7, 0.8, 0.3, 0.5, 0.4],
     ...                     sensitive_features=list("aaaabbbb"))
@@ -159,7 +160,7 @@ class VerificationAudit:
     accuracy : GroupVerification
         MBN's 10-fold accuracy per group, its mean, STD and SER.
     curves : dict of str to pandas.DataFrame
-        Each group's DET curve (:func:`fairot.metrics.det_curves`).
+        Each group's DET curve (:func:`fairot.verification.det_curves`).
     settings : dict
         ``target_fmr``, ``n_folds``, ``n_pairs``, ``n_groups``.
     notes : list of str
@@ -340,7 +341,7 @@ def audit_verification(
     sensitive_features : array-like of shape (n_pairs,) or (n_pairs, n_columns)
         Group of each pair; at least two groups, each with genuine and impostor pairs.
     target_fmr : float in (0, 1), default=1e-3
-        Overall FMR at which the groups are read (:func:`fairot.metrics.fmr_threshold`).
+        Overall FMR at which the groups are read (:func:`fairot.verification.fmr_threshold`).
     n_folds : int, default=10
         Folds of MBN's per-group accuracy protocol (contiguous, in the given pair order).
     title : str, optional

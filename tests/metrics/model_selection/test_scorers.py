@@ -28,8 +28,8 @@ from fairot.metrics import (
     wass1,
     within_fairness_budget,
 )
-from fairot.metrics._budget import MSG_ALL_DEGENERATE, MSG_NO_CANDIDATE
-from fairot.metrics._scorers import (
+from fairot.metrics.model_selection._budget import MSG_ALL_DEGENERATE, MSG_NO_CANDIDATE
+from fairot.metrics.model_selection._scorers import (
     MSG_GREATER,
     MSG_NO_GROUPS,
     MSG_RESPONSE_METHOD,
@@ -294,7 +294,7 @@ def test_lower_is_better_scorers_are_named_neg_and_return_minus_the_metric():
 
 def test_get_fairness_scorer_returns_a_private_copy(routing):
     from fairot.metrics import get_fairness_scorer
-    from fairot.metrics._scorers import MSG_UNKNOWN_SCORER
+    from fairot.metrics.model_selection._scorers import MSG_UNKNOWN_SCORER
 
     X, y, g = _data(9)
     w = np.random.default_rng(1).integers(1, 4, size=len(y)).astype(float)

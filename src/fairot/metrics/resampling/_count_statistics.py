@@ -1,11 +1,12 @@
 r"""Compiled statistics of count-weighted sorted samples: two passes over the rows per replicate.
 
 A bootstrap replicate given by counts :math:`c_j` on the rows in pooled sorted order
-(:class:`fairot.metrics._count_replicates.CountLayout`) gives group :math:`g` of :math:`n_g` rows
-the quantile function :math:`Q_g(u) = x_{(j)}` for :math:`u \in (C_{g,j-1}/n_g, C_{g,j}/n_g]`
-(:math:`C_{g,j}` the cumulative counts of the group's rows; a zero count is a step of zero
-width). All groups' quantile functions are constant on the cells between their merged
-breakpoints, so **one merge of the K groups** (K pointers over their cumulative counts) gives
+(:class:`fairot.metrics.resampling._count_draws.CountLayout`) gives group :math:`g` of
+:math:`n_g` rows the quantile function :math:`Q_g(u) = x_{(j)}` for
+:math:`u \in (C_{g,j-1}/n_g, C_{g,j}/n_g]` (:math:`C_{g,j}` the cumulative counts of the
+group's rows; a zero count is a step of zero width). All groups' quantile functions are
+constant on the cells between their merged breakpoints, so **one merge of the K groups** (K
+pointers over their cumulative counts) gives
 
 .. math::
 
@@ -21,8 +22,8 @@ pooled order**, :math:`W_1(g, \text{pooled}) = \int |F_g(t) - F(t)| \, dt`, and 
 sums the counts of every (cell, decision, label) atom and the counted scores of every cell, the
 sufficient statistics of the threshold rates.
 
-Internal surface (for :mod:`fairot.metrics._count_bootstrap`): :func:`count_statistics`,
-:func:`draw_statistics`.
+Internal surface (for :mod:`fairot.metrics.resampling._replicate_metrics`):
+:func:`count_statistics`, :func:`draw_statistics`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from fairot.metrics._count_replicates import draw_cells
+from fairot.metrics.resampling._count_draws import draw_cells
 from fairot.transport import MASS_TOLERANCE
 
 
@@ -294,7 +295,7 @@ def _result(out, pooled):
 def count_statistics(layout, counts, category=None, n_atoms=1):
     """Distances (and atom sums) of count-weighted sorted groups for every replicate.
 
-    ``layout`` is a :class:`fairot.metrics._count_replicates.CountLayout` and ``counts``
+    ``layout`` is a :class:`fairot.metrics.resampling._count_draws.CountLayout` and ``counts``
     (B, n) every replicate's counts in its pooled order. With ``category`` (n,), the atom
     (0 .. ``n_atoms`` - 1) of every pooled position, the pooled pass runs too.
 

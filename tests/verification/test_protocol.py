@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from sklearn.model_selection import KFold
 
-from fairot.metrics import kfold_verification_accuracy, verification_accuracy_by_group
-from fairot.metrics._verification_accuracy import MSG_BOTH_CLASSES, MSG_FOLDS
+from fairot.verification import kfold_verification_accuracy, verification_accuracy_by_group
+from fairot.verification.checks import MSG_BOTH_CLASSES, MSG_FOLDS
 
 
 def _scores(n=300, seed=0, shift=1.0):

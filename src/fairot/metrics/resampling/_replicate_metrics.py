@@ -1,15 +1,18 @@
-r"""The replicates of one unweighted or weighted bootstrap, as counts: draws, statistics, rates.
+r"""Every summary metric and per-group rate of a batch of bootstrap replicates held as counts.
 
-:func:`draw_replicates` draws every replicate's counts (:mod:`fairot.metrics._count_replicates`), on
-the threads numba would use (each replicate has its own seed, so the split changes nothing),
-and reads every summary metric of :func:`fairot.metrics.fairness_report` and the per-group
-rates off the counts: distances by the count kernels (:mod:`fairot.metrics._count_kernels`),
-rates as counted sums. A replicate drawing row :math:`i` :math:`c_i` times is the data with
-weights :math:`c_i` (times the sample weight), so no row is copied, except for the weighted
-distances, which couple each replicate on its own rows.
+A replicate that draws row :math:`i` :math:`c_i` times is the data with weights :math:`c_i`
+(times the sample weight), so no row is copied. :func:`prepare` sorts the rows once by score
+(:class:`~fairot.metrics.resampling._count_draws.CountLayout`); :func:`draw_replicates` draws
+the replicates' counts from their seeds (:mod:`fairot.metrics.resampling._count_draws`) on the
+threads numba would use (each replicate has its own seed, so the split changes nothing) and
+reads off the counts every summary metric of :func:`fairot.metrics.fairness_report` and the
+per-group rates: the distances by the compiled statistics
+(:mod:`fairot.metrics.resampling._count_statistics`), the rates as counted sums
+(:func:`fairot.metrics._rates.rate_matrix`). Only the weighted distances couple each replicate
+on its own rows (:mod:`fairot.metrics.resampling._weighted_metrics`).
 
-Internal surface (for :mod:`fairot.metrics.resampling`): :func:`prepare`, :func:`draw_replicates`,
-:func:`count_summary`, :func:`replicate_pool`, :func:`threads`.
+Internal surface (for :mod:`fairot.metrics.resampling._bootstrap`): :func:`prepare`,
+:func:`draw_replicates`, :func:`count_summary`, :func:`replicate_pool`, :func:`threads`.
 """
 
 from __future__ import annotations
@@ -22,10 +25,13 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from fairot.metrics._count_kernels import count_statistics, draw_statistics
-from fairot.metrics._count_replicates import CountLayout, copy_indices, draw_counts
 from fairot.metrics._rates import rate_matrix, rate_summary
-from fairot.metrics._weighted_replicates import accuracy_summary, weighted_distribution_summary
+from fairot.metrics.resampling._count_draws import CountLayout, copy_indices, draw_counts
+from fairot.metrics.resampling._count_statistics import count_statistics, draw_statistics
+from fairot.metrics.resampling._weighted_metrics import (
+    accuracy_summary,
+    weighted_distribution_summary,
+)
 
 
 def _distance_summary(stats: dict, task: str, scale: float) -> dict[str, np.ndarray]:

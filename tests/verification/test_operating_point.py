@@ -13,11 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fairot.metrics import det_curves, fmr_threshold, verification_rates
-from fairot.metrics._verification import MSG_TARGET_FMR, MSG_TOO_FEW_IMPOSTORS
-from fairot.metrics._verification_accuracy import MSG_BOTH_CLASSES, MSG_IS_SAME
 from fairot.utils.arrays import MSG_NAN
 from fairot.utils.groups import MSG_ONE_GROUP
+from fairot.verification import det_curves, fmr_threshold, verification_rates
+from fairot.verification._operating_point import MSG_TARGET_FMR, MSG_TOO_FEW_IMPOSTORS
+from fairot.verification.checks import MSG_BOTH_CLASSES, MSG_IS_SAME
 
 # (score, same person, group): 10 impostor and 6 genuine pairs in two groups.
 PAIRS = [

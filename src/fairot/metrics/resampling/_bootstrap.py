@@ -1,17 +1,13 @@
-r"""Stratified bootstrap of the fairness metrics: intervals, resampling indices, batched W_p.
+r"""The stratified bootstrap of every fairness metric: :func:`bootstrap_intervals`.
 
-:func:`bootstrap_intervals` resamples rows *within each group* (stratified, so every replicate has
-the groups' sizes) and recomputes every summary metric of :func:`fairot.metrics.fairness_report`
-and the rate disparities for all replicates at once: counts are one matrix product, the sorted
-group samples one vectorised sort, and the Wasserstein distances are read on the joint quantile
-cells, which depend only on the sample sizes and are therefore shared by all replicates.
-
-The building blocks are public because the audit and the drift monitor of
-:mod:`fairot.reporting` reuse them on their own replicates: :func:`stratified_indices` (the
-resampling), :func:`batched_wasserstein` (W_p of many sorted samples at once) and
-:func:`rate_summary` (the threshold disparities of a batch of per-group rates), with
-:func:`undefined_groups` and :func:`groups_compared` (which groups a rate does not exist for, and
-how many groups each difference compares; ``UNDEFINED_REASONS`` says why).
+:func:`bootstrap_intervals` validates its inputs, draws ``n_bootstrap`` replicates that resample
+rows *within each intersectional cell* of the sensitive columns (so every replicate has the
+groups' sizes), recomputes every summary metric of :func:`fairot.metrics.fairness_report` and
+the per-group threshold rates on each, and reads the intervals off the replicates
+(:mod:`fairot.metrics.resampling._intervals`). A replicate is kept as counts of the rows,
+never as a copy (:mod:`fairot.metrics.resampling._replicate_metrics`, which spreads chunks of
+replicates over threads); this module only cuts the replicates into chunks that keep memory
+bounded, shows progress on a terminal, and assembles :class:`BootstrapIntervals`.
 """
 
 from __future__ import annotations
@@ -26,57 +22,24 @@ from numpy.typing import ArrayLike
 from tqdm.auto import tqdm
 
 from fairot.metrics._calling import MSG_EMPTY_WEIGHT, group_metric
-from fairot.metrics._count_bootstrap import (
+from fairot.metrics._rates import check_rate_inputs
+from fairot.metrics.resampling._count_draws import replicate_seeds
+from fairot.metrics.resampling._intervals import (
+    MSG_CONFIDENCE,
+    MSG_METHOD,
+    bias_corrected_interval,
+    percentile_interval,
+)
+from fairot.metrics.resampling._replicate_metrics import (
     count_summary,
     draw_replicates,
     prepare,
     replicate_pool,
     threads,
 )
-from fairot.metrics._count_replicates import replicate_seeds
-from fairot.metrics._intervals import (
-    MSG_CONFIDENCE,
-    MSG_METHOD,
-    NOT_ESTIMABLE_CONSTANT,
-    NOT_ESTIMABLE_ESTIMATE,
-    NOT_ESTIMABLE_FEW,
-    NOT_ESTIMABLE_POINT,
-    NOT_ESTIMABLE_TAIL,
-    NOT_ESTIMABLE_UNDEFINED,
-    ONE_SIDED,
-    bias_corrected_interval,
-    percentile_interval,
-)
-from fairot.metrics._rates import (
-    UNDEFINED_REASONS,
-    check_rate_inputs,
-    groups_compared,
-    rate_summary,
-    undefined_groups,
-)
-from fairot.transport import MASS_TOLERANCE, joint_quantile_cells
 from fairot.utils.arrays import check_sample_weight
 from fairot.utils.groups import GroupEncoding, GroupsMode, sensitive_frame
 from fairot.utils.sensitive import check_sensitive_features
-
-__all__ = [
-    "NOT_ESTIMABLE_CONSTANT",
-    "NOT_ESTIMABLE_ESTIMATE",
-    "NOT_ESTIMABLE_FEW",
-    "NOT_ESTIMABLE_POINT",
-    "NOT_ESTIMABLE_TAIL",
-    "NOT_ESTIMABLE_UNDEFINED",
-    "ONE_SIDED",
-    "UNDEFINED_REASONS",
-    "BootstrapIntervals",
-    "batched_wasserstein",
-    "bias_corrected_interval",
-    "bootstrap_intervals",
-    "groups_compared",
-    "rate_summary",
-    "stratified_indices",
-    "undefined_groups",
-]
 
 MSG_N_BOOTSTRAP = "n_bootstrap must be an integer >= 10; got {value!r}."
 MSG_ENCODING_ROWS = (
@@ -130,86 +93,6 @@ class BootstrapIntervals(NamedTuple):
     confidence: float
     method: str = "percentile"
     notes: dict[str, str] = {}  # noqa: RUF012 (a NamedTuple default, never mutated)
-
-
-def stratified_indices(
-    strata: np.ndarray, n_replicates: int, rng: np.random.Generator
-) -> np.ndarray:
-    """Row indices of shape (n_replicates, n): each position redrawn among its stratum's rows.
-
-    Parameters
-    ----------
-    strata : ndarray of shape (n,)
-        Integer stratum (group cell) of every row.
-    n_replicates : int
-        Number of bootstrap replicates.
-    rng : numpy.random.Generator
-        Source of the draws.
-
-    Returns
-    -------
-    ndarray of shape (n_replicates, n)
-        Row ``b`` indexes replicate ``b``; position ``i`` holds a row of the same stratum as
-        ``i``, so every replicate keeps the strata's sizes.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fairot.metrics.resampling import stratified_indices
-    >>> strata = np.array([0, 0, 1, 1, 1])
-    >>> rows = stratified_indices(strata, 3, np.random.default_rng(0))
-    >>> rows.shape, bool((strata[rows] == strata).all())
-    ((3, 5), True)
-    """
-    n = strata.shape[0]
-    out = np.empty((n_replicates, n), dtype=np.intp)
-    order = np.argsort(strata, kind="stable")
-    bounds = np.flatnonzero(np.diff(strata[order])) + 1
-    for rows in np.split(order, bounds):
-        out[:, rows] = rows[rng.integers(0, rows.shape[0], size=(n_replicates, rows.shape[0]))]
-    return out
-
-
-def batched_wasserstein(a: np.ndarray, b: np.ndarray, orders: tuple[float, ...]) -> list:
-    """Exact W_p between row-wise sorted samples ``a`` (B, n) and ``b`` (B, m), for each p.
-
-    The joint quantile cells depend only on the sizes (equal weights), so one set of cells
-    serves every replicate; see :func:`fairot.transport.joint_quantile_cells`.
-
-    Parameters
-    ----------
-    a : ndarray of shape (B, n)
-        Row-wise sorted samples, one replicate per row.
-    b : ndarray of shape (B, m)
-        Row-wise sorted samples, as many replicates as ``a``.
-    orders : tuple of float
-        The orders p (``math.inf`` for W-infinity).
-
-    Returns
-    -------
-    list of ndarray of shape (B,)
-        One array of distances per order, in the order of ``orders``.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from fairot.metrics.resampling import batched_wasserstein
-    >>> a = np.array([[0.0, 1.0], [0.0, 2.0]])
-    >>> b = np.array([[1.0, 2.0], [1.0, 3.0]])
-    >>> [w.tolist() for w in batched_wasserstein(a, b, (1.0, np.inf))]
-    [[1.0, 1.0], [1.0, 1.0]]
-    """
-    index, mass = joint_quantile_cells([a[0], b[0]], [None, None])
-    gaps = np.abs(a[:, index[0]] - b[:, index[1]])
-    out = []
-    for p in orders:
-        if math.isinf(p):
-            out.append(gaps[:, mass > MASS_TOLERANCE].max(axis=1))
-        elif p == 1:
-            out.append(gaps @ mass)
-        else:
-            out.append(((gaps**p) @ mass) ** (1.0 / p))
-    return out
 
 
 @group_metric("y_true", "y_pred", backend=False, controls=False)

@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairot.metrics._calling import group_metric
-from fairot.metrics._verification_accuracy import check_both_classes, check_pairs
+from fairot.metrics.checks import group_metric
 from fairot.utils.sensitive import check_sensitive_features
+from fairot.verification.checks import check_both_classes, check_pairs
 
 MSG_TARGET_FMR = "target_fmr must be a number in (0, 1); got {value!r}."
 MSG_TOO_FEW_IMPOSTORS = (
@@ -112,7 +112,7 @@ def fmr_threshold(y_true, y_pred, *, target_fmr: float = 1e-3) -> float:
     Four impostor scores and ``target_fmr=0.25``: one may match, so the cut sits just above
     the second highest (0.6):
 
-    >>> from fairot.metrics import fmr_threshold
+    >>> from fairot.verification import fmr_threshold
     >>> y = [False, False, False, False, True]
     >>> t = fmr_threshold(y, [0.9, 0.6, 0.3, 0.1, 0.8], target_fmr=0.25)
     >>> 0.6 < t < 0.6 + 1e-15
@@ -148,7 +148,7 @@ class VerificationRates:
 
     Examples
     --------
-    >>> from fairot.metrics import verification_rates
+    >>> from fairot.verification import verification_rates
     >>> y = [True, False, False, True, False, False]
     >>> s = [0.9, 0.8, 0.1, 0.25, 0.2, 0.3]
     >>> rates = verification_rates(y, s, sensitive_features=list("aaabbb"), target_fmr=0.25)
@@ -292,7 +292,7 @@ def det_curves(y_true, y_pred, *, sensitive_features) -> dict[str, pd.DataFrame]
 
     Examples
     --------
-    >>> from fairot.metrics import det_curves
+    >>> from fairot.verification import det_curves
     >>> curves = det_curves([True, False, True, False], [0.9, 0.2, 0.6, 0.7],
     ...                     sensitive_features=["a", "a", "b", "b"])
     >>> curves["b"].to_dict("list")

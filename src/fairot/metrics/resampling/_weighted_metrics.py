@@ -8,8 +8,9 @@ cells as the unweighted bootstrap does: each replicate is coupled on its own, wi
 sorted-sample primitives as :func:`fairot.metrics.fairness_report` (so a replicate's value is
 exactly the report's value on the resampled rows and weights).
 
-Internal surface (for :mod:`fairot.metrics.resampling`): :func:`weighted_distribution_summary`,
-:func:`accuracy_summary`.
+Internal surface (for :mod:`fairot.metrics.resampling._replicate_metrics`):
+:func:`weighted_distribution_summary`, :func:`accuracy_summary` (the error metrics of weighted
+and unweighted replicates alike).
 """
 
 from __future__ import annotations

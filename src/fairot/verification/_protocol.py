@@ -7,7 +7,8 @@ feed MBN's fairness metrics: the mean, the standard deviation STD and the skewed
 :math:`\mathrm{SER} = \max_g \mathrm{err}_g / \min_g \mathrm{err}_g` (Section V of [1]_).
 
 The protocol reads only pair scores, so it lives here, below :mod:`fairot.face` (which turns
-embeddings into scores and calls it) and :mod:`fairot.reporting` (the verification audit).
+embeddings into scores and calls it) and :mod:`fairot.reporting` (the verification audit), and
+needs no torch.
 
 References
 ----------
@@ -24,46 +25,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairot.metrics._calling import group_metric
-from fairot.metrics._groups import group_accuracy_std, skewed_error_ratio
-from fairot.utils.arrays import MSG_LENGTH, check_array_1d
+from fairot.metrics import group_accuracy_std, skewed_error_ratio
+from fairot.metrics.checks import group_metric
 from fairot.utils.sensitive import check_sensitive_features
-
-MSG_FOLDS = "n_folds must be an int in [2, n_pairs={n}]; got {value!r}."
-MSG_BOTH_CLASSES = (
-    "{where} needs both genuine (same identity) and impostor pairs; got {n_same} genuine and "
-    "{n_diff} impostor pairs."
-)
-MSG_IS_SAME = (
-    "y_true must say for each pair whether it is the same person: booleans or 0/1; got {values}."
-)
-
-
-def check_pairs(y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Pair labels as bool and pair scores as finite floats of one length, or a ValueError."""
-    scores = check_array_1d(y_pred, "y_pred")
-    raw = np.asarray(y_true.to_numpy() if hasattr(y_true, "to_numpy") else y_true)
-    if raw.dtype != bool:
-        try:
-            numbers = raw.astype(float)
-        except (TypeError, ValueError):
-            numbers = None
-        if raw.ndim != 1 or numbers is None or not np.isin(numbers, (0.0, 1.0)).all():
-            found = pd.unique(pd.Series(raw.ravel()))[:10].tolist()
-            raise ValueError(MSG_IS_SAME.format(values=found))
-        raw = numbers == 1.0
-    if raw.shape != scores.shape:
-        raise ValueError(MSG_LENGTH.format(lengths=f"y_true={raw.size}, y_pred={scores.size}"))
-    return raw, scores
-
-
-def check_both_classes(is_same: np.ndarray, where: str) -> None:
-    """Refuse pairs that are all genuine or all impostor (no threshold can be read)."""
-    n_same = int(is_same.sum())
-    if n_same == 0 or n_same == is_same.size:
-        raise ValueError(
-            MSG_BOTH_CLASSES.format(where=where, n_same=n_same, n_diff=is_same.size - n_same)
-        )
+from fairot.verification.checks import MSG_FOLDS, check_both_classes, check_pairs
 
 
 def best_accuracy_threshold(y_true, y_pred) -> tuple[float, float]:
@@ -86,7 +51,7 @@ def best_accuracy_threshold(y_true, y_pred) -> tuple[float, float]:
 
     Examples
     --------
-    >>> from fairot.metrics import best_accuracy_threshold
+    >>> from fairot.verification import best_accuracy_threshold
     >>> best_accuracy_threshold([False, False, True, True], [0.1, 0.3, 0.5, 0.9])
     (0.4, 1.0)
     """
@@ -129,7 +94,7 @@ class VerificationResult:
     Examples
     --------
     >>> import numpy as np
-    >>> from fairot.metrics import VerificationResult
+    >>> from fairot.verification import VerificationResult
     >>> VerificationResult(0.9, 0.1, np.array([0.8, 1.0]), np.array([0.3, 0.4])).accuracy
     0.9
     """
@@ -180,7 +145,7 @@ def kfold_verification_accuracy(y_true, y_pred, *, n_folds: int = 10) -> Verific
 
     Examples
     --------
-    >>> from fairot.metrics import kfold_verification_accuracy
+    >>> from fairot.verification import kfold_verification_accuracy
     >>> result = kfold_verification_accuracy(
     ...     [True, False, True, False], [0.9, 0.1, 0.8, 0.2], n_folds=2
     ... )
@@ -211,7 +176,7 @@ class GroupVerification:
     Examples
     --------
     >>> import pandas as pd
-    >>> from fairot.metrics import GroupVerification
+    >>> from fairot.verification import GroupVerification
     >>> by_group = pd.DataFrame({"accuracy": [0.9, 0.8]}, index=["a", "b"])
     >>> GroupVerification(by_group, 0.85, 0.05, 2.0).summary().round(2).to_dict()
     {'a': 0.9, 'b': 0.8, 'mean': 0.85, 'std': 0.05, 'ser': 2.0}
@@ -259,9 +224,14 @@ def verification_accuracy_by_group(
     -------
     GroupVerification
 
+    References
+    ----------
+    .. [1] Wang, M., Zhang, Y. and Deng, W. "Meta Balanced Network for Fair Face Recognition",
+       IEEE TPAMI (2021).
+
     Examples
     --------
-    >>> from fairot.metrics import verification_accuracy_by_group
+    >>> from fairot.verification import verification_accuracy_by_group
     >>> y = [True, False] * 4
     >>> s = [0.9, 0.1, 0.8, 0.2, 0.7, 0.6, 0.55, 0.65]
     >>> result = verification_accuracy_by_group(y, s, sensitive_features=["a"] * 4 + ["b"] * 4,

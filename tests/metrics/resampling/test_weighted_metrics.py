@@ -18,7 +18,7 @@ from sklearn.metrics import r2_score
 
 from fairot.metrics import bootstrap_intervals, fairness_report
 from fairot.metrics._calling import MSG_EMPTY_WEIGHT
-from tests.metrics.bootstrap_draws import reference_rows
+from tests.metrics.resampling.bootstrap_draws import reference_rows
 
 B = 25
 SEED = 7

@@ -19,7 +19,7 @@ from fairot.metrics import (
     neg_wass1_scorer,
     within_fairness_budget,
 )
-from fairot.metrics._budget import (
+from fairot.metrics.model_selection._budget import (
     MSG_ALL_NAN,
     MSG_BUDGET,
     MSG_CV_KEYS,

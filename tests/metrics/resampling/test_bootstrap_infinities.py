@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from fairot.metrics import bootstrap_intervals
-from fairot.metrics._intervals import _linear_quantile
+from fairot.metrics.resampling._intervals import _linear_quantile
 
 
 def test_linear_quantile_equals_numpy_on_finite_data_and_skips_nan():

@@ -1,4 +1,4 @@
-r"""Bootstrap replicates as counts on the rows sorted once, drawn without copies of the rows.
+r"""Drawing bootstrap replicates as counts on the rows sorted once, without copies of the rows.
 
 A stratified bootstrap replicate that draws, in a cell of :math:`n_c` rows (an intersectional
 cell of the sensitive columns), :math:`n_c` rows uniformly with replacement is the count vector
@@ -6,8 +6,8 @@ cell of the sensitive columns), :math:`n_c` rows uniformly with replacement is t
 Every statistic of the replicate is a statistic of the weighted empirical distribution
 :math:`\sum_j c_j \delta_{x_j}`, so the replicate is kept as its counts, laid out in the
 *pooled sorted order* of the scores (:class:`CountLayout`): every group's sorted replicate is
-read from the presorted values (:mod:`fairot.metrics._count_kernels`), and no replicate is
-copied or sorted.
+read from the presorted values (:mod:`fairot.metrics.resampling._count_statistics`), and no
+replicate is copied or sorted.
 
 The draws are compiled: replicate :math:`b` has its own stream (SplitMix64, [1]_) seeded by the
 :math:`b`-th of ``n_bootstrap`` seeds drawn from ``random_state``, and bounded integers are read
@@ -16,8 +16,9 @@ by Lemire's unbiased multiply-and-reject method [2]_ from 32-bit halves of the s
 multinomial draw, and the same ``random_state`` gives the same replicates whatever the chunking
 or the number of threads.
 
-Internal surface (for :mod:`fairot.metrics.resampling` and the kernels): :class:`CountLayout`,
-:func:`replicate_seeds`, :func:`draw_counts`, :func:`copy_indices`.
+Internal surface (for the other modules of :mod:`fairot.metrics.resampling`):
+:class:`CountLayout`, :func:`replicate_seeds`, :func:`draw_counts`, :func:`copy_indices` and the
+compiled :func:`draw_cells` that the statistics call per replicate.
 
 References
 ----------
