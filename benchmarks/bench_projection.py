@@ -18,7 +18,8 @@ answer relative to the best of the three (the answers are all exactly feasible; 
 optimality against ``scipy.optimize.linprog`` and SLSQP). Times are the best of three where a
 call takes under a second, else one call.
 
-The problems (``tau``: epsilon as a fraction of the largest latent pairwise distance):
+The problems (``tau``: epsilon as a fraction of the largest latent pairwise distance, the
+``tau`` of ``WassersteinFairRegressor``):
 
 * ``ordinary``: K = 5 groups, M = 50, ``benchmarks/bench_groups.py``'s curves (quantile curves of
   normal samples, shares U(0.2, 1)), tau = 0.5 and 0.01, W1 and W2: the quick Dykstra answers.

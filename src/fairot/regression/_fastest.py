@@ -51,7 +51,7 @@ from ._interior_point import SMALL_PROBLEM, project_small_w1
 __all__ = ["fastest_projection"]
 
 # The interior point's Newton systems carry one gap curve per pair, K (K - 1) / 2 of them; it
-# was built and measured for the few groups of tied problems (K <= 5 in bench_tied.py).
+# was built and measured for the few groups of tied problems (K <= 5 in benchmarks/bench_tied.py).
 INTERIOR_POINT_MAX_GROUPS = 10
 # Up to this many groups Dykstra cycles over every pair in one compiled call and ends ordinary
 # W2 problems in 0.1 to 15 ms, where the dual Newton's dense algebra alone costs 17 to 30 ms
