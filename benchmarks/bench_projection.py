@@ -29,6 +29,8 @@ The problems (``tau``: epsilon as a fraction of the largest latent pairwise dist
   M = 10 to 25, rounded normal curves, shares from {1e-6, 1e-3, 0.1, 1}), the seeds that Dykstra
   alone needs the most cycles for.
 * ``W2 many``: K = 100, 300, 1000 groups on M = 50 (``bench_groups.py``), tau = 0.5.
+* ``W1 beyond``: tau = 1e-5 past the interior point's size (K = 5, M = 100; K = 20, M = 50):
+  the portfolio is Dykstra there, and the engine is not run (``nan``).
 """
 
 from __future__ import annotations
@@ -47,9 +49,9 @@ from bench_tied import issue_problem
 import fairot
 from fairot.regression._dual_newton import project_pairs_w2
 from fairot.regression._dykstra import WorkBudget, dykstra_projection
-from fairot.regression._fastest import fastest_projection
+from fairot.regression._fastest import INTERIOR_POINT_MAX_GROUPS, fastest_projection
 from fairot.regression._feasibility import magnitude_scale
-from fairot.regression._interior_point import project_small_w1
+from fairot.regression._interior_point import SMALL_PROBLEM, project_small_w1
 from fairot.regression._projections import pairwise_grid_distances
 
 DEFAULT_MAX_WORK = 3e9  # adjust_quantiles' default max_work
@@ -63,6 +65,7 @@ W1_TIED_SEEDS = (20, 0, 52)
 W2_TIED_SEEDS = (16, 33, 40)
 TIGHT = (1e-4, 1e-5, 1e-6)
 MANY_GROUPS = (100, 300, 1000)
+BEYOND_INTERIOR_POINT = ((5, 100), (20, 50))  # K * M over SMALL_PROBLEM, or K over 10
 
 
 def problems():
@@ -81,6 +84,9 @@ def problems():
     for k in MANY_GROUPS:
         many, many_weights = latent_groups(k)
         yield "W2 many", f"K = {k}", many, many_weights, 2, 0.5
+    for k, m in BEYOND_INTERIOR_POINT:
+        beyond, beyond_weights = latent_groups(k, m=m)
+        yield "W1 beyond", "tau 1e-05", beyond, beyond_weights, 1, 1e-5
 
 
 def prepared(latent, weights, p, tau):
@@ -144,11 +150,15 @@ def main() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             t_port, port = timed(portfolio)
-            t_eng, eng = timed(engine)
+            beyond = p == 1 and (k > INTERIOR_POINT_MAX_GROUPS or k * m > SMALL_PROBLEM)
+            t_eng, eng = (np.nan, None) if beyond else timed(engine)
             t_dyk, dyk = timed(dykstra)
-        values = [objective(target, shares, r.curves) for r in (port, eng, dyk)]
-        best = min(values)
-        excess = " / ".join(f"{(v - best) / max(best, 1e-300):.0e}" for v in values)
+        values = [np.nan if r is None else objective(target, shares, r.curves)
+                  for r in (port, eng, dyk)]  # fmt: skip
+        best = np.nanmin(values)
+        excess = " / ".join(
+            "-" if np.isnan(v) else f"{(v - best) / max(best, 1e-300):.0e}" for v in values
+        )
         capped = "" if dyk.converged else " capped"
         print(
             f"{case:<12} {label:<10} {f'{k} x {m}':>9} {t_port:>13.4f} {t_eng:>10.4f} "

@@ -33,7 +33,7 @@ written in ``docs/benchmarks.md`` ("The projection's three solvers: the case for
 interior point for :math:`W_1` at :math:`\tau \le 10^{-5}` or on tied ranks with shares
 :math:`10^6` apart (1.9 to 32 s for Dykstra alone, under 0.1 s for the portfolio); the dual
 Newton for :math:`W_2` at the same tolerances with few groups (7 s to the cap, against under
-0.1 s) and from K = 100 groups on (2 to 16 s, and the cap at K = 1000, against 0.1 to 5 s).
+0.1 s) and from K = 100 groups on (1.3 to 16 s, and the cap at K = 1000, against 0.1 to 5 s).
 
 References
 ----------
