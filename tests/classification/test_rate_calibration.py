@@ -226,3 +226,19 @@ def test_bad_calibration_and_confidence_are_refused_by_name():
         model = RateConstrainedClassifier(max_difference=0.1, **kwargs)
         with pytest.raises(InvalidParameterError, match=re.escape(f"'{name}' parameter")):
             model.fit(X, y, sensitive_features=a)
+
+
+@pytest.mark.parametrize("calibration", ["sigmoid", "isotonic"])
+def test_a_calibrated_model_round_trips_through_fairot_load_model(calibration, tmp_path):
+    from fairot import load_model, save_model
+
+    truth = _TrueCells().fit(None)
+    X, y, a = truth.sample(800, seed=7)
+    model = RateConstrainedClassifier(
+        estimator=GaussianNB(), calibration=calibration, max_difference=0.05, random_state=0
+    ).fit(X, y, sensitive_features=a)
+    save_model(model, tmp_path / "rate.skops")
+    back = load_model(tmp_path / "rate.skops")
+    assert back.calibration_ == calibration
+    np.testing.assert_array_equal(back.cell_proba(X), model.cell_proba(X))
+    np.testing.assert_array_equal(back.predict(X), model.predict(X))
