@@ -111,7 +111,7 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
     the multipliers are chosen and to the final model's probabilities in every prediction
     (:meth:`cell_proba`, :meth:`decision_function`, :meth:`predict`), which stay
     deterministic. ``"sigmoid"`` is a multinomial logistic regression on the log-probabilities
-    (matrix scaling; with two cells, Platt's sigmoid), ``"isotonic"`` one-vs-rest isotonic
+    (matrix scaling [3]_; with two cells, Platt's sigmoid), ``"isotonic"`` one-vs-rest isotonic
     maps renormalised (many rows per cell needed). ``"auto"`` calibrates nothing for a model
     calibrated by construction (the default logistic model, a ``LogisticRegression``, a
     ``CalibratedClassifierCV``, a ``Pipeline`` ending in one) nor for a
@@ -261,6 +261,8 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
        FAT* 2018, PMLR 81:107-118.
     .. [2] Zeng, Jiang, Cheng and Dobriban, "Bayes-optimal fair classification with linear
        disparity constraints via pre-, in-, and post-processing", arXiv:2402.02817, 2024.
+    .. [3] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On calibration of modern neural
+       networks", ICML 2017, PMLR 70:1321-1330.
 
     Examples
     --------
