@@ -62,6 +62,28 @@ def test_the_bound_of_a_gap_far_from_zero_is_the_normal_one_sided_bound():
     )
 
 
+def test_weights_constant_within_each_unit_leave_the_bound_as_it_is():
+    """Kish's effective size of a unit whose rows weigh alike is its row count."""
+    rng = np.random.default_rng(1)
+    n = 2000
+    unit = rng.integers(0, 3, n)
+    d = (rng.random(n) < np.array([0.2, 0.35, 0.5])[unit]).astype(float)
+    membership = np.eye(3)[unit]
+    families = np.zeros(3, dtype=int)
+    plain = np.full(n, 1.0 / n)
+    per_unit = np.array([0.5, 2.0, 7.0])[unit]
+    for form in ("difference", "ratio"):
+        expected = disparity_bound(d, membership, families, plain, form=form, confidence=0.9)
+        got = disparity_bound(d, membership, families, per_unit, form=form, confidence=0.9)
+        assert got == pytest.approx(expected, rel=1e-12)
+    # Unequal weights within a unit shrink its effective size: a wider bound.
+    uneven = rng.choice([0.2, 5.0], n)
+    wider = disparity_bound(d, membership, families, uneven, form="difference", confidence=0.9)
+    assert wider > disparity_bound(
+        d, membership, families, plain, form="difference", confidence=0.9
+    )
+
+
 def _coverage(confidence, seeds, n=1500, budget=0.12):
     """The fraction of independent fits whose population DP gap is within the budget."""
     truth = _TrueCells().fit(None)
@@ -115,6 +137,10 @@ def test_margin_is_a_floor_grows_with_confidence_and_the_bound_is_within_budget(
     ratio = clone(base).set_params(max_difference=None, min_ratio=0.8, confidence=0.9)
     ratio.fit(X, y, sensitive_features=a)
     assert ratio.cv_ratio_lower_ >= 0.8 and ratio.budget_ == pytest.approx(0.8 + ratio.margin_)
+    # Equalized odds: the bound is the larger of the TPR and FPR families'.
+    odds = clone(base).set_params(constraint="equalized_odds", max_difference=0.1, confidence=0.8)
+    odds.fit(X, y, sensitive_features=a)
+    assert odds.cv_difference_upper_ <= 0.1 and odds.margin_ > 0
     # with_budget chooses the margin again for the new budget, as a refit does.
     moved = model.with_budget(max_difference=0.1)
     refit = clone(moved).fit(X, y, sensitive_features=a)
