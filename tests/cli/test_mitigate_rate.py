@@ -182,6 +182,14 @@ def test_seeded_runs_are_identical(data, tmp_path, capsys):
         (["--max-difference", -0.1], "--method rate cannot fit this budget: .*max_difference"),
         (["--max-difference", "nan"], "--method rate cannot fit this budget: .*max_difference"),
         (["--min-ratio", 1.5], "--method rate cannot fit this budget: .*min_ratio"),
+        (
+            ["--max-difference", 0.1, "--confidence", 1.5],
+            "--method rate cannot fit this budget: .*'confidence'",
+        ),
+        (
+            ["--max-difference", 0.001, "--confidence", 0.99],
+            "--method rate cannot fit this budget: " + re.escape("confidence=0.99 cannot be met"),
+        ),
     ],
 )
 def test_refusals(data, tmp_path, capsys, extra, pattern):
@@ -209,7 +217,12 @@ def test_usage_errors(data, tmp_path, capsys, extra, pattern):
 
 @pytest.mark.parametrize(
     "option, value",
-    [("--max-difference", 0.1), ("--min-ratio", 0.8), ("--probability-model", "boosted")],
+    [
+        ("--max-difference", 0.1),
+        ("--min-ratio", 0.8),
+        ("--probability-model", "boosted"),
+        ("--confidence", 0.9),
+    ],
 )
 def test_rate_options_are_refused_for_other_methods(data, tmp_path, capsys, option, value):
     path, *_ = data
@@ -217,3 +230,20 @@ def test_rate_options_are_refused_for_other_methods(data, tmp_path, capsys, opti
     code, printed, err = _run(capsys, *args, option, value, "--out", tmp_path / "o")
     message = MSG_RATE_ONLY.format(name=option[2:], method="cot")
     assert_one_line_error(code, printed, err, re.escape(message))
+
+
+def test_confidence_chooses_the_margin_as_the_estimator_does(data, tmp_path, capsys):
+    path, frame, *_ = data
+    out = tmp_path / "out"
+    extra = ("--max-difference", 0.25, "--confidence", 0.8)
+    code, printed, err = _mitigate(capsys, path, out, *extra)
+    assert code == 0, err
+    train, _ = mitigation_split(frame)
+    _, _, fair = _fit_here(
+        train, LogisticRegression(max_iter=1000), max_difference=0.25, confidence=0.8
+    )
+    saved = fairot.load_model(out / "model.skops").named_steps["model"]
+    assert fair.margin_ > 0 and fair.cv_difference_upper_ <= 0.25
+    assert saved.confidence == 0.8 and saved.margin_ == fair.margin_
+    np.testing.assert_allclose(saved.multipliers_, fair.multipliers_, rtol=1e-9, atol=1e-12)
+    assert f"confidence=0.8 (margin_={fair.margin_:.4f})" in printed

@@ -15,6 +15,12 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
 from fairot.classification._common import atomic, check_group_weights, fit_base_estimator
 from fairot.classification._dpp_inputs import WrappedInputsMixin
+from fairot.classification._rate_calibration import (
+    CALIBRATIONS,
+    CellCalibration,
+    cell_log_loss,
+    resolve_calibration,
+)
 from fairot.classification._rate_cells import (
     CONSTRAINTS,
     MSG_CONTROL_NEEDED,
@@ -27,6 +33,7 @@ from fairot.classification._rate_cells import (
     rule_scores,
     spread,
 )
+from fairot.classification._rate_confidence import disparity_bound
 from fairot.classification._rate_program import RateProgram, check_budget, solve_rate_program
 from fairot.utils.arrays import check_consistent_length, check_sample_weight
 from fairot.utils.backends import is_dask_collection
@@ -47,11 +54,18 @@ MSG_NO_SHARE = (
     "undefined; check that the estimator predicts the cell codes of every group (see cells in "
     "the docstring)."
 )
+MSG_CONFIDENCE = (
+    "confidence={confidence} cannot be met: even with the whole budget as margin (solved at "
+    "{name}={tightest}), the {confidence} {side} bound of the rule's population {what} is "
+    "{bound:.4f}, beyond {name}={value}; the training rows estimate the groups' rates too "
+    "loosely for it. Lower confidence, loosen the budget, or fit on more rows."
+)
 MSG_ONE_CLASS = (
     "sample_weight is 0 on every row of class {label!r}: the rule needs both classes with "
     "positive weight."
 )
 
+Calibration = Literal["auto", "sigmoid", "isotonic"]
 Constraint = Literal[
     "demographic_parity",
     "equal_opportunity",
@@ -88,8 +102,22 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
     probabilities (``cv`` folds stratified on the cell, shuffled by ``random_state``), each
     row's from a model that did not see it, so that they are not fitted to the model's
     overconfidence on its own rows; the model used for prediction is then refitted on every
-    row. Calibration matters (the rates are expectations of these probabilities): wrap a model
-    that needs it in :class:`~sklearn.calibration.CalibratedClassifierCV`.
+    row.
+
+    **Calibration.** The rates are expectations of the cell probabilities, so the budget on
+    new rows is as accurate as they are calibrated. ``calibration`` fits a map on the
+    cross-fitted probabilities against the true cells (out of fold, as
+    ``CalibratedClassifierCV(ensemble=False)`` does) and applies it to ``cv_proba_`` before
+    the multipliers are chosen and to the final model's probabilities in every prediction
+    (:meth:`cell_proba`, :meth:`decision_function`, :meth:`predict`), which stay
+    deterministic. ``"sigmoid"`` is a multinomial logistic regression on the log-probabilities
+    (matrix scaling [3]_; with two cells, Platt's sigmoid), ``"isotonic"`` one-vs-rest isotonic
+    maps renormalised (many rows per cell needed). ``"auto"`` calibrates nothing for a model
+    calibrated by construction (the default logistic model, a ``LogisticRegression``, a
+    ``CalibratedClassifierCV``, a ``Pipeline`` ending in one) nor for a
+    :class:`~sklearn.frozen.FrozenEstimator` (whether the fitting rows are new to it only the
+    user knows: name a method to calibrate it on them), and ``"sigmoid"`` for every other model
+    (boosting, forests, networks: overconfident out of fold).
 
     **The multipliers** are the dual values of the linear program over soft decisions
     :math:`t_i \in [0, 1]` of the fitting rows (:func:`~fairot.classification.solve_rate_program`):
@@ -107,9 +135,22 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
     the cross-fitted scores (``rates_["empirical"]``, ``cv_difference_``), estimate the
     held-out ones; they differ from the budget by the model's calibration error and sampling
     noise. ``margin`` tightens the budget the program is solved at (:math:`\delta - m`, or
-    :math:`\rho + m`), so that a held-out budget holds with more confidence; a margin of about
-    two standard errors of the smallest group's rate, :math:`2\sqrt{r(1 - r)/n_a}`, is a rule
-    of thumb, not a guarantee.
+    :math:`\rho + m`), so that a held-out budget holds with more confidence.
+
+    **A margin with stated confidence.** With ``confidence`` :math:`c`, ``fit`` chooses the
+    margin itself: the smallest it finds (from ``margin`` up, re-solving only the program) at
+    which the one-sided :math:`c` bound of the rule's *population* disparity, estimated from
+    ``cv_decisions_`` with the true groups, is within the budget: the upper bound
+    ``cv_difference_upper_`` :math:`\le \delta`, or the lower bound ``cv_ratio_lower_``
+    :math:`\ge \rho`. The bound is the delta method on each unit's rate (normal, with Kish's
+    effective size and the rate shrunk by one success and one failure), the units of a family
+    independent, the max − min (min / max) taken over normal draws
+    (``_rate_confidence``). It covers the sampling noise of the training rows as an estimate of
+    the rule's rates under the training distribution: over repeated training samples, the
+    population disparity is within budget in about a fraction :math:`c` of the fits (or more).
+    It does not cover a shift of the distribution, and a finite held-out sample measures the
+    population rates with its own noise on top (a test set of :math:`n_a` rows in the smallest
+    group moves its rate by about :math:`\sqrt{r(1 - r)/n_a}`).
 
     Predictions read ``X`` only and are deterministic: the same ``x`` always gets the same
     decision (unlike fairlearn's ``ExponentiatedGradient``, a randomised mixture). Unlike
@@ -144,7 +185,16 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         folds are pooled); a splitter or an iterable of (train, test) indices is used as is.
     margin : float in [0, 1), default=0.0
         Subtracted from ``max_difference`` (added to ``min_ratio``) before the program is
-        solved; ``budget_`` is the result.
+        solved; ``budget_`` is the result. With ``confidence``, the smallest margin tried (a
+        floor), ``margin_`` the one used.
+    confidence : float in (0, 1), optional
+        Choose the margin so that the one-sided ``confidence`` bound of the rule's population
+        disparity (from the cross-fitted decisions) is within the budget (see above). A budget
+        that cannot be met even solved at 0 (or ratio 1) raises a ``ValueError``. ``None``:
+        the margin is ``margin``.
+    calibration : {"auto", "sigmoid", "isotonic"} or None, default="auto"
+        The map fitted on the cross-fitted cell probabilities and applied to every probability
+        the rule reads (see above); ``None``: the model's probabilities as they are.
     random_state : int, RandomState instance or None, default=None
         Shuffles the folds.
 
@@ -165,7 +215,18 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         :math:`Q_j`, the units' shares under the cross-fitted model (weighted).
     budget_form_ : {"difference", "ratio"}
     budget_ : float
-        The budget the program was solved at (after ``margin``).
+        The budget the program was solved at (after ``margin_``).
+    margin_ : float
+        The margin used: ``margin``, or the one ``confidence`` chose.
+    cv_difference_upper_, cv_ratio_lower_ : float or None
+        With ``confidence``: the one-sided ``confidence`` upper bound of the rule's population
+        difference and lower bound of its ratio, from ``cv_decisions_``; else ``None``.
+    calibration_ : {"sigmoid", "isotonic"} or None
+        The calibration map used (``"auto"`` resolved).
+    cv_log_loss_uncalibrated_, cv_log_loss_ : float
+        The weighted log-loss of the cross-fitted cell probabilities against the true cells,
+        before and after the calibration map (the map is fitted on these rows, so the second
+        is in-sample for it).
     program_ : RateProgram
         The solved program (soft decisions, rates within ``budget_`` to solver precision).
     rates_ : pandas.DataFrame
@@ -183,8 +244,8 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         :func:`fairot.metrics.bootstrap_intervals` with the groups for intervals of the
         empirical differences and ratios.
     cv_proba_ : ndarray of shape (n_samples, n_cells)
-        The cross-fitted cell probabilities of the training rows (:meth:`with_budget` solves
-        on them again).
+        The cross-fitted cell probabilities of the training rows, calibrated
+        (:meth:`with_budget` solves on them again).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Defined when ``X`` has string column names.
@@ -200,6 +261,8 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
        FAT* 2018, PMLR 81:107-118.
     .. [2] Zeng, Jiang, Cheng and Dobriban, "Bayes-optimal fair classification with linear
        disparity constraints via pre-, in-, and post-processing", arXiv:2402.02817, 2024.
+    .. [3] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On calibration of modern neural
+       networks", ICML 2017, PMLR 70:1321-1330.
 
     Examples
     --------
@@ -224,6 +287,8 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         "min_ratio": [Real, None],
         "cv": [Interval(Integral, 2, None, closed="left"), "cv_object"],
         "margin": [Interval(Real, 0, 1, closed="left")],
+        "confidence": [Interval(Real, 0, 1, closed="neither"), None],
+        "calibration": [StrOptions(set(CALIBRATIONS)), None],
         "random_state": ["random_state"],
     }
 
@@ -238,6 +303,8 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         min_ratio: float | None = None,
         cv: int = 5,
         margin: float = 0.0,
+        confidence: float | None = None,
+        calibration: Calibration | None = "auto",
         random_state=None,
     ):
         self.estimator = estimator
@@ -246,6 +313,8 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         self.min_ratio = min_ratio
         self.cv = cv
         self.margin = margin
+        self.confidence = confidence
+        self.calibration = calibration
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=False)
@@ -275,7 +344,7 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         """
         if is_dask_collection(X):
             raise NotImplementedError(MSG_DASK)
-        budget = self._budget()
+        budget = check_budget(self.max_difference, self.min_ratio)
         y = column_or_1d(y, warn=True)
         n_samples = _num_samples(X)
         sf, _ = resolve_sensitive_features(X, sensitive_features)
@@ -306,7 +375,7 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         )  # fmt: skip
         self._weights = row_weights / row_weights.sum()
         base = LogisticRegression(max_iter=1000) if self.estimator is None else self.estimator
-        self.cv_proba_ = cross_fit_cell_proba(
+        raw = cross_fit_cell_proba(
             base,
             X,
             self._codes,
@@ -315,16 +384,68 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
             random_state=self.random_state,
             weights=weights,
         )
+        self._calibrate(raw, row_weights)
         self.estimator_ = fit_base_estimator(base, X, self._codes, weights)
-        self._solve(*budget)
+        self._solve_with_confidence(*budget)
         return self
 
-    def _budget(self) -> tuple[str, float]:
-        """The budget's form and the value the program is solved at (after ``margin``)."""
-        form, value = check_budget(self.max_difference, self.min_ratio)
-        if form == "difference":
-            return form, max(value - self.margin, 0.0)
-        return form, min(value + self.margin, 1.0)
+    def _calibrate(self, raw: np.ndarray, row_weights: np.ndarray) -> None:
+        """Fit the calibration map on the cross-fitted probabilities; set ``cv_proba_``."""
+        self.calibration_ = resolve_calibration(self.calibration, self.estimator)
+        self.cv_log_loss_uncalibrated_ = cell_log_loss(raw, self._codes, row_weights)
+        if self.calibration_ is None:
+            self._calibrator = None
+            self.cv_proba_ = raw
+        else:
+            self._calibrator = CellCalibration(self.calibration_, self._layout.n_cells)
+            self._calibrator.fit(raw, self._codes, row_weights)
+            self.cv_proba_ = self._calibrator.transform(raw)
+        self.cv_log_loss_ = cell_log_loss(self.cv_proba_, self._codes, row_weights)
+
+    def _solve_with_confidence(self, form: str, value: float) -> None:
+        """Solve at the user's budget tightened by ``margin``, and further if ``confidence``.
+
+        With ``confidence``, the margin grows from ``margin`` by the bound's excess over the
+        budget (at least 1/64 of the room left, so that at most 65 cheap solves reach the
+        tightest budget) until the bound of :func:`disparity_bound` is within the budget.
+        """
+        room = value if form == "difference" else 1.0 - value
+        margin = min(self.margin, room)
+        while True:
+            self._solve(form, value - margin if form == "difference" else value + margin)
+            if self.confidence is None:
+                self.cv_difference_upper_ = self.cv_ratio_lower_ = None
+                break
+            membership = self._layout.units[self._codes]
+            bounds = {
+                side: disparity_bound(
+                    self.cv_decisions_,
+                    membership,
+                    self._layout.families,
+                    self._weights,
+                    form=side,
+                    confidence=self.confidence,
+                )
+                for side in ("difference", "ratio")
+            }
+            self.cv_difference_upper_, self.cv_ratio_lower_ = bounds["difference"], bounds["ratio"]
+            excess = bounds[form] - value if form == "difference" else value - bounds[form]
+            if excess <= 0:
+                break
+            if margin >= room:
+                raise ValueError(
+                    MSG_CONFIDENCE.format(
+                        confidence=self.confidence,
+                        name="max_difference" if form == "difference" else "min_ratio",
+                        tightest=self.budget_,
+                        side="upper" if form == "difference" else "lower",
+                        what=form,
+                        bound=bounds[form],
+                        value=value,
+                    )
+                )
+            margin = min(margin + max(excess, room / 64), room)
+        self.margin_ = margin
 
     def _strata(self, X, control_features, n_samples):
         if self.constraint == "conditional_demographic_parity":
@@ -382,7 +503,8 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         """A copy at another budget, sharing this fit's probability model.
 
         Only the multipliers are solved again (on ``cv_proba_``), so a whole frontier costs
-        one fit of the probability model. ``margin`` is kept.
+        one fit of the probability model. ``margin``, ``confidence`` (its margin is chosen
+        again for the new budget) and the calibration map are kept.
 
         Parameters
         ----------
@@ -397,11 +519,13 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         check_is_fitted(self)
         model = copy.copy(self)
         model.max_difference, model.min_ratio = max_difference, min_ratio
-        model._solve(*model._budget())
+        model._solve_with_confidence(*check_budget(max_difference, min_ratio))
         return model
 
     def cell_proba(self, X) -> np.ndarray:
-        r"""The probability model's cell probabilities :math:`p(c \mid x)` (codes as columns).
+        r"""The cell probabilities :math:`p(c \mid x)` the rule reads (codes as columns).
+
+        The final model's probabilities, through the calibration map (``calibration_``).
 
         Parameters
         ----------
@@ -415,7 +539,8 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         if is_dask_collection(X):
             raise NotImplementedError(MSG_DASK)
         self._check_features(X, reset=False)
-        return cell_proba(self.estimator_, X, self._layout.n_cells)
+        proba = cell_proba(self.estimator_, X, self._layout.n_cells)
+        return proba if self._calibrator is None else self._calibrator.transform(proba)
 
     def base_scores(self, X) -> np.ndarray:
         r"""The probability model's :math:`\eta(x) = P(Y = 1 \mid x)`, before the budget.

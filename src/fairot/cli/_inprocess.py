@@ -10,7 +10,8 @@ those inputs, :math:`\theta^*` of the paper, from which ``cot`` and ``dot`` star
 ``fair-mlp`` trains :class:`fairot.torch.FairMLPClassifier` (PyTorch) on the same inputs;
 ``rate`` fits :class:`~fairot.classification.RateConstrainedClassifier` (the attribute-blind
 plug-in rule under a rate budget, ``--max-difference`` or ``--min-ratio``) with a logistic or a
-boosted probability model (``--probability-model``).
+boosted probability model (``--probability-model``; its probabilities calibrated by
+``calibration="auto"``), and ``--confidence`` for a margin chosen at a stated confidence.
 """
 
 from __future__ import annotations
@@ -216,7 +217,15 @@ def add_rate_arguments(p: argparse.ArgumentParser) -> None:
         "--probability-model",
         choices=PROBABILITY_MODELS,
         help="rate: the model of P(group, label | x): logistic (default) or boosted "
-        "(HistGradientBoostingClassifier, the richer and slower)",
+        "(HistGradientBoostingClassifier, the richer and slower; its cross-fitted "
+        "probabilities are calibrated by a sigmoid map, calibration='auto')",
+    )
+    p.add_argument(
+        "--confidence",
+        type=float,
+        metavar="C",
+        help="rate: choose the margin so that the one-sided C bound (e.g. 0.9) of the rule's "
+        "population disparity, estimated from the training rows, is within the budget",
     )
 
 
@@ -224,7 +233,7 @@ def check_rate_options(args: argparse.Namespace) -> None:
     """Refuse a rate option without ``--method rate``, and ``--method rate`` without a budget."""
     from fairot.cli import CLIError
 
-    options = ("max_difference", "min_ratio", "probability_model")
+    options = ("max_difference", "min_ratio", "probability_model", "confidence")
     if args.method != "rate":
         for name in options:
             if getattr(args, name) is not None:
@@ -256,6 +265,7 @@ def _rate_estimator(args: argparse.Namespace) -> Any:
         constraint=args.constraint,
         max_difference=args.max_difference,
         min_ratio=args.min_ratio,
+        confidence=args.confidence,
         random_state=args.random_state,
     )
 
@@ -343,6 +353,9 @@ def describe_models(args: argparse.Namespace, fitted: Fitted) -> str:
             if model.max_difference is not None
             else f"min_ratio={model.min_ratio:g}"
         )
+        if model.confidence is not None:
+            budget += f", confidence={model.confidence:g} (margin_={model.margin_:.4f})"
+        budget += f", calibration_={model.calibration_!r}"
         return (
             "Before: the unaware LogisticRegression() on those inputs; after: "
             f"RateConstrainedClassifier(constraint={args.constraint!r}, {budget}, "

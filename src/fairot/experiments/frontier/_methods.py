@@ -323,6 +323,8 @@ def probability_model(kind: str, seed: int):
     # Early stopping on a tenth of the rows (scikit-learn turns it on by itself only above
     # 10,000 rows): it stops the model's overconfidence on the small data sets, whose
     # probabilities the rule reads, and ends the 20 trees per iteration of Adult's cells early.
+    # RateConstrainedClassifier(calibration="auto") then maps its cross-fitted probabilities
+    # with a sigmoid (matrix scaling) before the multipliers are chosen.
     return HistGradientBoostingClassifier(early_stopping=True, random_state=seed)
 
 
