@@ -105,7 +105,7 @@ def test_bootstrap_sdd_of_scores_below_one_half_equals_fairness_report():
     # the largest score was not in [1, 2) (found by the containment property above).
     from fairot.metrics import fairness_report
     from fairot.utils.sensitive import check_sensitive_features
-    from tests.metrics.bootstrap_draws import reference_rows
+    from tests.metrics.resampling.bootstrap_draws import reference_rows
 
     rng = np.random.default_rng(11)
     g = np.repeat(["a", "b"], [30, 40])
