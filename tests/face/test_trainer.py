@@ -206,19 +206,6 @@ def test_every_method_trains_and_lowers_the_loss(method):
     assert losses[-5:].mean() < losses[:5].mean()
 
 
-def test_m_rbn_margins_inverse_to_training_share():
-    spec = make_method(
-        "m-rbn", n_classes=8, embedding_size=4, n_groups=4, group_counts=[70, 10, 10, 10]
-    )
-    m = spec.loss.group_margins().detach().numpy()
-    np.testing.assert_allclose(m.mean(), 0.3, rtol=1e-6)
-    np.testing.assert_allclose(m[1] / m[0], 7.0, rtol=1e-6)
-    spec = make_method(
-        "reweight", n_classes=8, embedding_size=4, n_groups=4, group_counts=[70, 10, 10, 10]
-    )
-    np.testing.assert_allclose(spec.group_weights * [70, 10, 10, 10], 25.0)
-
-
 def _pinned_trainer(reuse):
     torch.manual_seed(0)
     model = MLP(DIM, embedding_size=EMB, hidden_sizes=(16,))
