@@ -15,7 +15,6 @@ from fairot.face import (
     MetaSkewnessLoss,
     make_method,
 )
-from fairot.face._trainer_checks import META_LOSS_TYPE_ERROR
 from fairot.torch.checks import LABELS_RANGE_ERROR
 
 N_IDS, PER_ID, DIM, EMB, K = 16, 6, 10, 6, 4
@@ -153,15 +152,6 @@ def test_bad_labels_are_rejected():
     trainer = _trainer(meta=False)
     with pytest.raises(ValueError, match=LABELS_RANGE_ERROR.split("[")[0]):
         trainer.fit((x, y, g), n_steps=1, batch_size=len(y))
-
-
-def test_meta_loss_needs_group_margins():
-    with pytest.raises(ValueError, match=META_LOSS_TYPE_ERROR.split("{")[0]):
-        MetaBalancedTrainer(
-            MLP(DIM, embedding_size=EMB),
-            make_method("arcface", n_classes=4, embedding_size=EMB, n_groups=K).loss,
-            meta_loss=MetaSkewnessLoss(),
-        )
 
 
 @pytest.mark.parametrize(
