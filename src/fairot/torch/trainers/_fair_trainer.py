@@ -1,4 +1,10 @@
-r"""The loop around :class:`WassersteinParityPenalty`: balanced batches, ``lam``, early stopping."""
+r"""The loop around :class:`WassersteinParityPenalty`: balanced batches, ``lam``, early stopping.
+
+:meth:`FairTrainer.fit` reads as its steps, each a method: check the data, plan the batches
+(:func:`~fairot.torch.trainers._data.batch_plan`), build the optimiser, start or resume the run;
+then per epoch fix the target when the warm-up ends, train the epoch, validate (and keep the
+best epoch); then finish (the best model back, the divergence and collapse checks, the history).
+"""
 
 from __future__ import annotations
 
@@ -323,12 +329,7 @@ class FairTrainer(CheckpointedTrainer):
         data = self._check_fit_data(X, y, group_codes, sample_weight, eval_set, dtype, device)
         plan = batch_plan(data.membership, data.sample_weight, self.batch_size, dtype, device)
         rng = self._batch_generator()
-        params = [p for p in self.model.parameters() if p.requires_grad]
-        opt = (
-            self.optimizer(params)
-            if self.optimizer is not None
-            else default_adam(params, self.learning_rate, self.weight_decay, dtype)
-        )
+        opt = self._optimizer(dtype)
         scheduler = self._scheduler(opt)
         run, monitor = self._start_run(data, opt, scheduler, rng)
         # The trainer checks the returned model against the penalty's start itself (below).
@@ -381,6 +382,13 @@ class FairTrainer(CheckpointedTrainer):
             # restores this stream, never numpy's global state.
             rng = np.random.RandomState(rng.randint(np.iinfo(np.int32).max))
         return rng
+
+    def _optimizer(self, dtype: torch.dtype) -> torch.optim.Optimizer:
+        """The user's ``optimizer`` over the trainable parameters, or the checked default Adam."""
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        if self.optimizer is not None:
+            return self.optimizer(params)
+        return default_adam(params, self.learning_rate, self.weight_decay, dtype)
 
     def _start_run(self, data: _FitData, opt, scheduler, rng) -> tuple[Run, DivergenceMonitor]:
         """A fresh run, or the one :meth:`load_checkpoint` restored, and its divergence watch."""
