@@ -3,9 +3,9 @@
 :class:`FairTrainer` (``_fair_trainer.py``) trains any PyTorch binary classifier with
 :class:`~fairot.torch.WassersteinParityPenalty`: group-balanced batches, a ``lam`` schedule, the
 target fixed after a warm-up, early stopping on validation Wass1. Its private rooms: ``_checks.py``
-(its arguments), ``_data.py`` (``X``/``y``/``group_codes`` checks, membership, row weights and
-weighted draws, validation metrics), ``_state.py`` (what a checkpoint holds between two epochs)
-and ``_divergence.py`` (a diverged run told from a trained one).
+(its arguments), ``_data.py`` (``X``/``y``/``group_codes`` checks, membership, row weights, the
+batch plan and its weighted draws, validation metrics), ``_state.py`` (what a checkpoint holds
+between two epochs) and ``_divergence.py`` (a diverged run told from a trained one).
 
 Beside it, the base that :class:`FairTrainer` and :class:`fairot.face.MetaBalancedTrainer`
 share (``_base.py``): the hooks of :class:`Callback` and :class:`CheckpointedTrainer`'s
