@@ -17,7 +17,7 @@ from PIL import Image
 
 from fairot.cli import main
 from fairot.face import load_config, train_from_config
-from fairot.torch.training import manifest_path
+from fairot.torch.trainers import manifest_path
 
 
 class _Payload:

@@ -15,7 +15,6 @@ from fairot.face import (
     MetaSkewnessLoss,
     make_method,
 )
-from fairot.face._trainer_checks import META_LOSS_TYPE_ERROR
 from fairot.torch.checks import LABELS_RANGE_ERROR
 
 N_IDS, PER_ID, DIM, EMB, K = 16, 6, 10, 6, 4
@@ -155,15 +154,6 @@ def test_bad_labels_are_rejected():
         trainer.fit((x, y, g), n_steps=1, batch_size=len(y))
 
 
-def test_meta_loss_needs_group_margins():
-    with pytest.raises(ValueError, match=META_LOSS_TYPE_ERROR.split("{")[0]):
-        MetaBalancedTrainer(
-            MLP(DIM, embedding_size=EMB),
-            make_method("arcface", n_classes=4, embedding_size=EMB, n_groups=K).loss,
-            meta_loss=MetaSkewnessLoss(),
-        )
-
-
 @pytest.mark.parametrize(
     "method",
     [
@@ -204,19 +194,6 @@ def test_every_method_trains_and_lowers_the_loss(method):
     trainer.fit((x, y, g), (x, y, g), n_steps=30, batch_size=48, meta_batch_size=16)
     losses = history.to_frame()["loss"].to_numpy()
     assert losses[-5:].mean() < losses[:5].mean()
-
-
-def test_m_rbn_margins_inverse_to_training_share():
-    spec = make_method(
-        "m-rbn", n_classes=8, embedding_size=4, n_groups=4, group_counts=[70, 10, 10, 10]
-    )
-    m = spec.loss.group_margins().detach().numpy()
-    np.testing.assert_allclose(m.mean(), 0.3, rtol=1e-6)
-    np.testing.assert_allclose(m[1] / m[0], 7.0, rtol=1e-6)
-    spec = make_method(
-        "reweight", n_classes=8, embedding_size=4, n_groups=4, group_counts=[70, 10, 10, 10]
-    )
-    np.testing.assert_allclose(spec.group_weights * [70, 10, 10, 10], 25.0)
 
 
 def _pinned_trainer(reuse):

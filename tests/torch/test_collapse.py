@@ -75,7 +75,7 @@ def test_trainer_reads_the_held_out_rows_when_the_training_rows_still_rank():
     from types import SimpleNamespace
 
     from fairot.torch._collapse import warn_if_degenerate
-    from fairot.torch._trainer_state import Run
+    from fairot.torch.trainers._state import Run
 
     rng = np.random.default_rng(0)
     y, yv = rng.integers(0, 2, 200), rng.integers(0, 2, 200)

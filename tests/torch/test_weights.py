@@ -6,15 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from scipy.stats import chisquare
 
 from fairot.torch import FairMLPClassifier, FairTrainer, WassersteinParityPenalty
-from fairot.torch._trainer_data import (
-    MSG_OVERLAP_WEIGHTS,
-    MSG_ZERO_WEIGHT,
-    barycenter_target,
-    draw_rows,
-)
+from fairot.torch.trainers._data import MSG_OVERLAP_WEIGHTS, MSG_ZERO_WEIGHT
 from tests.helpers import make_biased
 
 
@@ -70,32 +64,6 @@ def test_column_names_of_X_are_the_groups_and_stay_inputs():
         by_name.predict(frame, sensitive_features="a"), by_name.predict(frame)
     )
     assert by_name.score(frame, y, sensitive_features="a") == by_name.score(frame, y)
-
-
-def test_integer_weights_give_the_target_of_repeated_rows():
-    rng = np.random.default_rng(0)
-    codes = rng.integers(0, 3, 90)
-    scores = rng.uniform(size=90)
-    counts = rng.integers(1, 4, 90)
-    member = np.eye(3, dtype=bool)[codes]
-    weighted = barycenter_target(scores, member, counts.astype(float))
-    repeated = barycenter_target(np.repeat(scores, counts), np.repeat(member, counts, axis=0))
-    np.testing.assert_allclose(weighted, repeated, rtol=0, atol=1e-12)
-
-
-def test_rows_are_drawn_in_proportion_to_their_weight():
-    members = [np.arange(4), np.arange(4, 7)]
-    weights = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 0.0, 5.0])
-    drawing = [np.cumsum(weights[m]) for m in members]
-    rng = np.random.RandomState(0)
-    rows = np.concatenate([draw_rows(members, 50, rng, drawing) for _ in range(400)])
-    counts = np.bincount(rows, minlength=7)
-    assert counts[5] == 0  # a zero weight is never drawn
-    for m in members:
-        p = weights[m] / weights[m].sum()
-        observed = counts[m][p > 0]
-        expected = observed.sum() * p[p > 0]
-        assert chisquare(observed, expected).pvalue > 1e-3
 
 
 def test_trainer_fit_takes_group_codes_and_weights_by_keyword():

@@ -1,6 +1,6 @@
 """Training callbacks of :class:`~fairot.face.MetaBalancedTrainer`.
 
-:class:`Callback` is the base every fairot trainer calls (:class:`fairot.torch.training.Callback`):
+:class:`Callback` is the base every fairot trainer calls (:class:`fairot.torch.trainers.Callback`):
 override any hook; :class:`History` records what each step measured. Internal surface (used by
 ``_config``): :class:`CsvHistory`, the history ``fairot face train`` keeps in ``history.csv``.
 
@@ -36,7 +36,7 @@ from typing import Any
 
 import pandas as pd
 
-from fairot.torch.training import Callback
+from fairot.torch.trainers import Callback
 from fairot.utils import write_atomic
 
 from ._distributed import rank_and_world

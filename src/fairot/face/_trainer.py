@@ -32,7 +32,7 @@ from tqdm.auto import tqdm
 
 from fairot.exceptions import DivergenceError
 from fairot.torch.losses import GroupMarginLoss, MetaSkewnessLoss
-from fairot.torch.training import Callback, CheckpointedTrainer, resolve_seed
+from fairot.torch.trainers import Callback, CheckpointedTrainer, resolve_seed
 
 from ._distributed import all_reduce_mean_, broadcast_, rank_and_world
 from ._meta_gradients import META_GRADIENTS, meta_step, rng_state

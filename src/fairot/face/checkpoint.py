@@ -2,7 +2,7 @@
 
 A checkpoint is the trainer's ``state_dict()`` written atomically by
 :meth:`~fairot.face.MetaBalancedTrainer.save_checkpoint` (the shared
-:class:`fairot.torch.training.CheckpointedTrainer`); :func:`read_checkpoint` reads one back,
+:class:`fairot.torch.trainers.CheckpointedTrainer`); :func:`read_checkpoint` reads one back,
 verified, without a trainer (``fairot face train`` inspects a checkpoint before it builds one).
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fairot.torch.training import CHECKPOINT_FIT_ERROR, CHECKPOINT_READ_ERROR
-from fairot.torch.training import read_checkpoint as read_trainer_checkpoint
+from fairot.torch.trainers import CHECKPOINT_FIT_ERROR, CHECKPOINT_READ_ERROR
+from fairot.torch.trainers import read_checkpoint as read_trainer_checkpoint
 
 __all__ = ["CHECKPOINT_FIT_ERROR", "CHECKPOINT_KEYS", "CHECKPOINT_READ_ERROR", "read_checkpoint"]
 

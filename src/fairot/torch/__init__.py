@@ -10,6 +10,11 @@ objective into a loss term for any network:
 - :class:`FairMLPClassifier` — a scikit-learn classifier
   (``fit(X, y, *, sensitive_features, sample_weight=None)``) training an MLP with the penalty.
 
+The penalty and the trainers have rooms of their own: :mod:`fairot.torch.penalty` and
+:mod:`fairot.torch.trainers` (:class:`FairTrainer`, and the callback and checkpoint base it
+shares with :class:`fairot.face.MetaBalancedTrainer`); this package re-exports the three classes
+above, which is what a user imports from it.
+
 Beside them, generic metric-learning building blocks, laid out as in pytorch-metric-learning:
 :mod:`fairot.torch.losses` (margin-softmax heads: Norm-Softmax, ArcFace, CosFace, MBN's group
 margins, and MBN's meta skewness loss), :mod:`fairot.torch.miners` (triplet index tuples) and
@@ -20,7 +25,7 @@ Importing ``fairot`` does not import torch; only this package does.
 """
 
 from fairot.torch._estimator import FairMLPClassifier
-from fairot.torch._trainer import FairTrainer
 from fairot.torch.penalty import WassersteinParityPenalty
+from fairot.torch.trainers import FairTrainer
 
 __all__ = ["FairMLPClassifier", "FairTrainer", "WassersteinParityPenalty"]

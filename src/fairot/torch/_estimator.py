@@ -15,8 +15,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from torch import nn
 
 from fairot.torch._device import check_device
-from fairot.torch._trainer import FairTrainer
 from fairot.torch.penalty import WassersteinParityPenalty
+from fairot.torch.trainers import FairTrainer
 from fairot.utils.arrays import check_consistent_length, check_sample_weight
 from fairot.utils.groups import warn_small_groups
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features

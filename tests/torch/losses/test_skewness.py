@@ -4,10 +4,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from pytorch_metric_learning import miners as pml_miners
 
 from fairot.torch.losses import MetaBatchWarning, MetaSkewnessLoss
-from fairot.torch.miners import HardestTripletMiner
 
 
 def _meta_batch(n_groups=4, ids_per_group=3, per_id=3, dim=6, seed=0):
@@ -72,25 +70,6 @@ def test_meta_skewness_gradient_matches_finite_differences():
     # the mined triplets are fixed while the distances vary (a piecewise-smooth loss)
     idx = loss.miner(emb, labels, groups)
     assert torch.autograd.gradcheck(lambda e: loss(e, labels, groups, idx), (emb,))
-
-
-def test_miner_matches_pytorch_metric_learning_batch_hard_in_one_group():
-    emb, labels, _ = _meta_batch(n_groups=1, ids_per_group=6, per_id=4, seed=5)
-    ours = HardestTripletMiner(within_groups=False)(emb, labels)
-    a, p, n = pml_miners.BatchHardMiner()(emb.float(), labels)
-    assert torch.equal(ours.anchors, a)
-    assert torch.equal(ours.positives, p)
-    assert torch.equal(ours.negatives, n)
-
-
-def test_miner_stays_within_groups():
-    emb, labels, groups = _meta_batch(seed=6)
-    anchors, positives, negatives = HardestTripletMiner()(emb, labels, groups)
-    assert len(anchors) == len(labels)
-    assert torch.equal(groups[anchors], groups[positives])
-    assert torch.equal(groups[anchors], groups[negatives])
-    assert torch.equal(labels[anchors], labels[positives])
-    assert torch.all(labels[anchors] != labels[negatives])
 
 
 def test_group_without_positive_pair_is_skipped_and_warned_once():

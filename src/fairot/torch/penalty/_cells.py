@@ -12,7 +12,9 @@ warm-start scores given :math:`Y = y`, as COT and DOT do (``fairot.classificatio
 numbered label-major: cell ``t * n_groups + a`` for the ``t``-th moved label.
 
 Both need fixed targets, one sorted row per cell (:meth:`set_cell_targets`; ``FairTrainer``
-builds them after its warm-up with :func:`build_cell_targets`). DOT and Sinkhorn compare each
+builds them after its warm-up with :func:`build_cell_targets`), around the one shared target
+that the default penalty takes alone (:func:`barycenter_target`; :func:`fix_targets` fixes
+either). DOT and Sinkhorn compare each
 cell with its target here; COT runs its pass cell by cell (:mod:`._cells_cot`), except
 under ``pairing="diagonal"`` (``MSG_COT_CELLS``).
 """
@@ -22,11 +24,19 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from fairot.torch._trainer_data import barycenter_target
 from fairot.torch.penalty._cells_cot import cot_cells
 from fairot.torch.penalty._checks import check_group_codes
 from fairot.torch.penalty._transport import group_layout, sinkhorn_to_target, sorted_quantiles
-from fairot.transport import check_tau, geodesic_targets, midpoint_grid, quantile_function
+from fairot.transport import (
+    MAX_TARGET_LEVELS,
+    barycenter_quantiles,
+    build_target,
+    check_tau,
+    geodesic_targets,
+    midpoint_grid,
+    quantile_function,
+)
+from fairot.utils.sensitive import check_sensitive_features
 
 CONSTRAINTS = ("demographic_parity", "equalized_odds", "equal_opportunity")
 MSG_CONSTRAINT = "constraint must be one of {options}; got {value!r}."
@@ -162,6 +172,24 @@ def cell_forward(penalty, scores: torch.Tensor, group_codes: torch.Tensor, label
         scores, cells, penalty.cell_targets, penalty.method, penalty.reg_strength,
         penalty.sinkhorn_max_iter, penalty.sinkhorn_tol,
     )  # fmt: skip
+
+
+def barycenter_target(
+    scores: np.ndarray, member: np.ndarray, sample_weight: np.ndarray | None = None
+) -> np.ndarray:
+    """The sorted :math:`W_1` barycenter of the groups' scores (the target fixed after warm-up).
+
+    With ``sample_weight`` (one group per row) the group quantiles are weighted.
+    """
+    if (member.sum(axis=1) == 1).all():
+        encoding = check_sensitive_features(member.argmax(axis=1), scores.shape[0], min_groups=1)
+        return build_target("barycenter", scores, encoding, sample_weight)
+    # Overlapping groups: the same barycenter (median of the group quantiles on a midpoint
+    # grid, as build_target), read from the membership columns.
+    rows = [np.flatnonzero(member[:, a]) for a in range(member.shape[1])]
+    u = midpoint_grid(int(min(max(r.shape[0] for r in rows), MAX_TARGET_LEVELS)))
+    curves = np.stack([quantile_function(scores[r], u) for r in rows])
+    return np.sort(barycenter_quantiles(curves, p=1))
 
 
 def build_cell_targets(

@@ -83,7 +83,7 @@ def resolve_seed(random_state) -> int:
 
     Examples
     --------
-    >>> from fairot.torch.training import resolve_seed
+    >>> from fairot.torch.trainers import resolve_seed
     >>> resolve_seed(7), isinstance(resolve_seed(None), int)
     (7, True)
     """
@@ -103,7 +103,7 @@ class Callback:
     --------
     >>> import numpy as np, torch
     >>> from fairot.torch import FairTrainer, WassersteinParityPenalty
-    >>> from fairot.torch.training import Callback
+    >>> from fairot.torch.trainers import Callback
     >>> class Epochs(Callback):
     ...     def __init__(self):
     ...         self.seen = []
@@ -186,7 +186,7 @@ def read_checkpoint(
     Examples
     --------
     >>> import tempfile, pathlib, torch
-    >>> from fairot.torch.training import read_checkpoint
+    >>> from fairot.torch.trainers import read_checkpoint
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "c.pt"
     >>> torch.save({"epoch": 3}, path)
     >>> read_checkpoint(path, ("epoch",))["epoch"]
@@ -226,7 +226,7 @@ class CheckpointedTrainer:
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> from fairot.torch.training import CheckpointedTrainer
+    >>> from fairot.torch.trainers import CheckpointedTrainer
     >>> class Counter(CheckpointedTrainer):
     ...     CHECKPOINT_KEYS = ("count",)
     ...     def __init__(self):

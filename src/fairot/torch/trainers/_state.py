@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from fairot.torch._divergence import DivergenceMonitor
+from fairot.torch.trainers._divergence import DivergenceMonitor
 
 __all__ = ["CHECKPOINT_KEYS", "Run", "loop_state", "restore_loop"]
 

@@ -18,17 +18,16 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fairot.torch import training
-from fairot.torch.training import (
+from fairot.torch.trainers import (
     CHECKPOINT_MISMATCH_ERROR,
     CHECKPOINT_NO_MANIFEST_ERROR,
     CHECKPOINT_UNSAFE_ERROR,
     CheckpointedTrainer,
     manifest_path,
-    plain_state,
     read_checkpoint,
     verify_manifest,
 )
+from fairot.torch.trainers import _base as training
 
 
 def template_regex(template: str) -> str:
@@ -175,16 +174,6 @@ def test_a_run_killed_between_checkpoint_and_manifest_still_resumes(tmp_path, mo
     monkeypatch.setattr(training, "write_manifest", real)
     resumed = _Counter().load_checkpoint(path, require_manifest=True)
     assert resumed.count == (0 if fail_at == 1 else 5)
-
-
-def test_plain_state_converts_numpy_scalars_and_refuses_arrays():
-    state = plain_state({"lr": [np.float64(0.1)], "n": np.int64(3), "ok": np.bool_(True)})
-    assert state == {"lr": [0.1], "n": 3, "ok": True}
-    assert [type(state["lr"][0]), type(state["n"]), type(state["ok"])] == [float, int, bool]
-    with pytest.raises(TypeError, match=r"\['rng'\] is a numpy.ndarray"):
-        plain_state({"rng": np.zeros(2)})
-    with pytest.raises(TypeError, match="numpy.float32"):
-        plain_state({"lr": np.float32(0.1)})  # its value as a Python float would change sums
 
 
 def test_save_refuses_a_state_it_could_not_read_back(tmp_path):

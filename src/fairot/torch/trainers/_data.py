@@ -1,33 +1,29 @@
-"""What :class:`~fairot.torch.FairTrainer` reads from its data: tensors, groups, targets, metrics.
+"""What :class:`~fairot.torch.FairTrainer` reads from its data: tensors, groups, draws, metrics.
 
-The checks of ``(X, y, group_codes)``, the group membership matrix, the fixed target (the
-:math:`W_1` barycenter of the groups' training scores) and the validation metrics recorded each
-epoch; the loop itself is in :mod:`fairot.torch._trainer`.
+The checks of ``(X, y, group_codes)``, the group membership matrix, row weights and the weighted
+draws of a batch, and the validation metrics recorded each epoch; the loop itself is in
+:mod:`fairot.torch.trainers._fair_trainer`. The fixed target (the :math:`W_1` barycenter of the
+groups' training scores) is the penalty's: ``fairot.torch.penalty._cells.barycenter_target``.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from fairot.metrics.reductions import sum_w1_to_barycenter, sum_w1_to_reference
-from fairot.transport import (
-    MAX_TARGET_LEVELS,
-    barycenter_quantiles,
-    build_target,
-    midpoint_grid,
-    quantile_function,
-)
 from fairot.utils.arrays import check_sample_weight
-from fairot.utils.sensitive import check_sensitive_features
 
 __all__ = [
     "MSG_EMPTY_GROUP",
     "MSG_GROUPS",
     "MSG_LABELS",
     "MSG_LENGTHS",
+    "BatchPlan",
     "as_tensor",
-    "barycenter_target",
+    "batch_plan",
     "check_data",
     "check_row_weights",
     "draw_rows",
@@ -107,6 +103,49 @@ def check_row_weights(sample_weight, member: np.ndarray) -> np.ndarray | None:
     return weights
 
 
+class BatchPlan(NamedTuple):
+    """How a fit draws its group-balanced batches (one plan per fit, read at every step)."""
+
+    members: list[np.ndarray]  # each group's row indices
+    per_group: int  # rows drawn from every group per step
+    weights: torch.Tensor  # the importance weight of each row of a batch
+    drawing: list[np.ndarray] | None  # each group's cumulative row weights (None: uniform)
+    groups: torch.Tensor  # the group code of each row of a batch
+    steps_per_epoch: int
+
+
+def batch_plan(
+    member: np.ndarray, sample_weight: np.ndarray | None, batch_size: int, dtype, device
+) -> BatchPlan:
+    r"""The batches of a fit: ``batch_size // n_groups`` rows of every group per step.
+
+    A sampled row of group :math:`a` weighs :math:`n_a / (k\,C\,n)` in the cross-entropy
+    (:math:`k` rows per group, :math:`C` groups per row; :math:`n_a`, :math:`n` total weights
+    with ``sample_weight``), so that the weighted mean stays an unbiased estimate of the
+    population's cross-entropy however small a group is.
+    """
+    n, n_groups = member.shape
+    members = [np.flatnonzero(member[:, a]) for a in range(n_groups)]
+    for a, m in enumerate(members):
+        if m.shape[0] == 0:
+            raise ValueError(MSG_EMPTY_GROUP.format(group=a))
+    per_group = batch_size // n_groups
+    row_mass = np.ones(n) if sample_weight is None else sample_weight
+    group_mass = [float(row_mass[m].sum()) for m in members]
+    per_row = float(sum(group_mass)) / float(row_mass.sum())  # C: groups per row
+    weights = torch.tensor(
+        [mass / (per_group * per_row * float(row_mass.sum())) for mass in group_mass],
+        dtype=dtype,
+        device=device,
+    ).repeat_interleave(per_group)
+    # Each group's cumulative row weights: rows drawn in proportion to their weight.
+    drawing = None
+    if sample_weight is not None:
+        drawing = [np.cumsum(sample_weight[m]) for m in members]
+    groups = torch.arange(n_groups, device=device).repeat_interleave(per_group)
+    return BatchPlan(members, per_group, weights, drawing, groups, -(-n // batch_size))
+
+
 def draw_rows(
     members: list[np.ndarray],
     per_group: int,
@@ -121,24 +160,6 @@ def draw_rows(
         position = np.searchsorted(cumulative, rng.uniform(0.0, cumulative[-1], per_group), "right")
         picks.append(m[np.minimum(position, m.shape[0] - 1)])
     return np.concatenate(picks)
-
-
-def barycenter_target(
-    scores: np.ndarray, member: np.ndarray, sample_weight: np.ndarray | None = None
-) -> np.ndarray:
-    """The sorted :math:`W_1` barycenter of the groups' scores (the target fixed after warm-up).
-
-    With ``sample_weight`` (one group per row) the group quantiles are weighted.
-    """
-    if (member.sum(axis=1) == 1).all():
-        encoding = check_sensitive_features(member.argmax(axis=1), scores.shape[0], min_groups=1)
-        return build_target("barycenter", scores, encoding, sample_weight)
-    # Overlapping groups: the same barycenter (median of the group quantiles on a midpoint
-    # grid, as build_target), read from the membership columns.
-    rows = [np.flatnonzero(member[:, a]) for a in range(member.shape[1])]
-    u = midpoint_grid(int(min(max(r.shape[0] for r in rows), MAX_TARGET_LEVELS)))
-    curves = np.stack([quantile_function(scores[r], u) for r in rows])
-    return np.sort(barycenter_quantiles(curves, p=1))
 
 
 def validation_metrics(

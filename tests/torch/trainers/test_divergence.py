@@ -10,7 +10,7 @@ from sklearn.metrics import log_loss
 
 from fairot.classification import DivergenceError
 from fairot.torch import FairMLPClassifier, FairTrainer, WassersteinParityPenalty
-from fairot.torch._divergence import (
+from fairot.torch.trainers._divergence import (
     MSG_FIRST_STEP_OVERFLOW,
     MSG_PARAMETER_NOT_FINITE,
     MSG_SATURATED,
@@ -19,7 +19,7 @@ from fairot.torch._divergence import (
     DivergenceMonitor,
     advice,
 )
-from fairot.torch._trainer import MSG_PARAM
+from fairot.torch.trainers._fair_trainer import MSG_PARAM
 from tests.helpers import IGNORE_SMALL_GROUPS, shifted_groups
 
 

@@ -13,9 +13,9 @@ import torch
 from fairot.classification import DivergenceError
 from fairot.metrics import wass1
 from fairot.torch import FairTrainer, WassersteinParityPenalty
-from fairot.torch._trainer import MSG_PARAM
-from fairot.torch._trainer_data import MSG_GROUPS, MSG_LABELS
-from fairot.torch.training import CHECKPOINT_FIT_ERROR, Callback, read_checkpoint
+from fairot.torch.trainers import CHECKPOINT_FIT_ERROR, Callback, read_checkpoint
+from fairot.torch.trainers._data import MSG_GROUPS, MSG_LABELS
+from fairot.torch.trainers._fair_trainer import MSG_PARAM
 from tests.helpers import make_biased, shifted_groups
 
 

@@ -1,11 +1,17 @@
-r"""The loop around :class:`WassersteinParityPenalty`: balanced batches, ``lam``, early stopping."""
+r"""The loop around :class:`WassersteinParityPenalty`: balanced batches, ``lam``, early stopping.
+
+:meth:`FairTrainer.fit` reads as its steps, each a method: check the data, plan the batches
+(:func:`~fairot.torch.trainers._data.batch_plan`), build the optimiser, start or resume the run;
+then per epoch fix the target when the warm-up ends, train the epoch, validate (and keep the
+best epoch); then finish (the best model back, the divergence and collapse checks, the history).
+"""
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -16,25 +22,36 @@ from tqdm.auto import tqdm
 
 from fairot.exceptions import DivergenceError
 from fairot.torch._collapse import start_scores, warn_if_degenerate
-from fairot.torch._divergence import DivergenceMonitor, advice, default_adam
-from fairot.torch._trainer_checks import MSG_PARAM, check_arguments, check_count
-from fairot.torch._trainer_data import (
-    MSG_EMPTY_GROUP,
+from fairot.torch.penalty import WassersteinParityPenalty
+from fairot.torch.penalty._cells import fix_targets
+from fairot.torch.trainers._base import Callback, CheckpointedTrainer
+from fairot.torch.trainers._checks import MSG_PARAM, check_arguments, check_count
+from fairot.torch.trainers._data import (
+    BatchPlan,
     as_tensor,
+    batch_plan,
     check_data,
     check_row_weights,
     draw_rows,
     validation_metrics,
 )
-from fairot.torch._trainer_state import CHECKPOINT_KEYS, Run, loop_state, restore_loop
-from fairot.torch.penalty import WassersteinParityPenalty
-from fairot.torch.penalty._cells import fix_targets
-from fairot.torch.training import Callback, CheckpointedTrainer
+from fairot.torch.trainers._divergence import DivergenceMonitor, advice, default_adam
+from fairot.torch.trainers._state import CHECKPOINT_KEYS, Run, loop_state, restore_loop
 
 MSG_EVAL_SET = "eval_set must be a tuple (X, y, group_codes); got {value!r}."
 MSG_NOT_FINITE = (
     "training diverged at epoch {epoch}, step {step}: the loss became {loss}. {advice}."
 )
+
+
+class _FitData(NamedTuple):
+    """One fit's checked data: tensors on the training device, groups, weights, eval_set."""
+
+    X: torch.Tensor
+    y: torch.Tensor
+    membership: np.ndarray
+    sample_weight: np.ndarray | None
+    evaluation: tuple | None  # (X, y, membership) of eval_set, checked as the training data
 
 
 class FairTrainer(CheckpointedTrainer):
@@ -106,7 +123,7 @@ class FairTrainer(CheckpointedTrainer):
         Seeds the batches.
     verbose : bool, default=False
         A progress bar over epochs.
-    callbacks : sequence of fairot.torch.training.Callback, default=()
+    callbacks : sequence of fairot.torch.trainers.Callback, default=()
         Hooks called at the start, after every epoch, before every checkpoint and at the end.
 
     Attributes
@@ -309,58 +326,12 @@ class FairTrainer(CheckpointedTrainer):
         device, dtype = self._device(), self._dtype()
         self.model.to(device)
         self.penalty.to(device)
-        Xt, yt, membership = check_data(X, y, group_codes, self.penalty.n_groups, dtype, device)
-        sample_weight = check_row_weights(sample_weight, membership)
-        evaluation = None
-        if eval_set is not None:
-            if not isinstance(eval_set, (tuple, list)) or len(eval_set) != 3:
-                raise ValueError(MSG_EVAL_SET.format(value=type(eval_set).__name__))
-            evaluation = check_data(*eval_set, self.penalty.n_groups, dtype, device)
-        n, n_groups = membership.shape
-        members = [np.flatnonzero(membership[:, a]) for a in range(n_groups)]
-        for a, m in enumerate(members):
-            if m.shape[0] == 0:
-                raise ValueError(MSG_EMPTY_GROUP.format(group=a))
-        per_group = self.batch_size // n_groups
-        row_mass = np.ones(n) if sample_weight is None else sample_weight
-        group_mass = [float(row_mass[m].sum()) for m in members]
-        per_row = float(sum(group_mass)) / float(row_mass.sum())  # C: groups per row
-        # Importance weight of a sampled row of group a: unbiased (weighted) mean cross-entropy.
-        weights = torch.tensor(
-            [mass / (per_group * per_row * float(row_mass.sum())) for mass in group_mass],
-            dtype=dtype,
-            device=device,
-        ).repeat_interleave(per_group)
-        # Each group's cumulative row weights: rows drawn in proportion to their weight.
-        drawing = None
-        if sample_weight is not None:
-            drawing = [np.cumsum(sample_weight[m]) for m in members]
-        batch_groups = torch.arange(n_groups, device=device).repeat_interleave(per_group)
-        rng = check_random_state(self.random_state)
-        if self.random_state is None:
-            # A generator of its own, seeded from numpy's global one: a resumed checkpoint
-            # restores this stream, never numpy's global state.
-            rng = np.random.RandomState(rng.randint(np.iinfo(np.int32).max))
-        params = [p for p in self.model.parameters() if p.requires_grad]
-        opt = (
-            self.optimizer(params)
-            if self.optimizer is not None
-            else default_adam(params, self.learning_rate, self.weight_decay, dtype)
-        )
+        data = self._check_fit_data(X, y, group_codes, sample_weight, eval_set, dtype, device)
+        plan = batch_plan(data.membership, data.sample_weight, self.batch_size, dtype, device)
+        rng = self._batch_generator()
+        opt = self._optimizer(dtype)
         scheduler = self._scheduler(opt)
-        bce = nn.BCEWithLogitsLoss(reduction="none")
-        steps_per_epoch = -(-n // self.batch_size)
-        self.target_samples_ = None
-        self.best_epoch_ = None
-        self.n_steps_ = 0
-        run = Run()
-        monitor = DivergenceMonitor.start(self.model, Xt, yt, self.learning_rate)
-        if self._resume is not None:
-            monitor = restore_loop(self, self._resume["run"], run, opt, scheduler, rng)
-            self._resume = None
-        self._loop = (run, opt, scheduler, rng, monitor)
-        self.model.train()
-        self.penalty.train()
+        run, monitor = self._start_run(data, opt, scheduler, rng)
         # The trainer checks the returned model against the penalty's start itself (below).
         watching, self.penalty.watches_collapse = self.penalty.watches_collapse, False
         self.run_callbacks("on_fit_start")
@@ -369,75 +340,17 @@ class FairTrainer(CheckpointedTrainer):
             if self.patience is not None and run.stale >= self.patience:
                 break
             lam = self.lam_at(epoch)
-            if (
-                self.fix_target
-                and self.target_samples_ is None
-                and self.warmup_epochs > 0
-                and epoch >= self.warmup_epochs
-            ):
-                monitor.check_model(self.model, Xt, epoch, lam)  # a NaN target is no target
-                scores = self.predict_scores(Xt)
-                self.target_samples_ = fix_targets(
-                    self.penalty, scores, membership, yt, sample_weight
-                )
+            self._fix_target_when_warm(epoch, lam, data, monitor)
             if lam > 0 and run.start_scores is None:
-                run.start_scores, run.start_eval_scores = start_scores(self, Xt, evaluation)
-            totals = torch.zeros(3, dtype=torch.float64, device=device)
-            for step in range(steps_per_epoch):
-                rows = draw_rows(members, per_group, rng, drawing)
-                idx = torch.as_tensor(rows, device=device)
-                logits = self.model(Xt[idx]).reshape(-1)
-                ce = (weights * bce(logits, yt[idx])).sum()
-                if lam > 0:
-                    labels = yt[idx] if self.penalty.uses_cells else None
-                    pen = monitor.penalty(self.penalty, logits, batch_groups, epoch, lam, labels)
-                    loss = ce + lam * pen
-                else:
-                    pen = torch.zeros((), dtype=dtype, device=device)
-                    loss = ce
-                values = torch.stack([loss, ce, pen]).detach()
-                # One host sync per step, before a non-finite loss reaches the parameters.
-                if not bool(torch.isfinite(values).all()):
-                    raise DivergenceError(
-                        MSG_NOT_FINITE.format(
-                            epoch=epoch,
-                            step=step,
-                            loss=float(values[0]),
-                            advice=advice(self.learning_rate, lam),
-                        )
-                    )
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                self.n_steps_ += 1
-                totals += values
+                run.start_scores, run.start_eval_scores = start_scores(
+                    self, data.X, data.evaluation
+                )
+            record, logits = self._train_epoch(epoch, lam, data, plan, opt, rng, monitor)
             if scheduler is not None:
                 scheduler.step()
-            record = {"epoch": epoch, "lam": lam}
-            record.update(
-                zip(("loss", "bce", "penalty"), (totals / steps_per_epoch).tolist(), strict=True)
-            )
             monitor.check_epoch(self.model, epoch, lam, record["bce"], logits)
-            if evaluation is not None:
-                Xv, yv, mv = evaluation
-                metrics = validation_metrics(
-                    self.predict_scores(Xv),
-                    yv.double().cpu().numpy(),
-                    mv,
-                    self.target_samples_,
-                    lam,
-                )
-                record.update(metrics)
-                if lam > 0:
-                    value = metrics["val_wass1" if self.monitor == "wass1" else "val_objective"]
-                    if value < run.best_value:
-                        run.best_value, run.stale, self.best_epoch_ = value, 0, epoch
-                        run.best_state = (
-                            copy.deepcopy(self.model.state_dict()),
-                            copy.deepcopy(self.penalty.state_dict()),
-                        )
-                    else:
-                        run.stale += 1
+            if data.evaluation is not None:
+                record.update(self._validate(epoch, lam, data.evaluation, run))
             run.history.append(record)
             run.epoch, run.lam = epoch + 1, lam
             self.run_callbacks("on_epoch_end", record)
@@ -446,15 +359,151 @@ class FairTrainer(CheckpointedTrainer):
                 saved = run.epoch
         if checkpoint_path is not None and saved != run.epoch:
             self.save_checkpoint(checkpoint_path)  # the last epoch, whatever checkpoint_every
+        self._finish(data, run, monitor, watching)
+        return self
+
+    # ------------------------------------------------------------- fit's steps
+    def _check_fit_data(self, X, y, group_codes, sample_weight, eval_set, dtype, device):
+        """The training data (and ``eval_set``'s) checked, as tensors on the training device."""
+        Xt, yt, membership = check_data(X, y, group_codes, self.penalty.n_groups, dtype, device)
+        sample_weight = check_row_weights(sample_weight, membership)
+        evaluation = None
+        if eval_set is not None:
+            if not isinstance(eval_set, (tuple, list)) or len(eval_set) != 3:
+                raise ValueError(MSG_EVAL_SET.format(value=type(eval_set).__name__))
+            evaluation = check_data(*eval_set, self.penalty.n_groups, dtype, device)
+        return _FitData(Xt, yt, membership, sample_weight, evaluation)
+
+    def _batch_generator(self) -> np.random.RandomState:
+        """The generator of the batches' rows, from ``random_state``."""
+        rng = check_random_state(self.random_state)
+        if self.random_state is None:
+            # A generator of its own, seeded from numpy's global one: a resumed checkpoint
+            # restores this stream, never numpy's global state.
+            rng = np.random.RandomState(rng.randint(np.iinfo(np.int32).max))
+        return rng
+
+    def _optimizer(self, dtype: torch.dtype) -> torch.optim.Optimizer:
+        """The user's ``optimizer`` over the trainable parameters, or the checked default Adam."""
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        if self.optimizer is not None:
+            return self.optimizer(params)
+        return default_adam(params, self.learning_rate, self.weight_decay, dtype)
+
+    def _start_run(self, data: _FitData, opt, scheduler, rng) -> tuple[Run, DivergenceMonitor]:
+        """A fresh run, or the one :meth:`load_checkpoint` restored, and its divergence watch."""
+        self.target_samples_ = None
+        self.best_epoch_ = None
+        self.n_steps_ = 0
+        run = Run()
+        monitor = DivergenceMonitor.start(self.model, data.X, data.y, self.learning_rate)
+        if self._resume is not None:
+            monitor = restore_loop(self, self._resume["run"], run, opt, scheduler, rng)
+            self._resume = None
+        self._loop = (run, opt, scheduler, rng, monitor)
+        self.model.train()
+        self.penalty.train()
+        return run, monitor
+
+    def _fix_target_when_warm(
+        self, epoch: int, lam: float, data: _FitData, monitor: DivergenceMonitor
+    ) -> None:
+        """At the first epoch after the warm-up, fix the target(s) to the warm model's scores."""
+        if (
+            self.fix_target
+            and self.target_samples_ is None
+            and self.warmup_epochs > 0
+            and epoch >= self.warmup_epochs
+        ):
+            monitor.check_model(self.model, data.X, epoch, lam)  # a NaN target is no target
+            scores = self.predict_scores(data.X)
+            self.target_samples_ = fix_targets(
+                self.penalty, scores, data.membership, data.y, data.sample_weight
+            )
+
+    def _train_epoch(
+        self,
+        epoch: int,
+        lam: float,
+        data: _FitData,
+        plan: BatchPlan,
+        opt,
+        rng: np.random.RandomState,
+        monitor: DivergenceMonitor,
+    ) -> tuple[dict[str, float], torch.Tensor]:
+        """One epoch of steps; returns its record and the last batch's logits.
+
+        The record holds the epoch's mean objective, cross-entropy and penalty.
+        """
+        device, dtype = data.X.device, data.X.dtype
+        bce = nn.BCEWithLogitsLoss(reduction="none")
+        totals = torch.zeros(3, dtype=torch.float64, device=device)
+        for step in range(plan.steps_per_epoch):
+            rows = draw_rows(plan.members, plan.per_group, rng, plan.drawing)
+            idx = torch.as_tensor(rows, device=device)
+            logits = self.model(data.X[idx]).reshape(-1)
+            ce = (plan.weights * bce(logits, data.y[idx])).sum()
+            if lam > 0:
+                labels = data.y[idx] if self.penalty.uses_cells else None
+                pen = monitor.penalty(self.penalty, logits, plan.groups, epoch, lam, labels)
+                loss = ce + lam * pen
+            else:
+                pen = torch.zeros((), dtype=dtype, device=device)
+                loss = ce
+            values = torch.stack([loss, ce, pen]).detach()
+            # One host sync per step, before a non-finite loss reaches the parameters.
+            if not bool(torch.isfinite(values).all()):
+                raise DivergenceError(
+                    MSG_NOT_FINITE.format(
+                        epoch=epoch,
+                        step=step,
+                        loss=float(values[0]),
+                        advice=advice(self.learning_rate, lam),
+                    )
+                )
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            self.n_steps_ += 1
+            totals += values
+        record = {"epoch": epoch, "lam": lam}
+        record.update(
+            zip(("loss", "bce", "penalty"), (totals / plan.steps_per_epoch).tolist(), strict=True)
+        )
+        return record, logits
+
+    def _validate(self, epoch: int, lam: float, evaluation, run: Run) -> dict[str, float]:
+        """The epoch's validation metrics; keeps the best penalised epoch's model (early stop)."""
+        Xv, yv, mv = evaluation
+        metrics = validation_metrics(
+            self.predict_scores(Xv),
+            yv.double().cpu().numpy(),
+            mv,
+            self.target_samples_,
+            lam,
+        )
+        if lam > 0:
+            value = metrics["val_wass1" if self.monitor == "wass1" else "val_objective"]
+            if value < run.best_value:
+                run.best_value, run.stale, self.best_epoch_ = value, 0, epoch
+                run.best_state = (
+                    copy.deepcopy(self.model.state_dict()),
+                    copy.deepcopy(self.penalty.state_dict()),
+                )
+            else:
+                run.stale += 1
+        return metrics
+
+    def _finish(self, data: _FitData, run: Run, monitor: DivergenceMonitor, watching: bool):
+        """Restore the best epoch's model, check the returned one, write ``history_``."""
         if run.best_state is not None:
             self.model.load_state_dict(run.best_state[0])
             self.penalty.load_state_dict(run.best_state[1])
-        monitor.check_model(self.model, Xt, run.epoch - 1, run.lam)
+        monitor.check_model(self.model, data.X, run.epoch - 1, run.lam)
         self.penalty.watches_collapse = watching
-        warn_if_degenerate(self, Xt, yt, run, sample_weight, evaluation)
+        warn_if_degenerate(self, data.X, data.y, run, data.sample_weight, data.evaluation)
         self.history_ = pd.DataFrame(run.history)
         self.run_callbacks("on_fit_end")
-        return self
 
     # ------------------------------------------------------------- checkpoints
     CHECKPOINT_KEYS = CHECKPOINT_KEYS

@@ -1,10 +1,10 @@
-import math
+"""GroupMarginLoss (MBN's margins per group): oracles, gradients, anchors, checks, clamping."""
+
 import re
 
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 from pytorch_metric_learning import losses as pml_losses
 
 from fairot.torch import losses
@@ -15,82 +15,18 @@ from fairot.torch.checks import (
     GROUPS_SHAPE_ERROR,
     INIT_MARGIN_ERROR,
     LABELS_RANGE_ERROR,
-    SAMPLE_WEIGHT_ERROR,
 )
-
-N, D, C, K = 24, 8, 5, 4
-
-
-def _prefix(message):
-    return re.escape(message.split("{")[0])
-
-
-def _batch(dtype=torch.float64, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    emb = torch.randn(N, D, generator=g, dtype=dtype)
-    labels = torch.randint(0, C, (N,), generator=g)
-    groups = torch.randint(0, K, (N,), generator=g)
-    return emb, labels, groups
-
-
-def _naive_loss(loss, emb, labels, target_fn):
-    """Cross-entropy over hand-margined logits, one sample at a time."""
-    w = F.normalize(loss.weight.detach(), dim=1)
-    total = []
-    for j in range(emb.shape[0]):
-        cos = F.normalize(emb[j], dim=0) @ w.t()
-        logits = cos.clone()
-        logits[labels[j]] = target_fn(j, cos[labels[j]])
-        total.append(F.cross_entropy((loss.scale * logits)[None], labels[j : j + 1]))
-    return torch.stack(total).mean()
-
-
-def _naive_arc(cos, m):
-    theta = math.acos(float(cos))
-    if theta <= math.pi - m:
-        return torch.cos(torch.acos(cos) + m)
-    return cos - m * math.sin(m)
-
-
-@pytest.mark.parametrize("margin", [0.0, 0.3, 0.5])
-def test_arcface_equals_naive_cross_entropy(margin):
-    emb, labels, _ = _batch()
-    loss = losses.ArcFaceLoss(C, D, margin=margin, scale=30.0).double()
-    expected = _naive_loss(loss, emb, labels, lambda j, c: _naive_arc(c, margin))
-    torch.testing.assert_close(loss(emb, labels), expected, rtol=1e-10, atol=1e-10)
-
-
-def test_cosface_and_normsoftmax_equal_naive_cross_entropy():
-    emb, labels, _ = _batch()
-    cos_loss = losses.CosFaceLoss(C, D, margin=0.2, scale=60.0).double()
-    expected = _naive_loss(cos_loss, emb, labels, lambda j, c: c - 0.2)
-    torch.testing.assert_close(cos_loss(emb, labels), expected)
-    norm = losses.NormSoftmaxLoss(C, D, scale=16.0).double()
-    torch.testing.assert_close(norm(emb, labels), _naive_loss(norm, emb, labels, lambda j, c: c))
-
-
-def _pml_copy(pml_loss, ours):
-    with torch.no_grad():
-        pml_loss.W.copy_(ours.weight.detach().t().to(pml_loss.W.dtype))
-    return pml_loss
-
-
-@pytest.mark.parametrize("margin", [0.2, 0.3, 0.5])
-def test_arcface_matches_pytorch_metric_learning_in_degrees(margin):
-    emb, labels, _ = _batch(torch.float32, seed=1)
-    ours = losses.ArcFaceLoss(C, D, margin=margin, scale=64.0)
-    # pytorch-metric-learning takes the ArcFace margin in degrees.
-    oracle = _pml_copy(
-        pml_losses.ArcFaceLoss(C, D, margin=float(np.degrees(margin)), scale=64.0), ours
-    )
-    torch.testing.assert_close(ours(emb, labels), oracle(emb, labels), rtol=1e-5, atol=1e-5)
-
-
-def test_cosface_matches_pytorch_metric_learning():
-    emb, labels, _ = _batch(torch.float32, seed=2)
-    ours = losses.CosFaceLoss(C, D, margin=0.2, scale=60.0)
-    oracle = _pml_copy(pml_losses.CosFaceLoss(C, D, margin=0.2, scale=60.0), ours)
-    torch.testing.assert_close(ours(emb, labels), oracle(emb, labels), rtol=1e-5, atol=1e-5)
+from tests.torch.losses.test_margin_softmax import (
+    C,
+    D,
+    K,
+    N,
+    _batch,
+    _naive_arc,
+    _naive_loss,
+    _pml_copy,
+    _prefix,
+)
 
 
 @pytest.mark.parametrize(
@@ -154,32 +90,6 @@ def test_gradcheck_on_margins(kind):
         return torch.func.functional_call(loss, {"margins": m}, (emb, labels, groups))
 
     assert torch.autograd.gradcheck(f, (margins,))
-
-
-def test_arc_fallback_branch_stays_differentiable_in_the_margin():
-    # theta close to pi: theta + m > pi takes the linear fallback cos(theta) - m sin(m)
-    cos = torch.tensor([-0.99, 0.2], dtype=torch.float64)
-    m = torch.tensor([0.5, 0.5], dtype=torch.float64, requires_grad=True)
-    assert torch.autograd.gradcheck(lambda mm: losses.arc_margin_cosine(cos, mm), (m,))
-    out = losses.arc_margin_cosine(cos, m)
-    torch.testing.assert_close(out[0], cos[0] - 0.5 * math.sin(0.5), check_dtype=False)
-
-
-def test_sample_weight_is_a_weighted_mean():
-    emb, labels, groups = _batch()
-    loss = losses.ArcFaceLoss(C, D, margin=0.3).double()
-    w = torch.rand(N, dtype=torch.float64) + 0.1
-    per_sample = loss.per_sample_loss(emb, labels)
-    torch.testing.assert_close(loss(emb, labels, sample_weight=w), (w * per_sample).sum() / w.sum())
-    with pytest.raises(ValueError, match=_prefix(SAMPLE_WEIGHT_ERROR)):
-        loss(emb, labels, sample_weight=-w)
-
-
-def test_softmax_loss_matches_linear_cross_entropy():
-    emb, labels, _ = _batch()
-    loss = losses.SoftmaxLoss(C, D).double()
-    logits = emb @ loss.weight.t() + loss.bias
-    torch.testing.assert_close(loss(emb, labels), F.cross_entropy(logits, labels))
 
 
 def test_bad_labels_and_groups_raise():

@@ -1,4 +1,5 @@
-"""The penalty's tolerance ``tau`` and label constraints (one fixed target per cell)."""
+"""The penalty's fixed targets: the shared barycenter, a tolerance ``tau`` and label
+constraints (one target per cell)."""
 
 import re
 
@@ -16,9 +17,10 @@ from fairot.torch.penalty._cells import (
     MSG_NO_CELL_TARGETS,
     MSG_SOFT_LABELS,
     MSG_TAU_CONSTRAINT,
+    barycenter_target,
     build_cell_targets,
 )
-from fairot.torch.training import Callback
+from fairot.torch.trainers import Callback
 from fairot.transport import geodesic_targets
 from fairot.transport._geodesic import MSG_TAU
 
@@ -281,3 +283,14 @@ def test_sinkhorn_warning_points_at_the_callers_line(constraint):
     with pytest.warns(RuntimeWarning, match="Sinkhorn did not converge") as record:
         penalty(scores, codes, labels=labels)
     assert {w.filename for w in record} == {__file__}
+
+
+def test_integer_weights_give_the_target_of_repeated_rows():
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 3, 90)
+    scores = rng.uniform(size=90)
+    counts = rng.integers(1, 4, 90)
+    member = np.eye(3, dtype=bool)[codes]
+    weighted = barycenter_target(scores, member, counts.astype(float))
+    repeated = barycenter_target(np.repeat(scores, counts), np.repeat(member, counts, axis=0))
+    np.testing.assert_allclose(weighted, repeated, rtol=0, atol=1e-12)

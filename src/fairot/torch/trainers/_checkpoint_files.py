@@ -5,7 +5,7 @@ A checkpoint holds tensors and plain data only (:func:`plain_state`), so that
 goes its manifest (:func:`manifest_path`): its SHA-256 and the fairot version that wrote it,
 checked by :func:`verify_manifest` before a checkpoint is loaded.
 
-Internal surface (used and re-exported by :mod:`fairot.torch.training`): the functions in
+Internal surface (used and re-exported by :mod:`fairot.torch.trainers`): the functions in
 ``__all__``, :class:`HashingWriter`, :func:`manifest_hashes`, :func:`write_manifest`,
 :func:`unsafe_globals` and the message constants.
 """
@@ -68,7 +68,7 @@ def first_line(exc: BaseException) -> str:
 
     Examples
     --------
-    >>> from fairot.torch.training import first_line
+    >>> from fairot.torch.trainers import first_line
     >>> first_line(RuntimeError("size mismatch\n\tfor fc.weight")), first_line(KeyError())
     ('size mismatch', 'KeyError')
     """
@@ -81,7 +81,7 @@ def manifest_path(path: str | Path) -> Path:
 
     Examples
     --------
-    >>> from fairot.torch.training import manifest_path
+    >>> from fairot.torch.trainers import manifest_path
     >>> manifest_path("run/checkpoint.pt").as_posix()
     'run/checkpoint.pt.manifest.json'
     """
@@ -154,7 +154,7 @@ def verify_manifest(path: str | Path, *, required: bool = True) -> str | None:
     Examples
     --------
     >>> import tempfile, pathlib, torch
-    >>> from fairot.torch.training import verify_manifest
+    >>> from fairot.torch.trainers import verify_manifest
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "c.pt"
     >>> torch.save({"epoch": 3}, path)
     >>> verify_manifest(path, required=False) is None
@@ -197,7 +197,7 @@ def plain_state(state: Any, at: str = "") -> Any:
     Examples
     --------
     >>> import numpy as np
-    >>> from fairot.torch.training import plain_state
+    >>> from fairot.torch.trainers import plain_state
     >>> plain_state({"step": 3, "lr": [np.float64(0.5)]})
     {'step': 3, 'lr': [0.5]}
     >>> plain_state({"rng": np.zeros(2)})
