@@ -1,50 +1,22 @@
 """Every public function and class documents itself with a runnable example."""
 
 import importlib
-import importlib.util
 import inspect
 
 import pytest
 
-PUBLIC_PACKAGES = [
-    "fairot.metrics",
-    "fairot.verification",
-    "fairot.transport",
-    "fairot.classification",
-    "fairot.regression",
-    "fairot.datasets",
-    "fairot.reporting",
-    "fairot.experiments",
-    "fairot.utils",
-    "fairot.face",
-    "fairot.face.evaluation",
-    "fairot.torch",
-    "fairot.torch.checks",
-    "fairot.torch.distances",
-    "fairot.torch.losses",
-    "fairot.torch.miners",
-    "fairot.torch.samplers",
-    "fairot.dask",
-]
+from tests.api_reference import extra_missing, is_internal, public_modules, public_names
 
-# Packages that need an optional extra: a clone installed without it skips them (and
-# fairot.dask until its branch is merged).
-EXTRAS = {"fairot.face": "torch", "fairot.torch": "torch", "fairot.dask": "dask"}
-
-
-def _installed(package):
-    top = ".".join(package.split(".")[:2])
-    if top not in EXTRAS:
-        return True
-    return all(importlib.util.find_spec(name) is not None for name in (EXTRAS[top], top))
+# The API modules of docs/api.md (tests.api_reference): each documents its names.
+PUBLIC_PACKAGES = [m for m in public_modules() if not is_internal(m)]
 
 
 def public_objects():
     for package in PUBLIC_PACKAGES:
-        if not _installed(package):
+        if extra_missing(package):  # a clone installed without the extra skips it
             continue
         module = importlib.import_module(package)
-        for name in module.__all__:
+        for name in public_names(module):
             obj = getattr(module, name)
             if inspect.isclass(obj) or inspect.isfunction(obj):
                 yield f"{package}.{name}", obj

@@ -35,6 +35,18 @@ class DegenerateModelWarning(UserWarning):
     at a smaller step, a tolerance of 0 where a little unfairness would keep the ranking, or a
     sensitive attribute that is the only signal in the data. Turn it into an error with
     ``warnings.simplefilter("error", DegenerateModelWarning)``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from fairot.exceptions import DegenerateModelWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", DegenerateModelWarning)  # a pipeline that must stop
+    ...     try:
+    ...         warnings.warn("scores collapsed", DegenerateModelWarning)
+    ...     except DegenerateModelWarning as caught:
+    ...         print(f"refused: {caught}")
+    refused: scores collapsed
     """
 
 
@@ -49,6 +61,20 @@ class LookAlikeGroupsWarning(UserWarning):
     (NFKC) and case is ignored, and Cyrillic or Greek letters that look like Latin ones are
     read as those. Rename the labels, or turn it into an error with
     ``warnings.simplefilter("error", LookAlikeGroupsWarning)``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from fairot.exceptions import LookAlikeGroupsWarning
+    >>> from fairot.metrics import demographic_parity_difference
+    >>> groups = ["women", "women ", "men", "men"]  # a trailing space makes a third group
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     gap = demographic_parity_difference(
+    ...         [1, 0, 1, 0], [1, 0, 1, 1], sensitive_features=groups
+    ...     )
+    >>> any(issubclass(w.category, LookAlikeGroupsWarning) for w in caught)
+    True
     """
 
 
@@ -62,6 +88,21 @@ class UndefinedRateWarning(UserWarning):
     row into 0, so its differences can disagree with fairot's there; the message names the
     groups left out and how many groups the difference compares. Issued by
     :func:`fairot.metrics.equalized_odds_difference`.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from fairot.exceptions import UndefinedRateWarning
+    >>> from fairot.metrics import equalized_odds_difference
+    >>> y_true, y_pred = [1, 0, 1, 0, 0, 0], [1, 0, 0, 0, 1, 0]
+    >>> groups = ["a", "a", "a", "a", "b", "b"]  # b has no positive label: no TPR
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     gap = equalized_odds_difference(y_true, y_pred, sensitive_features=groups)
+    >>> [w.category.__name__ for w in caught]
+    ['UndefinedRateWarning']
+    >>> round(gap, 3)  # the FPR gap; a TPR gap over one group is undefined
+    0.5
     """
 
 
@@ -72,6 +113,13 @@ class UntrustedModelError(ValueError):
     ----------
     types : list of str
         The offending type names, as the file lists them.
+
+    Examples
+    --------
+    >>> from fairot.exceptions import UntrustedModelError
+    >>> error = UntrustedModelError("refused to load model.skops", ["builtins.eval"])
+    >>> isinstance(error, ValueError), error.types
+    (True, ['builtins.eval'])
     """
 
     def __init__(self, message: str, types: list[str]) -> None:

@@ -113,8 +113,8 @@ class COTClassifier(OTInProcessingClassifier):
     group_mode : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns define groups (see
         :func:`fairot.utils.sensitive.check_sensitive_features`); marginal groups may overlap.
-    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
-            default="demographic_parity"
+    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}
+        Default ``"demographic_parity"``.
         The criterion. ``"demographic_parity"``: every group's scores move to one target
         (the paper). ``"equalized_odds"``: for each label :math:`y`, the scores of group
         :math:`a` among its rows with :math:`Y = y` move to :math:`\bar p_y`, the target built

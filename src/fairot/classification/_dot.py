@@ -34,8 +34,8 @@ class DOTClassifier(OTInProcessingClassifier):
         As in :class:`COTClassifier`.
     group_mode : {"intersection", "marginal"}, default="intersection"
         As in :class:`COTClassifier`.
-    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
-            default="demographic_parity"
+    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}
+        Default ``"demographic_parity"``.
         As in :class:`COTClassifier`: with ``"equalized_odds"`` each (group, label) cell is
         coupled with its label's target :math:`\bar p_y`.
     step_size : float, default=1e-3

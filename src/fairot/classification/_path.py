@@ -117,14 +117,14 @@ def fairness_accuracy_path(
 
     Parameters
     ----------
-    estimator : QuantileParityPostProcessor, COTClassifier, DOTClassifier or \
-            RateConstrainedClassifier
-        Template (cloned); its ``tau`` is replaced along the path (COT and DOT are refitted
-        per tolerance; ``unadjusted`` is then empty). For
-        :class:`RateConstrainedClassifier`, its budget (``max_difference``, or ``min_ratio``
-        where the template sets it) is replaced by each of ``budgets``, with one fit of the
-        probability model; its AUC is that of ``decision_function``, its log-loss that of the
-        probability model's :math:`\eta` (``base_scores``), the same at every budget.
+    estimator : estimator
+        A :class:`QuantileParityPostProcessor`, :class:`COTClassifier`, :class:`DOTClassifier` or
+        :class:`RateConstrainedClassifier`: the template (cloned). Its ``tau`` is replaced along the
+        path (COT and DOT are refitted per tolerance; ``unadjusted`` is then empty). For
+        :class:`RateConstrainedClassifier`, its budget (``max_difference``, or ``min_ratio`` where
+        the template sets it) is replaced by each of ``budgets``, with one fit of the probability
+        model; its AUC is that of ``decision_function``, its log-loss that of the probability
+        model's :math:`\eta` (``base_scores``), the same at every budget.
     X, y : array-like
         Fit data, as for the estimator's ``fit``.
     sensitive_features : array-like, DataFrame, dict, str or list of str

@@ -167,12 +167,12 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         already, wrapped in :class:`~sklearn.frozen.FrozenEstimator`, is used as is, its
         in-sample probabilities in place of the cross-fitted ones; it must predict the cell
         codes :math:`(\text{stratum} \cdot K + a) \cdot 2 + y`.
-    constraint : {"demographic_parity", "equal_opportunity", "equalized_odds", \
-            "conditional_demographic_parity"}, default="demographic_parity"
-        Which rates are compared: selection rates; true-positive rates; true- and
-        false-positive rates (each family separately, as fairlearn's
-        ``equalized_odds_difference``); selection rates within each stratum of
-        ``control_features``.
+    constraint : str, default="demographic_parity"
+        ``"demographic_parity"``, ``"equal_opportunity"``, ``"equalized_odds"`` or
+        ``"conditional_demographic_parity"``: which rates are compared, in that order:
+        selection rates; true-positive rates; true- and false-positive rates (each family
+        separately, as fairlearn's ``equalized_odds_difference``); selection rates within
+        each stratum of ``control_features``.
     max_difference : float in [0, 1], optional
         The budget on the largest max minus min of a family's rates (fairlearn's
         ``*_difference``).
@@ -247,7 +247,7 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         The cross-fitted cell probabilities of the training rows, calibrated
         (:meth:`with_budget` solves on them again).
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of str
         Defined when ``X`` has string column names.
 
     See Also

@@ -2,7 +2,7 @@ r"""Verification pairs and feature scatter: MBN's difficult pairs, balanced pair
 
 The pairs that :mod:`fairot.face._evaluation`'s protocol scores: the "difficult" pairs of MBN's
 IDS test sets [1]_, genuine and impostor pairs sampled per group, and the intra-/inter-class
-cosine scatter of each group's features (Fig. 16(b) of [1]_).
+cosine scatter of each group's features (Fig. 16(b) of the MBN paper).
 
 References
 ----------
@@ -36,7 +36,8 @@ def select_difficult_pairs(similarity, is_same, n_pairs: int) -> np.ndarray:
     """Indices of the hardest pairs: the least similar genuine and the most similar impostor pairs.
 
     MBN's IDS test sets keep such "difficult" pairs (in cosine similarity) so that accuracy does
-    not saturate (Section III-B of [1]_). Half of ``n_pairs`` comes from each kind (as available).
+    not saturate (Section III-B of the MBN paper, Wang, Zhang and Deng). Half of ``n_pairs``
+    comes from each kind (as available).
 
     Parameters
     ----------
@@ -190,7 +191,7 @@ def pair_scores(embeddings, pairs) -> pd.DataFrame:
 
 
 def feature_scatter(embeddings, labels, groups) -> pd.DataFrame:
-    """Intra-class and inter-class cosine scatter of each group (Fig. 16(b) of [1]_).
+    """Intra-class and inter-class cosine scatter of each group (Fig. 16(b) of the MBN paper).
 
     Intra-class scatter is the mean cosine between each feature and its identity's centre;
     inter-class scatter is the mean cosine between the centres of distinct identities of the group.

@@ -424,7 +424,31 @@ def _spread(values: np.ndarray) -> np.ndarray:
 
 
 def undefined_groups(rates: pd.DataFrame) -> dict[str, list[str]]:
-    """Rate -> the groups (index of ``rates``) where it is undefined, for the rates present."""
+    """Rate -> the groups (index of ``rates``) where it is undefined, for the rates present.
+
+    Parameters
+    ----------
+    rates : pandas.DataFrame
+        :func:`~fairot.metrics.group_rates`' table (one row per group).
+
+    Returns
+    -------
+    dict of str to list of str
+        Only the rates undefined for at least one group.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from fairot.metrics import group_rates
+    >>> from fairot.metrics.resampling import undefined_groups
+    >>> y_true, y_pred = [1, 0, 1, 0, 0, 0], [1, 0, 0, 0, 1, 0]
+    >>> groups = ["a", "a", "a", "a", "b", "b"]  # group b has no positive label
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")  # UndefinedRateWarning: b's TPR and AUC
+    ...     rates = group_rates(y_true, y_pred, sensitive_features=groups)
+    >>> undefined_groups(rates)
+    {'tpr': ['b'], 'auc': ['b']}
+    """
     return {
         column: [str(g) for g in rates.index[rates[column].isna()]]
         for column in UNDEFINED_REASONS
@@ -433,7 +457,30 @@ def undefined_groups(rates: pd.DataFrame) -> dict[str, list[str]]:
 
 
 def groups_compared(rates: pd.DataFrame) -> dict[str, int]:
-    """Rate -> how many groups a difference of it compares (those where it is defined)."""
+    """Rate -> how many groups a difference of it compares (those where it is defined).
+
+    Parameters
+    ----------
+    rates : pandas.DataFrame
+        :func:`~fairot.metrics.group_rates`' table (one row per group).
+
+    Returns
+    -------
+    dict of str to int
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from fairot.metrics import group_rates
+    >>> from fairot.metrics.resampling import groups_compared
+    >>> y_true, y_pred = [1, 0, 1, 0, 0, 0], [1, 0, 0, 0, 1, 0]
+    >>> groups = ["a", "a", "a", "a", "b", "b"]  # group b has no positive label
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     rates = group_rates(y_true, y_pred, sensitive_features=groups)
+    >>> groups_compared(rates)["tpr"]  # a TPR gap would compare one group: undefined
+    1
+    """
     return {
         column: int(rates[column].notna().sum())
         for column in ("selection_rate", *UNDEFINED_REASONS)
@@ -455,7 +502,34 @@ def _undefined_column(rates: pd.DataFrame) -> list[str]:
 
 
 def rate_summary(rates: dict[str, np.ndarray], task: str) -> dict[str, np.ndarray]:
-    """Summary disparities of a batch of per-group rates (arrays of shape (..., n_groups))."""
+    r"""Summary disparities of a batch of per-group rates (arrays of shape (..., n_groups)).
+
+    The demographic-parity difference :math:`\max_a r_a - \min_a r_a` and ratio
+    :math:`\min_a r_a / \max_a r_a` of the selection rates, and the equalized-odds difference
+    (the larger of the TPR and FPR differences) where ``"tpr"`` is given, each over the last
+    axis (the groups); NaN where it is undefined (a difference over fewer than two groups with
+    the rate, a ratio whose largest selection rate is 0).
+
+    Parameters
+    ----------
+    rates : dict of str to ndarray of shape (..., n_groups)
+        ``"selection_rate"``, and optionally ``"tpr"`` and ``"fpr"``.
+    task : {"classification", "regression"}
+        Regression has no rate summary (an empty dict).
+
+    Returns
+    -------
+    dict of str to ndarray of shape (...)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from fairot.metrics.resampling import rate_summary
+    >>> replicates = {"selection_rate": np.array([[0.2, 0.5], [0.3, 0.3]])}
+    >>> summary = rate_summary(replicates, "classification")
+    >>> summary["demographic_parity_difference"], summary["demographic_parity_ratio"]
+    (array([0.3, 0. ]), array([0.4, 1. ]))
+    """
     summary: dict[str, np.ndarray] = {}
     if task == "classification":
         selection = rates["selection_rate"]

@@ -270,8 +270,8 @@ def audit(
         Legitimate strata (fairlearn's name): every stratum is audited on its own (a section
         each, :attr:`Audit.strata`) and the summary adds the distributional metrics recombined
         over the strata with their shares of the rows (``sdd_given_control``, ...).
-    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
-            default="demographic_parity"
+    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}
+        Default ``"demographic_parity"``.
         The criterion audited besides the rates: ``"equalized_odds"`` adds the strong
         equalized odds disparities (``seod``, ``speod``), ``"equal_opportunity"`` the equal
         opportunity ones (``seopd``, ``speopd``); both need labels.

@@ -78,8 +78,8 @@ class FairMLPClassifier(ClassifierMixin, BaseEstimator):
         Penalty weight after the warm-up: larger is fairer and less accurate.
     group_mode : {"intersection", "marginal"}, default="intersection"
         How several sensitive columns define groups (``"marginal"``: overlapping groups).
-    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
-            default="demographic_parity"
+    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}
+        Default ``"demographic_parity"``.
         ``"equalized_odds"``: each group's scores given each label are pulled to the barycenter
         of the groups' warm-start scores given that label (``"equal_opportunity"``: the
         positives only); nothing more is read at prediction time.

@@ -50,8 +50,8 @@ def check_sensitive_features(
 
     Parameters
     ----------
-    sensitive_features : array-like of shape (n_samples,) or (n_samples, n_columns), or \
-            GroupEncoding
+    sensitive_features : array-like, DataFrame, dict of arrays or GroupEncoding
+        Of shape (n_samples,) or (n_samples, n_columns).
         A list, array or Series for one sensitive attribute, or a DataFrame, 2-D array or dict
         of arrays of several (as in fairlearn). Column names of an estimator's ``X`` are
         turned into data first by :func:`resolve_sensitive_features`. An encoding this function

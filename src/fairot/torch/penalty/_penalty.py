@@ -127,8 +127,8 @@ class WassersteinParityPenalty(nn.Module):
     sinkhorn_tol : float, default=1e-4
         Sinkhorn stops when the plan's marginals are within this L1 error (a warning says when
         it did not).
-    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}, \
-            default="demographic_parity"
+    constraint : {"demographic_parity", "equalized_odds", "equal_opportunity"}
+        Default ``"demographic_parity"``.
         ``"equalized_odds"``: the (group, label) cells take the place of the groups, each pulled
         to its label's target :math:`\bar p_y` (``"equal_opportunity"``: the positives only);
         calls then take ``labels``. Needs :meth:`set_cell_targets` (:class:`FairTrainer` calls it);
