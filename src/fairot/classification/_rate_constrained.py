@@ -13,7 +13,12 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
-from fairot.classification._common import atomic, check_group_weights, fit_base_estimator
+from fairot.classification._common import (
+    MSG_ZERO_WEIGHT_GROUP,
+    atomic,
+    check_group_weights,
+    fit_base_estimator,
+)
 from fairot.classification._dpp_inputs import WrappedInputsMixin
 from fairot.classification._rate_cells import (
     CONSTRAINTS,
@@ -29,19 +34,18 @@ from fairot.classification._rate_cells import (
 )
 from fairot.classification._rate_program import RateProgram, check_budget, solve_rate_program
 from fairot.utils.arrays import check_consistent_length, check_sample_weight
-from fairot.utils.backends import is_dask_collection
-from fairot.utils.groups import group_attributes
+from fairot.utils.backends import any_dask, dispatch, is_dask_collection
+from fairot.utils.groups import GroupEncoding, group_attributes
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 from fairot.utils.strata import encode_strata
 from fairot.utils.targets import check_binary_target
 
 __all__ = ["RateConstrainedClassifier"]
 
-MSG_DASK = (
-    "RateConstrainedClassifier fits in memory: compute the Dask collections first "
-    "(X.compute()), or fit on a sample that fits in memory."
-)
 
+MSG_CELL_WEIGHTS = (
+    "cell_weights must hold one total weight per cell code, shape ({n_cells},); got {shape}."
+)
 MSG_NO_SHARE = (
     "the probability model gives {unit!r} probability 0 on every training row, so its rate is "
     "undefined; check that the estimator predicts the cell codes of every group (see cells in "
@@ -273,9 +277,19 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         -------
         self : RateConstrainedClassifier
         """
-        if is_dask_collection(X):
-            raise NotImplementedError(MSG_DASK)
         budget = self._budget()
+        if is_dask_collection(X):
+            # The Dask backend reads the rows partition by partition and ends the fit through
+            # the two seams below, fit_cells and fit_cell_proba.
+            return dispatch(
+                "RateConstrainedClassifier.fit",
+                self,
+                X,
+                y,
+                sensitive_features=sensitive_features,
+                control_features=control_features,
+                sample_weight=sample_weight,
+            )
         y = column_or_1d(y, warn=True)
         n_samples = _num_samples(X)
         sf, _ = resolve_sensitive_features(X, sensitive_features)
@@ -335,11 +349,118 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
             raise ValueError(MSG_CONTROL_UNUSED.format(constraint=self.constraint))
         return None
 
+    def fit_cells(
+        self,
+        X,
+        *,
+        classes: np.ndarray,
+        encoding: GroupEncoding,
+        strata: GroupEncoding | None = None,
+        cell_weights,
+        estimator,
+    ) -> RateConstrainedClassifier:
+        r"""Start a fit from the cells' total weights and a trained probability model.
+
+        The first of the two seams of a backend that reads the rows in partitions (the Dask
+        path of :meth:`fit`): it sets what :meth:`fit` sets before it reads any row's
+        probabilities (classes, groups, strata, features, the units of the constraint and
+        ``estimator_``), so that :meth:`cell_proba` then works on any rows;
+        :meth:`fit_cell_proba` ends the fit. The in-memory :meth:`fit` sets the same
+        attributes from its rows.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or Dask collection of shape (n_samples, n_features)
+            Only its number and names of columns are read.
+        classes : ndarray of shape (2,)
+            The sorted labels (``classes_``).
+        encoding : GroupEncoding
+            The groups, in the order of ``groups_``.
+        strata : GroupEncoding or None, default=None
+            The strata of ``control_features`` (conditional demographic parity only).
+        cell_weights : array-like of shape (n_strata * n_groups * 2,)
+            Each cell's total row weight (its number of rows without weights), by cell code
+            :math:`(\text{stratum} \cdot K + a) \cdot 2 + y`.
+        estimator : estimator
+            The trained probability model of the cells (``estimator_``), whose ``classes_``
+            are cell codes.
+
+        Returns
+        -------
+        self : RateConstrainedClassifier
+        """
+        self._budget()
+        if (strata is None) == (self.constraint == "conditional_demographic_parity"):
+            if strata is None:
+                raise ValueError(MSG_CONTROL_NEEDED)
+            raise ValueError(MSG_CONTROL_UNUSED.format(constraint=self.constraint))
+        n_groups = encoding.n_groups
+        n_cells = (1 if strata is None else strata.n_groups) * n_groups * 2
+        cell_weights = np.asarray(cell_weights, dtype=float)
+        if cell_weights.shape != (n_cells,):
+            raise ValueError(MSG_CELL_WEIGHTS.format(n_cells=n_cells, shape=cell_weights.shape))
+        cell = np.arange(n_cells)
+        for g, name in enumerate(encoding.names):
+            if not cell_weights[(cell // 2) % n_groups == g].sum() > 0:
+                raise ValueError(MSG_ZERO_WEIGHT_GROUP.format(group=name))
+        for y in (0, 1):
+            if not cell_weights[cell % 2 == y].sum() > 0:
+                raise ValueError(MSG_ONE_CLASS.format(label=classes[y].item()))
+        self._check_features(X, reset=True)
+        self.classes_ = np.asarray(classes)
+        self.groups_, self.group_names_ = group_attributes(encoding)
+        self.strata_ = None if strata is None else list(strata.names)
+        # cell_layout reads which cells hold weight from rows' codes and weights: one row per
+        # cell, weighted by the cell's total, says the same.
+        self._layout = cell_layout(
+            self.constraint, self.group_names_, self.strata_, cell, self.classes_, cell_weights
+        )
+        self.estimator_ = estimator
+        return self
+
+    def fit_cell_proba(
+        self, cell_proba, cell_codes, *, sample_weight=None
+    ) -> RateConstrainedClassifier:
+        r"""End a fit from the fitting rows' cell probabilities: solve for the multipliers.
+
+        The second seam after :meth:`fit_cells`. The arrays may be NumPy or Dask arrays (in the
+        same row chunks): on Dask arrays the program is solved partition by partition
+        (:func:`~fairot.classification.solve_rate_program`), ``cv_proba_`` and
+        ``cv_decisions_`` stay lazy Dask arrays, and every other fitted attribute is in memory.
+
+        Parameters
+        ----------
+        cell_proba : array of shape (n_samples, n_cells)
+            The fitting rows' cell probabilities (cross-fitted, or :meth:`cell_proba` of a
+            model trained on other rows): ``cv_proba_``.
+        cell_codes : array of int of shape (n_samples,)
+            Each row's cell code.
+        sample_weight : array of shape (n_samples,), optional
+            Nonnegative row weights (validated by the caller).
+
+        Returns
+        -------
+        self : RateConstrainedClassifier
+        """
+        check_is_fitted(self, "estimator_")
+        budget = self._budget()
+        weights = np.ones_like(cell_codes, dtype=float) if sample_weight is None else sample_weight
+        total = weights.sum()
+        if any_dask(total):  # one number, read once rather than in every pass of the solver
+            (total,) = dispatch("compute", total)
+        self._codes = cell_codes
+        self._weights = weights / total
+        self.cv_proba_ = cell_proba
+        self._solve(*budget)
+        return self
+
     def _solve(self, form: str, budget: float) -> None:
         """Solve the program on the cross-fitted probabilities; set the fitted attributes."""
         layout = self._layout
         margins = 2.0 * (self.cv_proba_ @ layout.positive) - 1.0
         shares = self._weights @ (self.cv_proba_ @ layout.units)
+        if any_dask(shares):  # rows in Dask partitions (fit_cell_proba): a lazy sum
+            (shares,) = dispatch("compute", shares)
         if np.any(shares <= 0):
             raise ValueError(MSG_NO_SHARE.format(unit=layout.unit_names[int(np.argmin(shares))]))
         program = solve_rate_program(
@@ -361,6 +482,8 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         self.cv_decisions_ = decisions
         expected = (self._weights * decisions) @ units / program.unit_shares
         empirical = empirical_rates(decisions, self._codes, layout.units, self._weights)
+        if any_dask(expected, empirical):  # both lazy sums over the partitions: one pass
+            expected, empirical = dispatch("compute", expected, empirical)
         # Plain arrays (skops saves them); rates_ builds the table on demand.
         self._rate_columns = {
             "family": [layout.family_names[f] for f in layout.families],
@@ -413,7 +536,7 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         """
         check_is_fitted(self)
         if is_dask_collection(X):
-            raise NotImplementedError(MSG_DASK)
+            return dispatch("RateConstrainedClassifier.cell_proba", self, X)
         self._check_features(X, reset=False)
         return cell_proba(self.estimator_, X, self._layout.n_cells)
 
@@ -442,6 +565,8 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         ndarray of shape (n_samples,)
             A row's score depends on that row only.
         """
+        if is_dask_collection(X):
+            return dispatch("RateConstrainedClassifier.decision_function", self, X)
         return rule_scores(self.cell_proba(X), self._layout, self.unit_shares_, self.multipliers_)[
             0
         ]
@@ -461,6 +586,8 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         -------
         ndarray of shape (n_samples, 2)
         """
+        if is_dask_collection(X):
+            return dispatch("RateConstrainedClassifier.predict_proba", self, X)
         q = np.clip(0.5 * (1.0 + self.decision_function(X)), 0.0, 1.0)
         return np.column_stack([1.0 - q, q])
 
@@ -475,5 +602,7 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         -------
         ndarray of shape (n_samples,)
         """
+        if is_dask_collection(X):
+            return dispatch("RateConstrainedClassifier.predict", self, X)
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(np.intp)]

@@ -1,0 +1,339 @@
+"""RateConstrainedClassifier on Dask collections against the in-memory fit on the same rows.
+
+The oracle is the in-memory estimator (whose multipliers ``tests/classification`` check
+against ``scipy.optimize.linprog``) given the same trained model, wrapped in FrozenEstimator,
+and the same rows; the fitted rates of the Dask fit are also recomputed here in NumPy from its
+own decisions.
+"""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.frozen import FrozenEstimator
+from sklearn.linear_model import LogisticRegression
+
+from fairot.classification import RateConstrainedClassifier
+from fairot.classification._rate_cells import MSG_CONTROL_NEEDED, MSG_CONTROL_UNUSED
+from fairot.dask._collections import MSG_BLOCK_LENGTH, MSG_PARTITIONS
+from fairot.dask._rate_constrained import MSG_DASK_RATE_ESTIMATOR
+from fairot.utils.arrays import MSG_WEIGHTS
+from fairot.utils.groups import MSG_SF_MISSING
+from fairot.utils.targets import MSG_NOT_BINARY
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+
+N_TRAIN, N_FIT = 2_000, 4_000
+CHUNK = 1_000  # 4 partitions of the fitting rows
+#: HiGHS's tolerances are 1e-7; both fits solve the same program on the same numbers, up to
+#: the order of the sums over partitions.
+ATOL = 1e-9
+
+
+@pytest.fixture(scope="module")
+def problem():
+    """Three groups, two strata, features that carry the group; a model of the cells."""
+    rng = np.random.default_rng(7)
+    n = N_TRAIN + N_FIT
+    group = rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2])
+    index = np.searchsorted(["a", "b", "c"], group)
+    stratum = rng.choice(["s", "t"], n)
+    X = np.column_stack(
+        [rng.normal(index, 1.0), rng.normal(size=n), rng.normal(stratum == "t", 1.0)]
+    )
+    y = (X[:, 0] + X[:, 1] + rng.normal(0, 1, n) > 0.8).astype(int)
+    return X, y, group, index, stratum
+
+
+def _frozen(problem, strata=False):
+    """A logistic model of the cell codes, trained on rows apart from the fitting ones."""
+    X, y, _, index, stratum = problem
+    codes = index * 2 + y
+    if strata:
+        codes = ((stratum == "t") * 3 + index) * 2 + y
+    train = slice(0, N_TRAIN)
+    return FrozenEstimator(LogisticRegression(max_iter=1000).fit(X[train], codes[train]))
+
+
+def _fitting(problem):
+    X, y, group, _, stratum = problem
+    rows = slice(N_TRAIN, None)
+    return X[rows], y[rows], group[rows], stratum[rows]
+
+
+def _dask(*arrays):
+    return [da.from_array(a, chunks=(CHUNK, a.shape[1]) if a.ndim == 2 else CHUNK) for a in arrays]
+
+
+def _check_rates(model, proba, codes, weights):
+    """``rates_`` of ``model`` recomputed in NumPy from its own (computed) decisions."""
+    decisions = model.cv_decisions_.compute()
+    units = np.zeros((proba.shape[1], len(model.unit_names_)))
+    for cell in range(proba.shape[1]):
+        if _unit_of(model, cell) is not None:
+            units[cell, _unit_of(model, cell)] = 1.0
+    w = np.ones(codes.shape[0]) if weights is None else weights
+    w = w / w.sum()
+    q = proba @ units
+    np.testing.assert_allclose(q.T @ w, model.unit_shares_, rtol=0, atol=1e-12)
+    expected = (w * decisions) @ q / (w @ q)
+    membership = units[codes]
+    empirical = ((w * decisions) @ membership) / (w @ membership)
+    np.testing.assert_allclose(model.rates_["expected"], expected, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(model.rates_["empirical"], empirical, rtol=0, atol=1e-12)
+
+
+def _unit_of(model, cell):
+    """The unit of a cell code, from the constraint's documented units (or None)."""
+    k = len(model.groups_)
+    label, group, stratum = cell % 2, (cell // 2) % k, cell // (2 * k)
+    constraint = model.constraint
+    if constraint == "demographic_parity":
+        return group
+    if constraint == "equal_opportunity":
+        return group if label == 1 else None
+    if constraint == "equalized_odds":
+        return group if label == 1 else k + group
+    return stratum * k + group  # conditional demographic parity (every pair present here)
+
+
+CASES = [
+    ("demographic_parity", {"max_difference": 0.03}),
+    ("demographic_parity", {"min_ratio": 0.9}),
+    ("equal_opportunity", {"max_difference": 0.02}),
+    ("equalized_odds", {"max_difference": 0.04}),
+    ("conditional_demographic_parity", {"min_ratio": 0.85}),
+]
+
+
+@pytest.mark.parametrize(("constraint", "budget"), CASES)
+def test_frozen_fit_equals_in_memory(client, problem, constraint, budget):
+    X, y, group, stratum = _fitting(problem)
+    strata = constraint == "conditional_demographic_parity"
+    control = {"control_features": stratum} if strata else {}
+    params = {"estimator": _frozen(problem, strata), "constraint": constraint, **budget}
+    expected = RateConstrainedClassifier(**params).fit(X, y, sensitive_features=group, **control)
+    dX, dy, dgroup, dstratum = _dask(X, y, group, stratum)
+    model = RateConstrainedClassifier(**params).fit(
+        dX, dy, sensitive_features=dgroup, **({"control_features": dstratum} if strata else {})
+    )
+    for name in ("classes_", "groups_", "group_names_", "strata_", "unit_names_"):
+        assert np.array_equal(getattr(model, name), getattr(expected, name)), name
+    assert (model.budget_form_, model.budget_, model.n_features_in_) == (
+        expected.budget_form_,
+        expected.budget_,
+        expected.n_features_in_,
+    )
+    np.testing.assert_allclose(model.multipliers_, expected.multipliers_, rtol=0, atol=ATOL)
+    np.testing.assert_allclose(model.unit_shares_, expected.unit_shares_, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(model.program_.rates, expected.program_.rates, rtol=0, atol=ATOL)
+    np.testing.assert_allclose(model.program_.objective, expected.program_.objective, atol=ATOL)
+    # The per-row attributes stay lazy, in the partitions of X.
+    assert isinstance(model.cv_proba_, da.Array) and isinstance(model.cv_decisions_, da.Array)
+    assert model.cv_proba_.chunks[0] == dX.chunks[0]
+    proba = model.cv_proba_.compute()
+    np.testing.assert_allclose(proba, expected.cv_proba_, rtol=0, atol=1e-12)
+    # The rule decides the same on every row but the program's tie set (s = 0 to rounding,
+    # at most one row per constraint of the program: 2J + F).
+    decisions = model.cv_decisions_.compute()
+    scores = expected.decision_function(X)
+    clear = np.abs(scores) > 1e-9
+    np.testing.assert_array_equal(decisions[clear], expected.cv_decisions_[clear])
+    n_units, n_families = len(model.unit_names_), len(set(model.rates_["family"]))
+    assert (~clear).sum() <= 2 * n_units + n_families
+    codes = _codes(model, y, group, stratum)
+    _check_rates(model, proba, codes, None)
+    assert model.cv_difference_ == pytest.approx(expected.cv_difference_, abs=n_units / 500)
+
+
+def _codes(model, y, group, stratum):
+    """The cell codes of the rows, from the documented formula (NumPy)."""
+    index = np.searchsorted(model.groups_, group)
+    s = 0 if model.strata_ is None else np.searchsorted(model.strata_, stratum)
+    return ((s * len(model.groups_) + index) * 2 + (y == model.classes_[1])).astype(int)
+
+
+@pytest.fixture(scope="module")
+def fitted(problem):
+    X, y, group, _ = _fitting(problem)
+    dX, dy, dgroup = _dask(X, y, group)
+    params = {"estimator": _frozen(problem), "max_difference": 0.03}
+    return RateConstrainedClassifier(**params).fit(dX, dy, sensitive_features=dgroup), X
+
+
+@pytest.mark.parametrize("form", ["array", "frame"])
+@pytest.mark.parametrize(
+    ("method", "width"),
+    [("predict", None), ("predict_proba", 2), ("decision_function", None), ("cell_proba", 6)],
+)
+def test_predictions_are_lazy_and_equal_in_memory_row_by_row(client, fitted, form, method, width):
+    model, X = fitted
+    if form == "array":
+        dX = da.from_array(X, chunks=(CHUNK, 3))
+    else:
+        dX = dd.from_pandas(pd.DataFrame(X), npartitions=3)
+    got = getattr(model, method)(dX)
+    assert isinstance(got, da.Array)
+    assert got.ndim == (1 if width is None else 2)
+    if form == "array":
+        assert got.chunks[0] == dX.chunks[0]
+    np.testing.assert_array_equal(got.compute(), getattr(model, method)(X))
+
+
+def test_base_scores_and_with_budget_on_a_dask_fit(client, problem, fitted):
+    model, X = fitted
+    Xf, y, group, _ = _fitting(problem)
+    expected = RateConstrainedClassifier(estimator=_frozen(problem), max_difference=0.03)
+    expected.fit(Xf, y, sensitive_features=group)
+    scores = model.base_scores(da.from_array(X, chunks=(CHUNK, 3)))
+    assert isinstance(scores, da.Array)
+    np.testing.assert_allclose(scores.compute(), model.base_scores(X), rtol=0, atol=1e-15)
+    tighter, tighter_memory = (m.with_budget(min_ratio=0.95) for m in (model, expected))
+    assert isinstance(tighter.cv_decisions_, da.Array)
+    np.testing.assert_allclose(tighter.multipliers_, tighter_memory.multipliers_, atol=ATOL)
+    np.testing.assert_allclose(tighter.program_.rates, tighter_memory.program_.rates, atol=ATOL)
+    assert tighter.expected_ratio_ == pytest.approx(tighter_memory.expected_ratio_, abs=0.01)
+    # The copy's budget, the original's untouched.
+    assert model.budget_form_ == "difference" and tighter.budget_form_ == "ratio"
+
+
+def test_dataframe_with_group_column_string_labels_and_weights(client, problem):
+    X, y, group, _ = _fitting(problem)
+    frame = pd.DataFrame(X, columns=["x0", "x1", "x2"]).assign(group=group)
+    labels = np.where(y == 1, "yes", "no")
+    weights = np.random.default_rng(2).uniform(0.5, 2.0, y.shape[0])
+    Xt, yt, gt, it, _ = (v[:N_TRAIN] for v in problem)
+    train = pd.DataFrame(Xt, columns=["x0", "x1", "x2"]).assign(group=it)
+    # The model reads the group column (as the in-memory fit would, given its name).
+    frozen = FrozenEstimator(LogisticRegression(max_iter=1000).fit(train, it * 2 + yt))
+    params = {"estimator": frozen, "min_ratio": 0.9}
+    numeric = frame.assign(group=np.searchsorted(["a", "b", "c"], group))
+    expected = RateConstrainedClassifier(**params).fit(
+        numeric, labels, sensitive_features="group", sample_weight=weights
+    )
+    ddf = dd.from_pandas(numeric, npartitions=4)
+    dlabels = dd.from_pandas(pd.Series(labels), npartitions=4)
+    dweights = dd.from_pandas(pd.Series(weights), npartitions=4)
+    model = RateConstrainedClassifier(**params).fit(
+        ddf, dlabels, sensitive_features="group", sample_weight=dweights
+    )
+    assert list(model.classes_) == ["no", "yes"]
+    assert list(model.feature_names_in_) == ["x0", "x1", "x2", "group"]
+    np.testing.assert_allclose(model.multipliers_, expected.multipliers_, rtol=0, atol=ATOL)
+    np.testing.assert_allclose(model.unit_shares_, expected.unit_shares_, rtol=0, atol=1e-12)
+    proba = model.cv_proba_.compute()
+    codes = _codes(model, labels, numeric["group"].to_numpy(), None)
+    _check_rates(model, proba, codes, weights)
+    predicted = model.predict(ddf)
+    np.testing.assert_array_equal(predicted.compute(), model.predict(numeric))
+
+
+def test_an_unfrozen_estimator_is_one_clear_error(client, problem):
+    X, y, group, _ = _fitting(problem)
+    dX, dy, dgroup = _dask(X, y, group)
+    model = RateConstrainedClassifier(max_difference=0.05)
+    with pytest.raises(ValueError, match=re.escape(MSG_DASK_RATE_ESTIMATOR[:60])):
+        model.fit(dX, dy, sensitive_features=dgroup)
+    assert not hasattr(model, "multipliers_")  # atomic: nothing half-fitted
+
+
+def _error_cases(problem):
+    X, y, group, stratum = _fitting(problem)
+    dX, dy, dgroup, dstratum = _dask(X, y, group, stratum)
+    nan_groups = group.astype(object)
+    nan_groups[5] = None
+    three = y.copy()
+    three[3] = 2
+    negative = np.ones(y.shape[0])
+    negative[7] = -1.0
+    return {
+        "partitions": (
+            {"X": dX, "y": da.from_array(y, chunks=2 * CHUNK), "sensitive_features": dgroup},
+            {},
+            re.escape(MSG_PARTITIONS.format(name="y", got=2, reference="X", expected=4)),
+        ),
+        "lengths": (
+            {
+                "X": dX,
+                "y": da.from_array(y, chunks=((500, 1500, 1000, 1000),)),
+                "sensitive_features": dgroup,
+            },
+            {},
+            # partitions 0 and 1 both differ; either may be found first
+            re.escape(MSG_BLOCK_LENGTH.format(i=0, name="y", got=500, reference="X", expected=1000))
+            .replace("0", "[01]", 1)
+            .replace("500", "(500|1500)"),
+        ),
+        "nan groups": (
+            {"X": dX, "y": dy, "sensitive_features": da.from_array(nan_groups, chunks=CHUNK)},
+            {},
+            re.escape(MSG_SF_MISSING.format(name="sensitive_features")),
+        ),
+        "three labels": (
+            {"X": dX, "y": da.from_array(three, chunks=CHUNK), "sensitive_features": dgroup},
+            {},
+            re.escape(MSG_NOT_BINARY.split("{")[0]),
+        ),
+        "negative weight": (
+            {
+                "X": dX,
+                "y": dy,
+                "sensitive_features": dgroup,
+                "sample_weight": da.from_array(negative, chunks=CHUNK),
+            },
+            {},
+            re.escape(MSG_WEIGHTS.format(name="sample_weight", value=-1.0, row=7)),
+        ),
+        "control unused": (
+            {"X": dX, "y": dy, "sensitive_features": dgroup, "control_features": dstratum},
+            {},
+            re.escape(MSG_CONTROL_UNUSED.format(constraint="demographic_parity")),
+        ),
+        "control needed": (
+            {"X": dX, "y": dy, "sensitive_features": dgroup},
+            {"constraint": "conditional_demographic_parity"},
+            re.escape(MSG_CONTROL_NEEDED),
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "partitions",
+        "lengths",
+        "nan groups",
+        "three labels",
+        "negative weight",
+        "control unused",
+        "control needed",
+    ],
+)
+def test_bad_input_is_one_clear_error(client, problem, case):
+    arguments, params, message = _error_cases(problem)[case]
+    model = RateConstrainedClassifier(estimator=_frozen(problem), max_difference=0.05, **params)
+    with pytest.raises(ValueError, match=message):
+        model.fit(
+            arguments.pop("X"),
+            arguments.pop("y"),
+            sensitive_features=arguments.pop("sensitive_features"),
+            **arguments,
+        )
+
+
+def test_unknown_chunk_sizes_are_read(client, problem):
+    """A Dask DataFrame's arrays have unknown partition lengths: the fit counts them."""
+    X, y, group, _ = _fitting(problem)
+    group = np.searchsorted(["a", "b", "c"], group)  # numbers: Dask converts strings to object
+    frame = dd.from_pandas(pd.DataFrame(X).assign(y=y, g=group), npartitions=4)
+    dX = frame[[0, 1, 2]].to_dask_array()
+    assert np.isnan(dX.chunks[0][0])
+    params = {"estimator": _frozen(problem), "max_difference": 0.03}
+    model = RateConstrainedClassifier(**params).fit(
+        dX, frame["y"].to_dask_array(), sensitive_features=frame["g"].to_dask_array()
+    )
+    expected = RateConstrainedClassifier(**params).fit(X, y, sensitive_features=group)
+    np.testing.assert_allclose(model.multipliers_, expected.multipliers_, rtol=0, atol=ATOL)
+    assert model.cv_proba_.chunks[0] == (1000, 1000, 1000, 1000)
