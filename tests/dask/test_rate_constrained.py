@@ -8,16 +8,20 @@ own decisions.
 
 import re
 
+import dask
 import numpy as np
 import pandas as pd
 import pytest
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import KFold
+from sklearn.utils import check_random_state
 
-from fairot.classification import RateConstrainedClassifier
+from fairot.classification import RateConstrainedClassifier, solve_rate_program
 from fairot.classification._rate_cells import MSG_CONTROL_NEEDED, MSG_CONTROL_UNUSED
 from fairot.dask._collections import MSG_BLOCK_LENGTH, MSG_PARTITIONS
-from fairot.dask._rate_constrained import MSG_DASK_RATE_ESTIMATOR
+from fairot.dask._options import MSG_TRAIN_ROWS
+from fairot.dask._rate_constrained import MSG_DASK_CV, MSG_SAMPLE, row_draws
 from fairot.utils.arrays import MSG_WEIGHTS
 from fairot.utils.groups import MSG_SF_MISSING
 from fairot.utils.targets import MSG_NOT_BINARY
@@ -230,12 +234,79 @@ def test_dataframe_with_group_column_string_labels_and_weights(client, problem):
     np.testing.assert_array_equal(predicted.compute(), model.predict(numeric))
 
 
-def test_an_unfrozen_estimator_is_one_clear_error(client, problem):
+def _folds(random_state, offset, n, fraction, cv=5):
+    seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+    return row_draws(offset, n, seed, fraction, cv)
+
+
+def test_unfrozen_with_every_row_sampled_equals_in_memory_on_the_same_folds(client, problem):
+    """Fewer rows than fairot.train_sample_rows: every row trains, cross-fitted per hash fold."""
     X, y, group, _ = _fitting(problem)
-    dX, dy, dgroup = _dask(X, y, group)
-    model = RateConstrainedClassifier(max_difference=0.05)
-    with pytest.raises(ValueError, match=re.escape(MSG_DASK_RATE_ESTIMATOR[:60])):
-        model.fit(dX, dy, sensitive_features=dgroup)
+    _, fold = _folds(3, 0, y.shape[0], 1.0)
+    splits = [(np.flatnonzero(fold != k), np.flatnonzero(fold == k)) for k in range(5)]
+    expected = RateConstrainedClassifier(max_difference=0.03, cv=splits)
+    expected.fit(X, y, sensitive_features=group)
+    model = RateConstrainedClassifier(max_difference=0.03, random_state=3)
+    model.fit(*_dask(X, y), sensitive_features=_dask(group)[0])
+    np.testing.assert_allclose(model.estimator_.coef_, expected.estimator_.coef_, rtol=0, atol=0)
+    np.testing.assert_allclose(model.cv_proba_.compute(), expected.cv_proba_, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(model.multipliers_, expected.multipliers_, rtol=0, atol=ATOL)
+    np.testing.assert_allclose(model.program_.rates, expected.program_.rates, rtol=0, atol=ATOL)
+
+
+def test_unfrozen_trains_on_a_sample_and_cross_fits_every_row(client, problem):
+    """The oracle, built here: the sample's fold models, every row's probabilities, the LP."""
+    X, y, group, _ = _fitting(problem)
+    n, rows, cv = y.shape[0], 1_000, 4
+    with dask.config.set({"fairot.train_sample_rows": rows}):
+        model = RateConstrainedClassifier(min_ratio=0.9, cv=cv, random_state=5)
+        model.fit(*_dask(X, y), sensitive_features=_dask(group)[0])
+    sampled, fold = _folds(5, 0, n, rows / n, cv)
+    assert abs(sampled.sum() - rows) < 4 * np.sqrt(rows)  # a Bernoulli sample of ~rows
+    codes = np.searchsorted(["a", "b", "c"], group) * 2 + y
+    final = LogisticRegression(max_iter=1000).fit(X[sampled], codes[sampled])
+    np.testing.assert_allclose(model.estimator_.coef_, final.coef_, rtol=0, atol=0)
+    proba = np.zeros((n, 6))
+    for k in range(cv):
+        train = sampled & (fold != k)
+        fold_model = LogisticRegression(max_iter=1000).fit(X[train], codes[train])
+        proba[np.ix_(fold == k, fold_model.classes_)] = fold_model.predict_proba(X[fold == k])
+    np.testing.assert_allclose(model.cv_proba_.compute(), proba, rtol=0, atol=1e-12)
+    groups = np.column_stack([proba[:, [2 * a, 2 * a + 1]].sum(axis=1) for a in range(3)])
+    program = solve_rate_program(
+        2 * proba[:, 1::2].sum(axis=1) - 1, groups, [0, 0, 0], min_ratio=0.9
+    )
+    np.testing.assert_allclose(model.multipliers_, program.multipliers, rtol=0, atol=ATOL)
+
+
+def test_unfrozen_fit_is_deterministic_and_ignores_the_partitioning(client, problem):
+    X, y, group, _ = _fitting(problem)
+    fits = []
+    for chunk in (CHUNK, 1_500):
+        dX = da.from_array(X, chunks=(chunk, 3))
+        dy, dgroup = da.from_array(y, chunks=chunk), da.from_array(group, chunks=chunk)
+        with dask.config.set({"fairot.train_sample_rows": 2_000}):
+            model = RateConstrainedClassifier(max_difference=0.02, random_state=1)
+            fits.append(model.fit(dX, dy, sensitive_features=dgroup))
+    # The same rows train the same models; the sums over partitions differ in rounding only.
+    np.testing.assert_array_equal(fits[1].estimator_.coef_, fits[0].estimator_.coef_)
+    np.testing.assert_allclose(fits[1].cv_proba_.compute(), fits[0].cv_proba_.compute(), atol=0)
+    np.testing.assert_allclose(fits[1].multipliers_, fits[0].multipliers_, rtol=0, atol=ATOL)
+
+
+@pytest.mark.parametrize(
+    ("cv", "config", "message"),
+    [
+        (KFold(3), {}, MSG_DASK_CV.format(cv="KFold")),
+        (5, {"fairot.train_sample_rows": 0}, MSG_TRAIN_ROWS.format(value=0)),
+        (5, {"fairot.train_sample_rows": 3}, MSG_SAMPLE.split("{")[0]),
+    ],
+)
+def test_unfrozen_options_are_checked(client, problem, cv, config, message):
+    X, y, group, _ = _fitting(problem)
+    model = RateConstrainedClassifier(max_difference=0.05, cv=cv, random_state=0)
+    with dask.config.set(config), pytest.raises(ValueError, match=re.escape(message)):
+        model.fit(*_dask(X, y), sensitive_features=_dask(group)[0])
     assert not hasattr(model, "multipliers_")  # atomic: nothing half-fitted
 
 

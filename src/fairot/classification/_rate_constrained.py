@@ -276,6 +276,18 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         Returns
         -------
         self : RateConstrainedClassifier
+
+        Notes
+        -----
+        On Dask collections (``X``, ``y``, the groups, strata and weights partitioned alike, or
+        the groups and strata named as columns of a Dask DataFrame ``X``) the rows are never
+        gathered: a model in :class:`~sklearn.frozen.FrozenEstimator` scores them partition by
+        partition; any other is trained in memory on a sample of about ``dask.config``
+        ``fairot.train_sample_rows`` rows (100,000 by default) and cross-fitted on every row
+        over ``cv`` folds (an integer) drawn per row by ``random_state``. The multipliers come
+        from :func:`~fairot.classification.solve_rate_program` on Dask arrays; ``cv_proba_``
+        and ``cv_decisions_`` are lazy Dask arrays, every other attribute is in memory, and
+        the predicting methods return Dask arrays (see ``fairot.dask._rate_constrained``).
         """
         budget = self._budget()
         if is_dask_collection(X):
