@@ -408,3 +408,21 @@ def test_unknown_chunk_sizes_are_read(client, problem):
     expected = RateConstrainedClassifier(**params).fit(X, y, sensitive_features=group)
     np.testing.assert_allclose(model.multipliers_, expected.multipliers_, rtol=0, atol=ATOL)
     assert model.cv_proba_.chunks[0] == (1000, 1000, 1000, 1000)
+
+
+def test_past_the_working_set_only_the_working_set_is_gathered(client, problem, monkeypatch):
+    """The program on more rows than one HiGHS solve: the Dask solver's working-set loop."""
+    # The estimator calls solve_rate_program with its default working set (20,000 rows);
+    # 300 here puts these 4,000 rows past it, as 10^6 rows would be.
+    monkeypatch.setitem(solve_rate_program.__kwdefaults__, "working_set_size", 300)
+    X, y, group, _ = _fitting(problem)
+    params = {"estimator": _frozen(problem), "constraint": "equalized_odds", "min_ratio": 0.9}
+    expected = RateConstrainedClassifier(**params).fit(X, y, sensitive_features=group)
+    model = RateConstrainedClassifier(**params).fit(
+        *_dask(X, y), sensitive_features=_dask(group)[0]
+    )
+    assert model.program_.working_set_size < y.shape[0] // 4
+    assert isinstance(model.program_.decisions, da.Array)
+    assert model.program_.working_set_size == expected.program_.working_set_size
+    np.testing.assert_allclose(model.multipliers_, expected.multipliers_, rtol=0, atol=ATOL)
+    np.testing.assert_allclose(model.program_.rates, expected.program_.rates, rtol=0, atol=ATOL)
