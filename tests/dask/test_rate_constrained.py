@@ -426,3 +426,40 @@ def test_past_the_working_set_only_the_working_set_is_gathered(client, problem, 
     assert model.program_.working_set_size == expected.program_.working_set_size
     np.testing.assert_allclose(model.multipliers_, expected.multipliers_, rtol=0, atol=ATOL)
     np.testing.assert_allclose(model.program_.rates, expected.program_.rates, rtol=0, atol=ATOL)
+
+
+@pytest.mark.parametrize("frozen", [True, False])
+def test_an_empty_partition_counts_for_nothing(client, problem, frozen):
+    """A filter that empties a partition: the fit is the in-memory fit on the rows left."""
+    X, y, group, _ = _fitting(problem)
+    index = np.searchsorted(["a", "b", "c"], group)
+    row = np.arange(y.shape[0])
+    frame = pd.DataFrame(X, columns=["x0", "x1", "x2"]).assign(y=y, g=index, row=row)
+    ddf = dd.from_pandas(frame, npartitions=4)
+    kept = ddf[(ddf["row"] < 1_000) | (ddf["row"] >= 2_000)]  # partition 1 is now empty
+    assert kept.map_partitions(len).compute().tolist() == [1_000, 0, 1_000, 1_000]
+    rows = frame[(row < 1_000) | (row >= 2_000)]
+    features = ["x0", "x1", "x2"]
+    estimator = (
+        FrozenEstimator(
+            LogisticRegression(max_iter=1000).fit(rows[features], rows["g"] * 2 + rows["y"])
+        )
+        if frozen
+        else None
+    )
+    model = RateConstrainedClassifier(estimator=estimator, max_difference=0.03, random_state=0)
+    model.fit(kept[features], kept["y"], sensitive_features=kept["g"])
+    if frozen:
+        expected = RateConstrainedClassifier(estimator=estimator, max_difference=0.03)
+        expected.fit(rows[features], rows["y"], sensitive_features=rows["g"])
+    else:  # the same hash folds over the rows' positions in the filtered collection
+        _, fold = _folds(0, 0, rows.shape[0], 1.0)
+        splits = [(np.flatnonzero(fold != k), np.flatnonzero(fold == k)) for k in range(5)]
+        expected = RateConstrainedClassifier(max_difference=0.03, cv=splits)
+        expected.fit(rows[features], rows["y"], sensitive_features=rows["g"])
+    np.testing.assert_allclose(model.multipliers_, expected.multipliers_, rtol=0, atol=ATOL)
+    np.testing.assert_allclose(model.cv_proba_.compute(), expected.cv_proba_, atol=1e-12)
+    assert model.cv_proba_.chunks[0] == (1_000, 1_000, 1_000)  # concatenate drops the empty
+    np.testing.assert_array_equal(
+        model.predict(kept[features]).compute(), model.predict(rows[features])
+    )
