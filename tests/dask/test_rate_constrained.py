@@ -18,12 +18,15 @@ from sklearn.model_selection import KFold
 from sklearn.utils import check_random_state
 
 from fairot.classification import RateConstrainedClassifier, solve_rate_program
+from fairot.classification._common import MSG_ZERO_WEIGHT_GROUP
 from fairot.classification._rate_cells import MSG_CONTROL_NEEDED, MSG_CONTROL_UNUSED
+from fairot.classification._rate_constrained import MSG_CELL_WEIGHTS, MSG_ONE_CLASS
 from fairot.dask._collections import MSG_BLOCK_LENGTH, MSG_PARTITIONS
 from fairot.dask._options import MSG_TRAIN_ROWS
 from fairot.dask._rate_constrained import MSG_DASK_CV, MSG_SAMPLE, row_draws
 from fairot.utils.arrays import MSG_WEIGHTS
 from fairot.utils.groups import MSG_SF_MISSING
+from fairot.utils.sensitive import check_sensitive_features
 from fairot.utils.targets import MSG_NOT_BINARY
 
 da = pytest.importorskip("dask.array")
@@ -357,6 +360,26 @@ def _error_cases(problem):
             {},
             re.escape(MSG_WEIGHTS.format(name="sample_weight", value=-1.0, row=7)),
         ),
+        "zero-weight group": (
+            {
+                "X": dX,
+                "y": dy,
+                "sensitive_features": dgroup,
+                "sample_weight": da.from_array((group != "b").astype(float), chunks=CHUNK),
+            },
+            {},
+            re.escape(MSG_ZERO_WEIGHT_GROUP.format(group="b")),
+        ),
+        "zero-weight class": (
+            {
+                "X": dX,
+                "y": dy,
+                "sensitive_features": dgroup,
+                "sample_weight": da.from_array(y.astype(float), chunks=CHUNK),
+            },
+            {},
+            re.escape(MSG_ONE_CLASS.format(label=0)),
+        ),
         "control unused": (
             {"X": dX, "y": dy, "sensitive_features": dgroup, "control_features": dstratum},
             {},
@@ -378,6 +401,8 @@ def _error_cases(problem):
         "nan groups",
         "three labels",
         "negative weight",
+        "zero-weight group",
+        "zero-weight class",
         "control unused",
         "control needed",
     ],
@@ -463,3 +488,14 @@ def test_an_empty_partition_counts_for_nothing(client, problem, frozen):
     np.testing.assert_array_equal(
         model.predict(kept[features]).compute(), model.predict(rows[features])
     )
+
+
+def test_the_seam_checks_the_cell_totals(problem):
+    X, y, group, _ = _fitting(problem)
+    model = RateConstrainedClassifier(estimator=_frozen(problem), max_difference=0.05)
+    encoding = check_sensitive_features(group)
+    with pytest.raises(ValueError, match=re.escape(MSG_CELL_WEIGHTS.format(n_cells=6, shape=(4,)))):
+        model.fit_cells(
+            X, classes=np.array([0, 1]), encoding=encoding, cell_weights=np.ones(4),
+            estimator=model.estimator,
+        )  # fmt: skip

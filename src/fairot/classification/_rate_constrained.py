@@ -287,7 +287,7 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         over ``cv`` folds (an integer) drawn per row by ``random_state``. The multipliers come
         from :func:`~fairot.classification.solve_rate_program` on Dask arrays; ``cv_proba_``
         and ``cv_decisions_`` are lazy Dask arrays, every other attribute is in memory, and
-        the predicting methods return Dask arrays (see ``fairot.dask._rate_constrained``).
+        the predicting methods return Dask arrays (``docs/scale.md``).
         """
         budget = self._budget()
         if is_dask_collection(X):
