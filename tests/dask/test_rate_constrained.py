@@ -152,7 +152,11 @@ def test_frozen_fit_equals_in_memory(client, problem, constraint, budget):
     assert (~clear).sum() <= 2 * n_units + n_families
     codes = _codes(model, y, group, stratum)
     _check_rates(model, proba, codes, None)
-    assert model.cv_difference_ == pytest.approx(expected.cv_difference_, abs=n_units / 500)
+    # A tie row decided otherwise moves its unit's empirical rate by 1 / (the unit's rows).
+    unit_of_row = np.array([_unit_of(model, c) for c in codes], dtype=float)  # NaN: no unit
+    smallest = min((unit_of_row == j).sum() for j in range(n_units))
+    bound = 2 * (~clear).sum() / smallest
+    assert abs(model.cv_difference_ - expected.cv_difference_) <= bound
 
 
 def _codes(model, y, group, stratum):
