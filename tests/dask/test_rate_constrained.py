@@ -27,7 +27,7 @@ from fairot.dask._rate_constrained import MSG_DASK_CV, MSG_SAMPLE, row_draws
 from fairot.utils.arrays import MSG_WEIGHTS
 from fairot.utils.groups import MSG_SF_MISSING
 from fairot.utils.sensitive import check_sensitive_features
-from fairot.utils.targets import MSG_NOT_BINARY
+from fairot.utils.targets import MSG_NOT_BINARY, MSG_Y_NAN
 
 da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
@@ -322,6 +322,8 @@ def _error_cases(problem):
     dX, dy, dgroup, dstratum = _dask(X, y, group, stratum)
     nan_groups = group.astype(object)
     nan_groups[5] = None
+    nan_label = y.astype(float)
+    nan_label[CHUNK + 12] = np.nan
     three = y.copy()
     three[3] = 2
     negative = np.ones(y.shape[0])
@@ -348,6 +350,11 @@ def _error_cases(problem):
             {"X": dX, "y": dy, "sensitive_features": da.from_array(nan_groups, chunks=CHUNK)},
             {},
             re.escape(MSG_SF_MISSING.format(name="sensitive_features")),
+        ),
+        "nan label": (
+            {"X": dX, "y": da.from_array(nan_label, chunks=CHUNK), "sensitive_features": dgroup},
+            {},
+            re.escape(MSG_Y_NAN.format(name="y", row="12 of partition 1")),
         ),
         "three labels": (
             {"X": dX, "y": da.from_array(three, chunks=CHUNK), "sensitive_features": dgroup},
@@ -403,6 +410,7 @@ def _error_cases(problem):
         "partitions",
         "lengths",
         "nan groups",
+        "nan label",
         "three labels",
         "negative weight",
         "zero-weight group",

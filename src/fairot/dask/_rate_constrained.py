@@ -63,7 +63,7 @@ from fairot.dask._options import train_rows_option
 from fairot.dask._regression import _read_columns
 from fairot.utils.arrays import check_array_1d, check_sample_weight
 from fairot.utils.sensitive import check_sensitive_features
-from fairot.utils.targets import check_binary_target
+from fairot.utils.targets import MSG_Y_NAN, check_binary_target
 
 MSG_DASK_CV = (
     "on Dask collections RateConstrainedClassifier draws its cross-fitting folds per row from "
@@ -83,9 +83,16 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 def _summary(i: int, X: Any, y: Any, sf: Any, cf: Any, w: Any) -> tuple:
     """A partition's rows, distinct labels, distinct groups and distinct strata."""
     check_block_lengths(i, X=X, y=y, sensitive_features=sf, control_features=cf, sample_weight=w)
+    labels = np.asarray(y)
+    missing = pd.isna(labels)
+    if labels.dtype.kind == "f":
+        missing |= ~np.isfinite(labels)
+    if np.any(missing):  # here, where the row is known (the labels are merged below)
+        row = f"{int(np.flatnonzero(missing)[0])} of partition {i}"
+        raise ValueError(MSG_Y_NAN.format(name="y", row=row))
     return (
         len(X),
-        np.unique(np.asarray(y)),
+        np.unique(labels),
         distinct_rows(sf),
         None if cf is None else distinct_rows(cf),
     )
