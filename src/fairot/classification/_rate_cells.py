@@ -256,7 +256,10 @@ def empirical_rates(
     decisions: np.ndarray, codes: np.ndarray, units: np.ndarray, weights: np.ndarray
 ) -> np.ndarray:
     """Each unit's weighted mean decision over the rows that truly belong to it."""
-    membership = units[codes]  # n x J
+    if isinstance(codes, np.ndarray):
+        membership = units[codes]  # n x J
+    else:  # a Dask array: the same rows of units, as a one-hot product per partition
+        membership = (codes[:, None] == np.arange(units.shape[0])) @ units
     return ((weights * decisions) @ membership) / (weights @ membership)
 
 

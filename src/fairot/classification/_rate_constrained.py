@@ -13,7 +13,12 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted, column_or_1d
 
-from fairot.classification._common import atomic, check_group_weights, fit_base_estimator
+from fairot.classification._common import (
+    MSG_ZERO_WEIGHT_GROUP,
+    atomic,
+    check_group_weights,
+    fit_base_estimator,
+)
 from fairot.classification._dpp_inputs import WrappedInputsMixin
 from fairot.classification._rate_calibration import (
     CALIBRATIONS,
@@ -36,19 +41,25 @@ from fairot.classification._rate_cells import (
 from fairot.classification._rate_confidence import disparity_bound
 from fairot.classification._rate_program import RateProgram, check_budget, solve_rate_program
 from fairot.utils.arrays import check_consistent_length, check_sample_weight
-from fairot.utils.backends import is_dask_collection
-from fairot.utils.groups import group_attributes
+from fairot.utils.backends import any_dask, dispatch, is_dask_collection
+from fairot.utils.groups import GroupEncoding, group_attributes
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
 from fairot.utils.strata import encode_strata
 from fairot.utils.targets import check_binary_target
 
 __all__ = ["RateConstrainedClassifier"]
 
-MSG_DASK = (
-    "RateConstrainedClassifier fits in memory: compute the Dask collections first "
-    "(X.compute()), or fit on a sample that fits in memory."
-)
 
+MSG_SEAM_UNSUPPORTED = (
+    "fit_cells and fit_cell_proba (the Dask path of fit) fit no calibration map and choose no "
+    "margin by confidence, which read every row in memory; got calibration resolved to "
+    "{calibration!r} and confidence={confidence!r}: pass calibration=None (or a calibrated "
+    "model, such as a FrozenEstimator or CalibratedClassifierCV) and confidence=None, or fit in "
+    "memory."
+)
+MSG_CELL_WEIGHTS = (
+    "cell_weights must hold one total weight per cell code, shape ({n_cells},); got {shape}."
+)
 MSG_NO_SHARE = (
     "the probability model gives {unit!r} probability 0 on every training row, so its rate is "
     "undefined; check that the estimator predicts the cell codes of every group (see cells in "
@@ -341,10 +352,32 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         Returns
         -------
         self : RateConstrainedClassifier
+
+        Notes
+        -----
+        On Dask collections (``X``, ``y``, the groups, strata and weights partitioned alike, or
+        the groups and strata named as columns of a Dask DataFrame ``X``) the rows are never
+        gathered: a model in :class:`~sklearn.frozen.FrozenEstimator` scores them partition by
+        partition; any other is trained in memory on a sample of about ``dask.config``
+        ``fairot.train_sample_rows`` rows (100,000 by default) and cross-fitted on every row
+        over ``cv`` folds (an integer) drawn per row by ``random_state``. The multipliers come
+        from :func:`~fairot.classification.solve_rate_program` on Dask arrays; ``cv_proba_``
+        and ``cv_decisions_`` are lazy Dask arrays, every other attribute is in memory, and
+        the predicting methods return Dask arrays (``docs/scale.md``).
         """
-        if is_dask_collection(X):
-            raise NotImplementedError(MSG_DASK)
         budget = check_budget(self.max_difference, self.min_ratio)
+        if is_dask_collection(X):
+            # The Dask backend reads the rows partition by partition and ends the fit through
+            # the two seams below, fit_cells and fit_cell_proba.
+            return dispatch(
+                "RateConstrainedClassifier.fit",
+                self,
+                X,
+                y,
+                sensitive_features=sensitive_features,
+                control_features=control_features,
+                sample_weight=sample_weight,
+            )
         y = column_or_1d(y, warn=True)
         n_samples = _num_samples(X)
         sf, _ = resolve_sensitive_features(X, sensitive_features)
@@ -456,11 +489,128 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
             raise ValueError(MSG_CONTROL_UNUSED.format(constraint=self.constraint))
         return None
 
+    def fit_cells(
+        self,
+        X,
+        *,
+        classes: np.ndarray,
+        encoding: GroupEncoding,
+        strata: GroupEncoding | None = None,
+        cell_weights,
+        estimator,
+    ) -> RateConstrainedClassifier:
+        r"""Start a fit from the cells' total weights and a trained probability model.
+
+        The first of the two seams of a backend that reads the rows in partitions (the Dask
+        path of :meth:`fit`): it sets what :meth:`fit` sets before it reads any row's
+        probabilities (classes, groups, strata, features, the units of the constraint and
+        ``estimator_``), so that :meth:`cell_proba` then works on any rows;
+        :meth:`fit_cell_proba` ends the fit. The in-memory :meth:`fit` sets the same
+        attributes from its rows.
+
+        Parameters
+        ----------
+        X : array-like, DataFrame or Dask collection of shape (n_samples, n_features)
+            Only its number and names of columns are read.
+        classes : ndarray of shape (2,)
+            The sorted labels (``classes_``).
+        encoding : GroupEncoding
+            The groups, in the order of ``groups_``.
+        strata : GroupEncoding or None, default=None
+            The strata of ``control_features`` (conditional demographic parity only).
+        cell_weights : array-like of shape (n_strata * n_groups * 2,)
+            Each cell's total row weight (its number of rows without weights), by cell code
+            :math:`(\text{stratum} \cdot K + a) \cdot 2 + y`.
+        estimator : estimator
+            The trained probability model of the cells (``estimator_``), whose ``classes_``
+            are cell codes.
+
+        Returns
+        -------
+        self : RateConstrainedClassifier
+        """
+        check_budget(self.max_difference, self.min_ratio)
+        if (strata is None) == (self.constraint == "conditional_demographic_parity"):
+            if strata is None:
+                raise ValueError(MSG_CONTROL_NEEDED)
+            raise ValueError(MSG_CONTROL_UNUSED.format(constraint=self.constraint))
+        # The map and the confidence bound read every row in memory; these seams do neither.
+        calibration = resolve_calibration(self.calibration, self.estimator)
+        if calibration is not None or self.confidence is not None:
+            raise ValueError(
+                MSG_SEAM_UNSUPPORTED.format(calibration=calibration, confidence=self.confidence)
+            )
+        n_groups = encoding.n_groups
+        n_cells = (1 if strata is None else strata.n_groups) * n_groups * 2
+        cell_weights = np.asarray(cell_weights, dtype=float)
+        if cell_weights.shape != (n_cells,):
+            raise ValueError(MSG_CELL_WEIGHTS.format(n_cells=n_cells, shape=cell_weights.shape))
+        cell = np.arange(n_cells)
+        for g, name in enumerate(encoding.names):
+            if not cell_weights[(cell // 2) % n_groups == g].sum() > 0:
+                raise ValueError(MSG_ZERO_WEIGHT_GROUP.format(group=name))
+        for y in (0, 1):
+            if not cell_weights[cell % 2 == y].sum() > 0:
+                raise ValueError(MSG_ONE_CLASS.format(label=classes[y].item()))
+        self._check_features(X, reset=True)
+        self.classes_ = np.asarray(classes)
+        self.groups_, self.group_names_ = group_attributes(encoding)
+        self.strata_ = None if strata is None else list(strata.names)
+        # cell_layout reads which cells hold weight from rows' codes and weights: one row per
+        # cell, weighted by the cell's total, says the same.
+        self._layout = cell_layout(
+            self.constraint, self.group_names_, self.strata_, cell, self.classes_, cell_weights
+        )
+        self.estimator_ = estimator
+        self.calibration_, self._calibrator = None, None
+        return self
+
+    def fit_cell_proba(
+        self, cell_proba, cell_codes, *, sample_weight=None
+    ) -> RateConstrainedClassifier:
+        r"""End a fit from the fitting rows' cell probabilities: solve for the multipliers.
+
+        The second seam after :meth:`fit_cells`. The arrays may be NumPy or Dask arrays (in the
+        same row chunks): on Dask arrays the program is solved partition by partition
+        (:func:`~fairot.classification.solve_rate_program`), ``cv_proba_`` and
+        ``cv_decisions_`` stay lazy Dask arrays, and every other fitted attribute is in memory.
+
+        Parameters
+        ----------
+        cell_proba : array of shape (n_samples, n_cells)
+            The fitting rows' cell probabilities (cross-fitted, or :meth:`cell_proba` of a
+            model trained on other rows): ``cv_proba_``.
+        cell_codes : array of int of shape (n_samples,)
+            Each row's cell code.
+        sample_weight : array of shape (n_samples,), optional
+            Nonnegative row weights (validated by the caller).
+
+        Returns
+        -------
+        self : RateConstrainedClassifier
+        """
+        check_is_fitted(self, "estimator_")
+        weights = np.ones_like(cell_codes, dtype=float) if sample_weight is None else sample_weight
+        # The probability of each row's own cell, as a one-hot product (Dask has no pointwise
+        # fancy indexing); the total weight and the log-loss read in one pass.
+        own = (cell_proba * (cell_codes[:, None] == np.arange(self._layout.n_cells))).sum(axis=1)
+        total, log_loss = weights.sum(), -(weights @ np.log(np.clip(own, 1e-15, 1.0)))
+        if any_dask(total, log_loss):
+            total, log_loss = dispatch("compute", total, log_loss)
+        self.cv_log_loss_uncalibrated_ = self.cv_log_loss_ = float(log_loss / total)
+        self._codes = cell_codes
+        self._weights = weights / total
+        self.cv_proba_ = cell_proba
+        self._solve_with_confidence(*check_budget(self.max_difference, self.min_ratio))
+        return self
+
     def _solve(self, form: str, budget: float) -> None:
         """Solve the program on the cross-fitted probabilities; set the fitted attributes."""
         layout = self._layout
         margins = 2.0 * (self.cv_proba_ @ layout.positive) - 1.0
         shares = self._weights @ (self.cv_proba_ @ layout.units)
+        if any_dask(shares):  # rows in Dask partitions (fit_cell_proba): a lazy sum
+            (shares,) = dispatch("compute", shares)
         if np.any(shares <= 0):
             raise ValueError(MSG_NO_SHARE.format(unit=layout.unit_names[int(np.argmin(shares))]))
         program = solve_rate_program(
@@ -482,6 +632,8 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         self.cv_decisions_ = decisions
         expected = (self._weights * decisions) @ units / program.unit_shares
         empirical = empirical_rates(decisions, self._codes, layout.units, self._weights)
+        if any_dask(expected, empirical):  # both lazy sums over the partitions: one pass
+            expected, empirical = dispatch("compute", expected, empirical)
         # Plain arrays (skops saves them); rates_ builds the table on demand.
         self._rate_columns = {
             "family": [layout.family_names[f] for f in layout.families],
@@ -537,7 +689,7 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         """
         check_is_fitted(self)
         if is_dask_collection(X):
-            raise NotImplementedError(MSG_DASK)
+            return dispatch("RateConstrainedClassifier.cell_proba", self, X)
         self._check_features(X, reset=False)
         proba = cell_proba(self.estimator_, X, self._layout.n_cells)
         return proba if self._calibrator is None else self._calibrator.transform(proba)
@@ -567,6 +719,8 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         ndarray of shape (n_samples,)
             A row's score depends on that row only.
         """
+        if is_dask_collection(X):
+            return dispatch("RateConstrainedClassifier.decision_function", self, X)
         return rule_scores(self.cell_proba(X), self._layout, self.unit_shares_, self.multipliers_)[
             0
         ]
@@ -586,6 +740,8 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         -------
         ndarray of shape (n_samples, 2)
         """
+        if is_dask_collection(X):
+            return dispatch("RateConstrainedClassifier.predict_proba", self, X)
         q = np.clip(0.5 * (1.0 + self.decision_function(X)), 0.0, 1.0)
         return np.column_stack([1.0 - q, q])
 
@@ -600,5 +756,7 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         -------
         ndarray of shape (n_samples,)
         """
+        if is_dask_collection(X):
+            return dispatch("RateConstrainedClassifier.predict", self, X)
         positive = self.decision_function(X) > 0
         return self.classes_[positive.astype(np.intp)]

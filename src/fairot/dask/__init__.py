@@ -69,5 +69,18 @@ IMPLEMENTATIONS.update(
         "WassersteinFairRegressor.predict": _lazy("_regression", "predict_wasserstein_regressor"),
         # solve_rate_program on Dask arrays: its rows, as partitions (the loop stays in memory).
         "solve_rate_program.rows": _lazy("_rate_program", "rate_program_rows"),
+        "RateConstrainedClassifier.fit": _lazy("_rate_constrained", "fit_rate_constrained"),
+        "RateConstrainedClassifier.cell_proba": _lazy(
+            "_rate_constrained", "cell_proba_rate_constrained"
+        ),
+        "RateConstrainedClassifier.decision_function": _lazy(
+            "_rate_constrained", "decision_function_rate_constrained"
+        ),
+        "RateConstrainedClassifier.predict_proba": _lazy(
+            "_rate_constrained", "predict_proba_rate_constrained"
+        ),
+        "RateConstrainedClassifier.predict": _lazy("_rate_constrained", "predict_rate_constrained"),
+        # Lazy results of a fit on Dask rows (a few sums), computed together in one pass.
+        "compute": _lazy("_collections", "compute"),
     }
 )

@@ -147,6 +147,8 @@ def _apply_method(model: Any, method: str, X: Any, sf: Any, empty: np.ndarray) -
     # An empty partition (from a filter, say) has no rows; scikit-learn refuses 0 rows.
     if X.shape[0] == 0:
         return empty
+    if sf is None:  # a method that reads X only
+        return getattr(model, method)(X)
     return getattr(model, method)(X, sensitive_features=sf)
 
 
@@ -159,7 +161,7 @@ def predict_by_partition(
     n_columns: int | None = None,
     dtype: Any = np.float64,
 ) -> Any:
-    """``model.<method>(X, sensitive_features=...)`` lazily, partition by partition.
+    """``model.<method>(X, sensitive_features=...)`` (or ``(X)``) lazily, partition by partition.
 
     The fitted model is shared once (:func:`share`) and applied to each aligned pair of
     partitions on the workers.
@@ -171,7 +173,7 @@ def predict_by_partition(
     method : str
         ``"predict"``, ``"predict_proba"``, ...
     X, sensitive_features : Dask collections
-        Partitioned alike.
+        Partitioned alike; ``sensitive_features`` ``None`` for a method that reads ``X`` only.
     n_columns : int, optional
         Columns of the method's output (``None``: one value per row).
     dtype : numpy dtype, default=float64
@@ -195,6 +197,11 @@ def predict_by_partition(
             shape=(n, *tail),
             dtype=dtype,
         )
-        for xb, sb, n in zip(blocks["X"], blocks["sensitive_features"], lengths, strict=True)
+        for xb, sb, n in zip(
+            blocks["X"],
+            blocks.get("sensitive_features", [None] * len(blocks["X"])),
+            lengths,
+            strict=True,
+        )
     ]
     return da.concatenate(parts, axis=0)

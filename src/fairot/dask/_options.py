@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from fairot.dask._sketch import DEFAULT_K, check_sketch_k
 
 MSG_QUANTILES = "quantiles must be 'exact' or 'sketch'; got {value!r}."
@@ -20,6 +22,13 @@ MSG_DASK_OPTION = (
 )
 CONFIG_QUANTILES = "fairot.quantiles"
 CONFIG_SKETCH_K = "fairot.sketch_k"
+CONFIG_TRAIN_ROWS = "fairot.train_sample_rows"
+#: Rows of a Dask collection an estimator trains its model on in memory, by default.
+DEFAULT_TRAIN_ROWS = 100_000
+MSG_TRAIN_ROWS = (
+    "dask.config 'fairot.train_sample_rows' must be a positive integer (the rows an estimator "
+    "trains its model on in memory); got {value!r}."
+)
 
 
 def check_quantiles(quantiles: str) -> str:
@@ -53,3 +62,18 @@ def refuse_options(**options: tuple[Any, Any]) -> None:
     for option, (value, default) in options.items():
         if value is not default and not (isinstance(value, str) and value == default):
             raise ValueError(MSG_DASK_OPTION.format(option=option, value=type(value).__name__))
+
+
+def train_rows_option() -> int:
+    """``dask.config`` ``fairot.train_sample_rows``: the size of the in-memory training sample.
+
+    An estimator that trains a model on Dask rows (``RateConstrainedClassifier`` with an
+    unfrozen ``estimator``) trains it on a random sample of about this many rows, gathered
+    into one process; the default is 100,000.
+    """
+    import dask
+
+    value = dask.config.get(CONFIG_TRAIN_ROWS, DEFAULT_TRAIN_ROWS)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(MSG_TRAIN_ROWS.format(value=value))
+    return int(value)
