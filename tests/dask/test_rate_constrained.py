@@ -6,6 +6,8 @@ and the same rows; the fitted rates of the Dask fit are also recomputed here in 
 own decisions.
 """
 
+import copy
+import dataclasses
 import re
 
 import dask
@@ -195,6 +197,47 @@ def test_predictions_are_lazy_and_equal_in_memory_row_by_row(client, fitted, for
     if form == "array":
         assert got.chunks[0] == dX.chunks[0]
     np.testing.assert_array_equal(got.compute(), getattr(model, method)(X))
+
+
+def test_predictions_do_not_carry_the_training_rows(fitted, monkeypatch):
+    # The lazy cv_proba_ and cv_decisions_ reach back to the training rows; prediction reads
+    # neither, so the model shared with the workers must not carry them.
+    import fairot.dask._collections as collections
+
+    model, X = fitted
+    shared = []
+    real_share = collections.share
+    monkeypatch.setattr(collections, "share", lambda obj: shared.append(obj) or real_share(obj))
+    for method in ("predict", "predict_proba", "decision_function", "cell_proba"):
+        got = getattr(model, method)(da.from_array(X, chunks=(CHUNK, 3)))
+        np.testing.assert_array_equal(got.compute(), getattr(model, method)(X))
+    assert len(shared) == 4
+    for sent in shared:
+        assert not any(dask.is_dask_collection(v) for v in vars(sent).values())
+        assert sent.program_.decisions is None
+        assert sent.multipliers_ is model.multipliers_
+    assert isinstance(model.cv_proba_, da.Array)  # the fitted model itself keeps them
+
+
+def test_save_model_names_the_lazy_attributes_then_saves_once_computed(fitted, tmp_path):
+    from fairot import load_model, save_model
+    from fairot.utils._persistence import MSG_LAZY
+
+    model, X = fitted
+    with pytest.raises(ValueError, match=re.escape(MSG_LAZY.split("{")[0])) as caught:
+        save_model(model, tmp_path / "model.skops")
+    assert "cv_proba_" in str(caught.value) and "cv_decisions_" in str(caught.value)
+    assert not (tmp_path / "model.skops").exists()
+    assert "program_.decisions" in str(caught.value)
+    computed = copy.copy(model)
+    for name, value in vars(model).items():
+        if dask.is_dask_collection(value):
+            setattr(computed, name, value.compute())
+    computed.program_ = dataclasses.replace(
+        model.program_, decisions=model.program_.decisions.compute()
+    )
+    save_model(computed, tmp_path / "model.skops")
+    np.testing.assert_array_equal(load_model(tmp_path / "model.skops").predict(X), model.predict(X))
 
 
 def test_base_scores_and_with_budget_on_a_dask_fit(client, problem, fitted):

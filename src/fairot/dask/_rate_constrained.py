@@ -38,6 +38,7 @@ in-memory methods, so they equal the in-memory ones row by row.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from numbers import Integral
 from typing import Any
 
@@ -328,21 +329,41 @@ def _n_cells(model: Any) -> int:
     return strata * len(model.groups_) * 2
 
 
+def _predictor(model: Any) -> Any:
+    """The fitted model as the workers need it: without its lazy per-row attributes.
+
+    A fit on Dask collections keeps ``cv_proba_`` and ``cv_decisions_`` lazy; their task graphs
+    reach back to the training rows (the rows themselves when ``X`` came from an in-memory
+    array), and prediction reads neither, so sending them with every prediction would ship the
+    training data to the workers for nothing.
+    """
+    from dask import is_dask_collection
+
+    light = copy.copy(model)
+    for name, value in vars(model).items():
+        if is_dask_collection(value):
+            delattr(light, name)
+    # program_ keeps the soft decisions of the fitting rows (lazy too); prediction reads its
+    # multipliers only, which the model holds as multipliers_.
+    light.program_ = dataclasses.replace(model.program_, decisions=None)
+    return light
+
+
 def cell_proba_rate_constrained(model: Any, X: Any) -> Any:
     """The cell probabilities, lazily per partition: a Dask array aligned with ``X``."""
-    return predict_by_partition(model, "cell_proba", X, None, n_columns=_n_cells(model))
+    return predict_by_partition(_predictor(model), "cell_proba", X, None, n_columns=_n_cells(model))
 
 
 def decision_function_rate_constrained(model: Any, X: Any) -> Any:
     """The rule's scores, lazily per partition: a Dask array aligned with ``X``."""
-    return predict_by_partition(model, "decision_function", X, None)
+    return predict_by_partition(_predictor(model), "decision_function", X, None)
 
 
 def predict_proba_rate_constrained(model: Any, X: Any) -> Any:
     """The constrained scores as probabilities, lazily per partition."""
-    return predict_by_partition(model, "predict_proba", X, None, n_columns=2)
+    return predict_by_partition(_predictor(model), "predict_proba", X, None, n_columns=2)
 
 
 def predict_rate_constrained(model: Any, X: Any) -> Any:
     """Predicted classes, lazily per partition: a Dask array aligned with ``X``."""
-    return predict_by_partition(model, "predict", X, None, dtype=model.classes_.dtype)
+    return predict_by_partition(_predictor(model), "predict", X, None, dtype=model.classes_.dtype)

@@ -37,6 +37,7 @@ arguments from the file) is refused too, so no class's ``__init__`` runs on file
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import io
 import json
@@ -53,6 +54,7 @@ from ._model_checks import check_trees
 __all__ = [
     "MAX_SCHEMA_BYTES",
     "MAX_UNCOMPRESSED_BYTES",
+    "MSG_LAZY",
     "MSG_UNREADABLE",
     "MSG_VERSION",
     "SKLEARN_DATA_TYPES",
@@ -111,6 +113,12 @@ MSG_UNREADABLE = (
 MSG_OTHER_VERSION = (
     "It was saved by {saved}, this is fairot {current}: refit the model with this version, or "
     "load it with the version that saved it{install}."
+)
+MSG_LAZY = (
+    "save_model stores computed values, and the model's attributes {names} are lazy Dask "
+    "collections (one value per training row, from a fit on Dask collections): compute each "
+    "into memory first, or save a model "
+    "fitted in memory."
 )
 MSG_SOURCE = "model must be a path to a .skops file or its bytes; got {kind}."
 
@@ -292,6 +300,24 @@ def _load_checked(data: bytes, source: str, saved_by: str | None) -> Any:
     return loaded
 
 
+def _lazy_attributes(model: Any) -> list[str]:
+    """The attributes of ``model`` that are Dask collections, and such fields of its dataclasses.
+
+    A fit on Dask collections keeps its per-row results lazy, ``program_.decisions`` among them.
+    """
+    found = []
+    for name, value in getattr(model, "__dict__", {}).items():
+        if hasattr(value, "__dask_graph__"):
+            found.append(name)
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            found += [
+                f"{name}.{field.name}"
+                for field in dataclasses.fields(value)
+                if hasattr(getattr(value, field.name), "__dask_graph__")
+            ]
+    return found
+
+
 def model_to_bytes(model: Any) -> bytes:
     """The bytes of ``skops.io.dumps(model)`` with the saving fairot version recorded.
 
@@ -309,6 +335,11 @@ def model_to_bytes(model: Any) -> bytes:
     """
     import skops.io
 
+    # A Dask collection would be stored as its task graph (skops refuses it with a TypeError
+    # about a type it cannot save); name the attributes and what to do instead.
+    lazy = _lazy_attributes(model)
+    if lazy:
+        raise ValueError(MSG_LAZY.format(names=", ".join(lazy)))
     buffer = io.BytesIO(skops.io.dumps(model))
     with zipfile.ZipFile(buffer, "a", compression=zipfile.ZIP_DEFLATED) as archive:
         record = {"fairot": fairot_version(), "format": "skops"}
