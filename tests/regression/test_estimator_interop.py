@@ -25,7 +25,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 import fairot
 from fairot.datasets import load_adult
 from fairot.regression import WassersteinFairRegressor
-from fairot.regression.checks import MSG_MARGINAL, MSG_POSITIONAL, MSG_SCORE_GROUPS
+from fairot.regression.checks import MSG_MARGINAL, MSG_SCORE_GROUPS
 from tests.helpers import linear_groups as _data
 
 
@@ -94,14 +94,15 @@ def test_weighted_score_is_weighted_r2_and_scale_free():
 
 
 # ------------------------------------------------------------------------ one API
-def test_estimator_keyword_and_positional_path():
-    X, y, s = _data()
-    with pytest.warns(FutureWarning, match=re.escape(MSG_POSITIONAL[:40])):
-        old = WassersteinFairRegressor(LinearRegression(), tau=0.5)
-    assert isinstance(old.estimator, LinearRegression)
+def test_the_estimator_is_keyword_only():
+    # Every parameter is keyword-only, as in scikit-learn; a positional model is Python's
+    # TypeError (the shim that accepted it with a FutureWarning is gone: nothing was released).
+    assert isinstance(
+        WassersteinFairRegressor(estimator=LinearRegression()).estimator, LinearRegression
+    )
     assert "estimator" in WassersteinFairRegressor().get_params()
-    with pytest.raises(TypeError, match="keyword-only"):
-        WassersteinFairRegressor(LinearRegression(), estimator=LinearRegression())
+    with pytest.raises(TypeError, match="positional argument"):
+        WassersteinFairRegressor(LinearRegression(), tau=0.5)
 
 
 def test_groups_attributes_are_public_lists_and_marginal_is_a_clear_error():

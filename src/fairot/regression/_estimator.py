@@ -39,7 +39,7 @@ from ._adjust import Method, QuantileAdjustment, check_p
 from ._calibration import Calibration
 from ._costs import InducedCost
 from ._fit import fit_in_memory
-from ._inputs import InputTagsMixin, encode_groups, estimator_keyword, groups_or_columns
+from ._inputs import InputTagsMixin, encode_groups, groups_or_columns
 from ._strata import MSG_DASK_CONTROL, strata_of_rows
 from ._units import scaled_r2
 from .checks import MSG_SCORE_GROUPS, check_calibration_groups, check_fit_parameters
@@ -221,7 +221,6 @@ class WassersteinFairRegressor(InputTagsMixin, RegressorMixin, BaseEstimator):
     __metadata_request__predict = {"sensitive_features": True, "control_features": True}
     __metadata_request__score = {"sensitive_features": True, "control_features": True}
 
-    @estimator_keyword
     def __init__(
         self,
         *,

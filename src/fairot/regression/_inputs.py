@@ -1,18 +1,16 @@
-"""What the regressor reads of its inputs, and the shim of its positional ``estimator``.
+"""What the regressor reads of its inputs.
 
 fairot reads only rows, width and column names of ``X``: the score model receives ``X`` as
 given (strings, NaN, DataFrames), so that a ``Pipeline`` with its own preprocessing works.
 
 Internal surface (plain names for :mod:`._estimator` and :mod:`._path`): :func:`check_X`,
 :func:`encode_groups`, :func:`groups_or_columns`, :func:`check_calibration_set`,
-:func:`split_calibration`, :func:`estimator_keyword`, :class:`InputTagsMixin`.
+:func:`split_calibration`, :class:`InputTagsMixin`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import warnings
 from typing import Any
 
 import numpy as np
@@ -33,7 +31,6 @@ from fairot.utils.sensitive import resolve_sensitive_features
 from .checks import (
     MSG_CALIBRATION,
     MSG_FROZEN_CALIBRATION,
-    MSG_POSITIONAL,
     MSG_WEIGHTS_OBSERVED,
     MSG_X_1D,
     check_group_sizes,
@@ -53,21 +50,6 @@ class InputTagsMixin:
         tags.input_tags.sparse = inner.sparse
         tags.input_tags.categorical = inner.categorical
         return tags
-
-
-def estimator_keyword(init):
-    """Accept a positional ``estimator`` for now, with a FutureWarning that names the fix."""
-
-    @functools.wraps(init)
-    def wrapper(self, *args, **kwargs):
-        if args:
-            if len(args) > 1 or "estimator" in kwargs:
-                raise TypeError(MSG_POSITIONAL)
-            warnings.warn(MSG_POSITIONAL, FutureWarning, stacklevel=2)
-            kwargs["estimator"] = args[0]
-        init(self, **kwargs)
-
-    return wrapper
 
 
 def check_X(model: Any, X: Any, *, reset: bool) -> Any:

@@ -27,7 +27,6 @@ __all__ = [
     "MSG_MISSING_GROUP",
     "MSG_NAN_SCORES",
     "MSG_OVERFLOW",
-    "MSG_POSITIONAL",
     "MSG_RESPONSES",
     "MSG_SCORE_GROUPS",
     "MSG_SMALL_GROUP",
@@ -100,11 +99,6 @@ MSG_MARGINAL = (
     "quantile map of the one group its sample belongs to, and marginal groups overlap (a "
     "sample is in one group per sensitive column). Use group_mode='intersection' (the default), "
     "whose groups partition the samples."
-)
-MSG_POSITIONAL = (
-    "Pass the model as WassersteinFairRegressor(estimator=...): the estimator is keyword-only "
-    "like every other parameter, and a positional estimator will be an error in a future "
-    "release."
 )
 MSG_WEIGHTS_OBSERVED = (
     "sample_weight is not supported with cost={cost!r}: the observed-loss proxy averages "
