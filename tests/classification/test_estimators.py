@@ -152,6 +152,29 @@ def test_eval_set_recorded(biased):
     assert {"eval_wass1", "eval_error"} <= set(model.history_.columns)
 
 
+@pytest.mark.parametrize("name", ["COT", "DOT"])
+@pytest.mark.parametrize("constraint", ["demographic_parity", "equalized_odds"])
+def test_history_wass1_is_scipys_sum_to_the_target(name, constraint, biased):
+    # The last record is taken at the final coefficients: its Wass1 is the sum over groups (or
+    # (group, label) cells) of SciPy's W1 between their scores and their target, on the training
+    # rows and on eval_set. The coupling's cells are cut once per run and reused at each record.
+    X, y, a = biased
+    tr, ev = slice(0, 500), slice(500, None)
+    model = FAST[name](n_updates=300, history_every=100, constraint=constraint).fit(
+        X[tr], y[tr], sensitive_features=a[tr], eval_set=(X[ev], y[ev], a[ev])
+    )
+    targets = model.target_samples_
+    last = model.history_.iloc[-1]
+    for part, column in ((tr, "train_wass1"), (ev, "eval_wass1")):
+        s, g, labels = model.predict_proba(X[part])[:, 1], a[part], y[part]
+        if constraint == "demographic_parity":
+            cells = [(g == k, targets) for k in (0, 1)]
+        else:
+            cells = [((g == k) & (labels == c), targets[c]) for c in (0, 1) for k in (0, 1)]
+        expected = sum(wasserstein_distance(s[rows], target) for rows, target in cells)
+        assert last[column] == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
 def test_entropic_step_too_large_raises_with_advice(biased):
     X, y, a = biased
     # The failing setting: lambda = .01 with a dual step of .1.

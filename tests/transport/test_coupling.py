@@ -5,6 +5,7 @@ and the same problem at unit scale times the scale factor (W_p is homogeneous).
 """
 
 import math
+import re
 
 import numpy as np
 import ot
@@ -16,8 +17,14 @@ from hypothesis.extra.numpy import arrays
 from mpmath import mp, mpf
 
 from fairot.metrics import wasserstein_distance
-from fairot.transport import check_p, optimal_coupling_1d, wasserstein_1d
-from fairot.transport._coupling import MSG_P
+from fairot.transport import (
+    SortedCoupling,
+    check_p,
+    optimal_coupling_1d,
+    wasserstein_1d,
+    wasserstein_sorted_orders,
+)
+from fairot.transport._coupling import MSG_COUPLING_SIZES, MSG_P
 
 SIZES = [(1, 1), (5, 5), (5, 7), (37, 100), (200, 200), (13, 1000)]
 
@@ -215,3 +222,36 @@ def test_difference_beyond_float_range():
     assert wasserstein_distance(u, v, p=1) == pytest.approx(1e308, rel=1e-15)
     assert wasserstein_distance(u, v, p=2) == pytest.approx(np.sqrt(2.0) * 1e308, rel=1e-15)
     assert wasserstein_distance(u, v, p=np.inf) == np.inf  # the true value exceeds the range
+
+
+@pytest.mark.parametrize("n,m", SIZES)
+def test_sorted_coupling_reused_on_new_samples(n, m):
+    # One coupling of the sizes (n, m), cut once, serves every new pair of unweighted samples of
+    # those sizes: W1 as SciPy's, W2 as POT's, W-inf as the largest quantile gap.
+    rng = np.random.default_rng(n + 17 * m)
+    coupling = SortedCoupling.unweighted(n, m)
+    reference = np.sort(_sample(rng, m, True))
+    for _ in range(3):
+        x = np.sort(_sample(rng, n, True) + 0.2)
+        w1, w2, winf = coupling.distances(x, reference, (1.0, 2.0, math.inf))
+        assert w1 == pytest.approx(scipy.stats.wasserstein_distance(x, reference), rel=1e-12)
+        assert w2 == pytest.approx(ot.wasserstein_1d(x, reference, p=2) ** 0.5, rel=1e-9)
+        assert winf == pytest.approx(wasserstein_1d(x, reference, "inf"), rel=1e-12)
+        # The distance functions go through the same cells: the same floats.
+        assert [w1, w2, winf] == wasserstein_sorted_orders(x, reference, (1.0, 2.0, math.inf))
+
+
+def test_sorted_coupling_weighted_matches_scipy():
+    rng = np.random.default_rng(3)
+    x, y = np.sort(rng.normal(size=6)), np.sort(rng.normal(size=9))
+    xw, yw = rng.random(6) + 0.1, rng.random(9) + 0.1
+    coupling = SortedCoupling.of(x, y, xw, yw)
+    expected = scipy.stats.wasserstein_distance(x, y, xw, yw)
+    assert coupling.distances(x, y, (1.0,))[0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_sorted_coupling_refuses_other_sizes():
+    coupling = SortedCoupling.unweighted(3, 4)
+    message = MSG_COUPLING_SIZES.format(expected=(3, 4), got=(4, 4))
+    with pytest.raises(ValueError, match=re.escape(message)):
+        coupling.distances(np.arange(4.0), np.arange(4.0), (1.0,))

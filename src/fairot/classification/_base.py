@@ -37,8 +37,8 @@ from fairot.classification._objective import sigmoid
 from fairot.classification._rows import padded_rows
 from fairot.exceptions import DivergenceError
 from fairot.metrics import diagnose_collapse
-from fairot.metrics.reductions import sum_w1_to_reference
-from fairot.transport import check_tau, geodesic_targets
+from fairot.metrics.reductions import sum_of_distances
+from fairot.transport import SortedCoupling, check_tau, geodesic_targets
 from fairot.utils.arrays import check_consistent_length, check_sample_weight
 from fairot.utils.groups import group_attributes, warn_small_groups
 from fairot.utils.sensitive import check_sensitive_features, resolve_sensitive_features
@@ -220,6 +220,15 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
         indices, values = padded_rows(X)
         labels = y01.astype(np.float64)
         evaluation = self._check_eval_set(eval_set)
+        # The records' Wass1 couple each group (cell) with its fixed target, sizes unchanged over
+        # the run: the coupling's cells are cut once here, not at each of the ~100 records.
+        couplings = self._target_couplings(rows)
+        if evaluation is not None:
+            ex, ey, erows = evaluation
+            erows = constraints.cell_rows(
+                erows, self.group_names_, ey, self.constraint, self.classes_, "eval_set"
+            )[0]
+            eval_couplings = self._target_couplings(erows)
         every = self.history_every or max(1, n_updates // 100)
         target = np.concatenate(self._targets)
         start_scores = score_rows(start_theta(self), indices, values)
@@ -296,16 +305,12 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
                 record = {
                     "update": self.n_updates_,
                     "objective": float(objectives.mean()),
-                    "train_wass1": self._wass1(s, rows),
+                    "train_wass1": self._wass1(s, rows, couplings),
                     "train_error": float(np.mean((s > 0.5) != y01)),
                 }
                 if evaluation is not None:
-                    ex, ey, erows = evaluation
-                    erows = constraints.cell_rows(
-                        erows, self.group_names_, ey, self.constraint, self.classes_, "eval_set"
-                    )[0]
                     es = sigmoid(logits(self._theta, ex))
-                    record["eval_wass1"] = self._wass1(es, erows)
+                    record["eval_wass1"] = self._wass1(es, erows, eval_couplings)
                     record["eval_error"] = float(np.mean((es > 0.5) != ey))
                 self._history.append(record)
         self.coef_ = self._theta[None, :-1].copy()
@@ -335,11 +340,20 @@ class OTInProcessingClassifier(TauUnitsMixin, ClassifierMixin, BaseEstimator):
         # frame is built when asked for.
         return pd.DataFrame(self._history)
 
-    def _wass1(self, s: np.ndarray, rows: list[np.ndarray]) -> float:
-        r""":math:`\sum_a W_1(p_{S_a}, p_{\bar S})` to the fitted (fixed) target (per cell)."""
-        return sum(
-            float(sum_w1_to_reference([np.sort(s[r])], self._targets[t]))
+    def _target_couplings(self, rows: list[np.ndarray]) -> list[SortedCoupling]:
+        """The coupling of each group's (cell's) rows with its target, for :meth:`_wass1`."""
+        return [
+            SortedCoupling.unweighted(r.shape[0], self._targets[t].shape[0])
             for r, t in zip(rows, self._cell_targets, strict=True)
+        ]
+
+    def _wass1(
+        self, s: np.ndarray, rows: list[np.ndarray], couplings: list[SortedCoupling]
+    ) -> float:
+        r""":math:`\sum_a W_1(p_{S_a}, p_{\bar S})` to the fitted (fixed) target (per cell)."""
+        return sum_of_distances(
+            coupling.distances(np.sort(s[r]), self._targets[t], (1.0,))[0]
+            for r, t, coupling in zip(rows, self._cell_targets, couplings, strict=True)
         )
 
     def _check_eval_set(self, eval_set):

@@ -12,6 +12,7 @@ from fairot.transport._barycenter import (
     weighted_median,
 )
 from fairot.transport._coupling import (
+    SortedCoupling,
     check_p,
     joint_quantile_cells,
     optimal_coupling_1d,
@@ -51,6 +52,7 @@ __all__ = [
     "MASS_TOLERANCE",
     "MSG_TAU",
     "TAU_MEANING",
+    "SortedCoupling",
     "joint_quantile_cells",
     "wasserstein_sorted",
     "wasserstein_sorted_orders",
