@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 # torch==2.13.0 is a CPU build on local disk; any other spec would download a multi-GB CUDA build.
 TORCH  := torch==2.13.0
 
-.PHONY: demo test fuzz kill-tests docs api lint bench reproduce clean
+.PHONY: demo test test-slow fuzz kill-tests docs api lint bench reproduce clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ $(VENV)/.chromium: | $(BIN)/python
 
 test: $(VENV)/.test-installed $(VENV)/.chromium
 	$(BIN)/python -m pytest -q --durations=30
+
+# The slow tier (DEVELOPERS.md, "The test suite"): the papers' full studies, the variants of the
+# kill-at-every-write tests and the checks that start fresh interpreters; make test leaves them out.
+test-slow: $(VENV)/.test-installed $(VENV)/.chromium
+	$(BIN)/python -m pytest -q -m slow --durations=30
 
 # The hypothesis fuzz of every public boundary with a large budget (make test runs a small one).
 fuzz: $(VENV)/.test-installed

@@ -1,5 +1,7 @@
 """Every ```python block of README.md and docs/*.md runs as written and prints what the page says.
 
+README.md is run by ``tests/test_readme.py`` (with :func:`run_page_in`), docs/*.md here.
+
 How a page is run
 -----------------
 One test per page. The page's ```python blocks run in order, in one namespace (a later block may
@@ -114,12 +116,19 @@ def check_output(page: Path, block: Block, printed: str) -> None:
         assert stated in remaining, f"{where}: expected a printed line {stated!r} in {got}"
 
 
-PAGES_WITH_BLOCKS = [page for page in PAGES if parse(page)]
+# README.md is run by tests/test_readme.py with this runner, which then checks what its blocks
+# built (one run of its examples, not two).
+PAGES_WITH_BLOCKS = [page for page in PAGES if page.name != "README.md" and parse(page)]
 
 
 @pytest.mark.parametrize("page", PAGES_WITH_BLOCKS, ids=lambda p: p.name)
 def test_page_blocks_run_as_written(page, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+    run_page_in(page, tmp_path, monkeypatch)
+
+
+def run_page_in(page: Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """Run ``page`` in ``folder`` as a reader would (see the module docstring); its namespace."""
+    monkeypatch.chdir(folder)
     namespace: dict = {"__name__": "__doc_block__"}
     threads = torch.get_num_threads()
     # a block may turn on metadata routing or open figures; neither may outlive its page
@@ -129,6 +138,7 @@ def test_page_blocks_run_as_written(page, tmp_path, monkeypatch):
         finally:
             torch.set_num_threads(threads)
             plt.close("all")
+    return namespace
 
 
 def run_page(page: Path, namespace: dict) -> None:

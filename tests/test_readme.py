@@ -1,19 +1,22 @@
-"""The README's Python examples run as written and do what they say."""
+"""The README's Python examples run as written, print what the README says and do what they say.
 
-import re
+They run once, by the runner of every page's blocks (``tests/test_doc_blocks.py``: in order, one
+namespace, a temporary folder, warnings as errors, the stated prints compared).
+"""
+
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.test_doc_blocks import parse, run_page_in
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def test_readme_examples_run():
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-    assert len(blocks) >= 2
-    namespace: dict = {}
-    exec(compile("\n".join(blocks), str(README), "exec"), namespace)  # noqa: S102
+def test_readme_examples_run(tmp_path, monkeypatch):
+    assert len(parse(README)) >= 2
+    namespace = run_page_in(README, tmp_path, monkeypatch)
     summary = namespace["report"].attrs["summary"]
     # The README quotes these values next to the paper's.
     assert summary["err"] == pytest.approx(0.147, abs=5e-4)

@@ -359,6 +359,10 @@ def test_cli_audit(cell, tmp_path, capsys):
 
 
 @pytest.mark.integration
+# make test-slow: a fresh interpreter's cold start (~11 s); make test runs this cell in-process
+# (test_cli_audit[regression-labels-unweighted-boot20]), `python -m fairot audit` a subprocess
+# (tests/cli/test_audit.py).
+@pytest.mark.slow
 def test_cli_regression_audit_with_labels_in_a_subprocess(tmp_path):
     frame = make_frame("regression", seed=2)
     path = tmp_path / "data.csv"
