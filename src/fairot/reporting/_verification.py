@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.utils.validation import _num_samples
 
 from fairot.reporting._format import format_value
 from fairot.reporting._html import STYLE, _table, figure_svg
@@ -43,6 +44,7 @@ from fairot.utils import (
     terminal_table,
     terminal_text,
 )
+from fairot.utils.sensitive import check_sensitive_features
 from fairot.verification import (
     GroupVerification,
     VerificationRates,
@@ -364,13 +366,13 @@ def audit_verification(
     >>> result.rates.allowed_false_matches
     2
     """
-    rates = verification_rates(
-        y_true, y_pred, sensitive_features=sensitive_features, target_fmr=target_fmr
-    )
+    # The groups are encoded once here; the three measures take the encoding as it is.
+    groups = check_sensitive_features(sensitive_features, _num_samples(y_pred))
+    rates = verification_rates(y_true, y_pred, sensitive_features=groups, target_fmr=target_fmr)
     accuracy = verification_accuracy_by_group(
-        y_true, y_pred, sensitive_features=sensitive_features, n_folds=n_folds
+        y_true, y_pred, sensitive_features=groups, n_folds=n_folds
     )
-    curves = det_curves(y_true, y_pred, sensitive_features=sensitive_features)
+    curves = det_curves(y_true, y_pred, sensitive_features=groups)
     settings = {
         "target_fmr": rates.target_fmr,
         "n_folds": n_folds,
