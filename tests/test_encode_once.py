@@ -28,20 +28,6 @@ N_PER_GROUP = 700
 GROUPS = np.repeat(["a", "b", "c"], N_PER_GROUP)
 
 
-@pytest.fixture
-def encoded(monkeypatch):
-    """The first column of every frame factorised while the test runs, as a list of values."""
-    columns = []
-    factorize = sensitive._factorize_columns
-
-    def counting(frame, name="sensitive_features"):
-        columns.append(frame.iloc[:, 0].tolist())
-        return factorize(frame, name)
-
-    monkeypatch.setattr(sensitive, "_factorize_columns", counting)
-    return columns
-
-
 def _labels_and_scores(seed=0):
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 2, GROUPS.size)

@@ -11,25 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import fairot.utils.sensitive as sensitive
 from fairot.reporting import audit
 from fairot.utils.sensitive import check_sensitive_features
 
 N = 240
-
-
-@pytest.fixture
-def encoded(monkeypatch):
-    """The first column of every frame factorised while the test runs, as a list of values."""
-    columns = []
-    factorize = sensitive._factorize_columns
-
-    def counting(frame, name="sensitive_features"):
-        columns.append(frame.iloc[:, 0].tolist())
-        return factorize(frame, name)
-
-    monkeypatch.setattr(sensitive, "_factorize_columns", counting)
-    return columns
 
 
 def _data(sizes=(80, 80, 80), seed=0):
