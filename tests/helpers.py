@@ -6,6 +6,8 @@
 - :func:`message_constants`, :func:`fills_template`: whether an error message is one of
   fairot's message constants with its placeholders filled (the fuzz tests);
 - :func:`message_prefix`: the pattern of a message constant's text before its first placeholder;
+- :func:`run_cli`, :func:`write_rows`, :func:`mitigate_args`: a command run in this process on
+  a table written as the user typed it;
 - :func:`sized_groups`: groups of distinct sizes, for the plots and pages of many groups;
 - :func:`markdown_tables`, :func:`html_tables`: the tables of a report as its reader sees them;
 - :func:`chromium`, :func:`chromium_screenshot`: a page rendered by headless Chromium;
@@ -165,6 +167,29 @@ def assert_one_line_error(code, out, err, pattern):
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert re.search(pattern, err), err
+
+
+def run_cli(capsys, *args):
+    """``fairot ARGS`` in this process: ``(status, stdout, stderr)``, arguments turned to text."""
+    from fairot.cli import main
+
+    code = main(list(map(str, args)))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def write_rows(path, rows, header):
+    """A table written line by line, not by pandas, so that "01" stays the text the user typed."""
+    path.write_text("\n".join([header, *rows]) + "\n")
+    return path
+
+
+def mitigate_args(path, out, *extra):
+    """``fairot mitigate --method dpp`` on the ``score`` and ``group`` columns of ``path``."""
+    return [
+        "mitigate", "--data", path, "--score", "score", "--sensitive", "group",
+        "--method", "dpp", "--out", out, "--n-bootstrap", 0, *extra,
+    ]  # fmt: skip
 
 
 def mitigation_split(frame, seed=0):

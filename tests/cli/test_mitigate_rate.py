@@ -1,6 +1,6 @@
 """``fairot mitigate --method rate``: the rate-constrained classifier trained on the features.
 
-As in ``test_mitigate_inprocess.py``, the expected numbers are computed here, independently of
+As in ``test_inprocess.py``, the expected numbers are computed here, independently of
 the command: the split is rebuilt with scikit-learn's ``train_test_split`` on a group x label key
 made in the test, the encoder and the classifier are built and fitted here, and the held-out rows
 are measured with ``fairot.metrics``.

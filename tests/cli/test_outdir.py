@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import fairot.utils
 from fairot.cli import main
+from fairot.cli._cmd_audit import MSG_WRITE_FAILED
 from fairot.cli._outdir import (
     MANIFEST,
     MSG_CLEANED,
@@ -19,6 +21,8 @@ from fairot.cli._outdir import (
     _recover,
     staged_folder,
 )
+from tests.helpers import mitigate_args as _mitigate_args
+from tests.helpers import run_cli as _run
 
 CHILD = Path(__file__).with_name("_kill_child.py")
 # Every write, rename and folder made or removed (the unlinks of the old folder's files, all
@@ -288,3 +292,86 @@ def test_probe_of_a_dead_run_is_removed(tmp_path):
     mine.write_bytes(b"")
     assert _recover(out) == []
     assert not stale.exists() and mine.exists()
+
+
+def _snapshot(folder):
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("fail_on", ["model.skops", "adjusted.csv"])
+def test_failed_write_leaves_new_out_absent(coded_csv, tmp_path, capsys, monkeypatch, fail_on):
+    path, _, _ = coded_csv
+    out = tmp_path / "new" / "out"
+    real = fairot.utils.write_atomic
+
+    def failing(target, data, **kwargs):
+        if str(target).endswith(fail_on):
+            raise OSError(28, "No space left on device")
+        return real(target, data, **kwargs)
+
+    monkeypatch.setattr(fairot.utils, "write_atomic", failing)
+    code, printed, err = _run(capsys, *_mitigate_args(path, out, "--apply", path))
+    assert code == 2 and printed == ""
+    assert MSG_WRITE_FAILED.format(path=out, reason="No space left on device") in err
+    assert not out.exists()
+    assert list(out.parent.iterdir()) == []  # no staging folder left behind
+
+
+def test_failed_write_leaves_existing_out_unchanged(coded_csv, tmp_path, capsys, monkeypatch):
+    path, _, _ = coded_csv
+    out = tmp_path / "out"
+    code, _, err = _run(capsys, *_mitigate_args(path, out, "--apply", path))
+    assert code == 0, err
+    (out / "notes.txt").write_text("mine")
+    before = _snapshot(out)
+    real = fairot.utils.write_atomic
+
+    def failing(target, data, **kwargs):
+        if str(target).endswith("adjusted.csv"):
+            raise OSError(28, "No space left on device")
+        return real(target, data, **kwargs)
+
+    monkeypatch.setattr(fairot.utils, "write_atomic", failing)
+    # A different fit (regression) would write different files: none of them may appear.
+    code, _, err = _run(
+        capsys, "mitigate", "--data", path, "--score", "score", "--sensitive", "group",
+        "--method", "regression", "--out", out, "--n-bootstrap", 0, "--apply", path,
+    )  # fmt: skip
+    assert code == 2
+    assert _snapshot(out) == before
+    assert sorted(p.name for p in out.iterdir()) == [
+        MANIFEST, "adjusted.csv", "after", "before", "model.skops", "notes.txt",
+        "report.html", "report.json", "report.md",
+    ]  # fmt: skip
+
+
+def test_rerun_replaces_outputs_together(coded_csv, tmp_path, capsys):
+    path, _, _ = coded_csv
+    out = tmp_path / "out"
+    assert _run(capsys, *_mitigate_args(path, out, "--apply", path))[0] == 0
+    (out / "notes.txt").write_text("mine")
+    # Without --apply, the adjusted table of the first run would belong to no model: removed.
+    assert _run(capsys, *_mitigate_args(path, out))[0] == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        MANIFEST, "after", "before", "model.skops", "notes.txt", "report.html", "report.json",
+        "report.md",
+    ]  # fmt: skip
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+def test_new_out_folder_gets_the_usual_permissions(tmp_path):
+    import os
+
+    from fairot.cli._outdir import staged_folder
+
+    out = tmp_path / "fresh"
+    with staged_folder(out, ["a.txt"]) as stage:
+        (stage / "a.txt").write_text("x")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (out / "a.txt").read_text() == "x"
+    assert out.stat().st_mode & 0o777 == 0o777 & ~umask

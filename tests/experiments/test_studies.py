@@ -19,22 +19,3 @@ def test_a_study_without_its_extra_names_the_extra(monkeypatch):
     expected = MSG_STUDY_EXTRA.format(name="frontier", package="fairlearn", extra="studies")
     with pytest.raises(ImportError, match=re.escape(expected)):
         get_study("frontier")
-
-
-def test_reproduce_without_the_extra_is_one_line(monkeypatch, capsys):
-    import importlib.util
-
-    from fairot.cli import main
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util,
-        "find_spec",
-        lambda name, *args: None if name == "fairlearn" else real(name, *args),
-    )
-    assert main(["reproduce", "frontier", "--quick"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err == [
-        "fairot reproduce: error: the study 'frontier' needs fairlearn, which is not installed: "
-        'pip install "fairot[studies]".'
-    ]

@@ -361,7 +361,7 @@ def test_cli_audit(cell, tmp_path, capsys):
 @pytest.mark.integration
 # make test-slow: a fresh interpreter's cold start (~11 s); make test runs this cell in-process
 # (test_cli_audit[regression-labels-unweighted-boot20]), `python -m fairot audit` a subprocess
-# (tests/cli/test_audit.py).
+# (tests/cli/test_cmd_audit.py).
 @pytest.mark.slow
 def test_cli_regression_audit_with_labels_in_a_subprocess(tmp_path):
     frame = make_frame("regression", seed=2)
@@ -408,7 +408,7 @@ def test_cli_mitigate_regression(labels, weights, boot, tmp_path, capsys):
     args = ["mitigate", "--data", path, "--score", "p", "--sensitive", "g"]
     args += ["--method", "regression", "--tau", "0.5", "--apply", path, "--out", out]
     # --eval on the fitted file: the audits are of the rows the oracle reads (the held-out
-    # split itself is tested in tests/cli/test_mitigate_holdout.py).
+    # split itself is tested in tests/cli/test_holdout.py).
     args += ["--eval", path]
     args += ["--n-bootstrap", boot, "--min-group-size", 1] + (["--label", "y"] if labels else [])
     args += ["--sample-weight", "w"] if weights else []

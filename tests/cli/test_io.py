@@ -1,5 +1,5 @@
-"""Issue 19 (CLI reading and ``fairot mitigate`` writing): text group codes, long headers,
-all-or-nothing ``--out``, the adjusted table's format, and values near the float maximum."""
+"""Issue 19 (CLI reading): text group codes, long headers, the adjusted table's format, values
+near the float maximum, gzip tables and FIFOs (all-or-nothing ``--out``: ``test_outdir.py``)."""
 
 import json
 import re
@@ -9,32 +9,10 @@ import pandas as pd
 import pytest
 from scipy.stats import wasserstein_distance
 
-import fairot.utils
-from fairot.cli import main
-from fairot.cli._cmd_audit import MSG_WRITE_FAILED
 from fairot.cli._io import MAX_MAGNITUDE, MSG_DUPLICATE, MSG_TOO_LARGE
-from fairot.cli._outdir import MANIFEST
-
-
-def _run(capsys, *args):
-    code = main(list(map(str, args)))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
-def _write(path, rows, header):
-    # Written by hand, not by pandas, so that "01" stays the text the user typed.
-    path.write_text("\n".join([header, *rows]) + "\n")
-    return path
-
-
-@pytest.fixture
-def coded_csv(tmp_path):
-    rng = np.random.default_rng(1)
-    groups = ["01", "1"] * 30
-    scores = rng.uniform(0, 1, 60)
-    rows = [f"{s:.17g},{g},{int(s > 0.5)}" for s, g in zip(scores, groups, strict=True)]
-    return _write(tmp_path / "coded.csv", rows, "score,group,y"), scores, np.array(groups)
+from tests.helpers import mitigate_args as _mitigate_args
+from tests.helpers import run_cli as _run
+from tests.helpers import write_rows as _write
 
 
 def test_audit_keeps_01_and_1_apart(coded_csv, capsys):
@@ -82,82 +60,6 @@ def test_duplicate_beyond_64_kib_of_header(tmp_path, capsys):
     expected = MSG_DUPLICATE.format(path=path, names=["column_00005"])
     assert re.search(re.escape(expected), err)
     assert len(err.strip().splitlines()) == 1
-
-
-def _mitigate_args(path, out, *extra):
-    return [
-        "mitigate", "--data", path, "--score", "score", "--sensitive", "group",
-        "--method", "dpp", "--out", out, "--n-bootstrap", 0, *extra,
-    ]  # fmt: skip
-
-
-def _snapshot(folder):
-    return {
-        p.relative_to(folder).as_posix(): p.read_bytes()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
-
-
-@pytest.mark.parametrize("fail_on", ["model.skops", "adjusted.csv"])
-def test_failed_write_leaves_new_out_absent(coded_csv, tmp_path, capsys, monkeypatch, fail_on):
-    path, _, _ = coded_csv
-    out = tmp_path / "new" / "out"
-    real = fairot.utils.write_atomic
-
-    def failing(target, data, **kwargs):
-        if str(target).endswith(fail_on):
-            raise OSError(28, "No space left on device")
-        return real(target, data, **kwargs)
-
-    monkeypatch.setattr(fairot.utils, "write_atomic", failing)
-    code, printed, err = _run(capsys, *_mitigate_args(path, out, "--apply", path))
-    assert code == 2 and printed == ""
-    assert MSG_WRITE_FAILED.format(path=out, reason="No space left on device") in err
-    assert not out.exists()
-    assert list(out.parent.iterdir()) == []  # no staging folder left behind
-
-
-def test_failed_write_leaves_existing_out_unchanged(coded_csv, tmp_path, capsys, monkeypatch):
-    path, _, _ = coded_csv
-    out = tmp_path / "out"
-    code, _, err = _run(capsys, *_mitigate_args(path, out, "--apply", path))
-    assert code == 0, err
-    (out / "notes.txt").write_text("mine")
-    before = _snapshot(out)
-    real = fairot.utils.write_atomic
-
-    def failing(target, data, **kwargs):
-        if str(target).endswith("adjusted.csv"):
-            raise OSError(28, "No space left on device")
-        return real(target, data, **kwargs)
-
-    monkeypatch.setattr(fairot.utils, "write_atomic", failing)
-    # A different fit (regression) would write different files: none of them may appear.
-    code, _, err = _run(
-        capsys, "mitigate", "--data", path, "--score", "score", "--sensitive", "group",
-        "--method", "regression", "--out", out, "--n-bootstrap", 0, "--apply", path,
-    )  # fmt: skip
-    assert code == 2
-    assert _snapshot(out) == before
-    assert sorted(p.name for p in out.iterdir()) == [
-        MANIFEST, "adjusted.csv", "after", "before", "model.skops", "notes.txt",
-        "report.html", "report.json", "report.md",
-    ]  # fmt: skip
-
-
-def test_rerun_replaces_outputs_together(coded_csv, tmp_path, capsys):
-    path, _, _ = coded_csv
-    out = tmp_path / "out"
-    assert _run(capsys, *_mitigate_args(path, out, "--apply", path))[0] == 0
-    (out / "notes.txt").write_text("mine")
-    # Without --apply, the adjusted table of the first run would belong to no model: removed.
-    assert _run(capsys, *_mitigate_args(path, out))[0] == 0
-    assert sorted(p.name for p in out.iterdir()) == [
-        MANIFEST, "after", "before", "model.skops", "notes.txt", "report.html", "report.json",
-        "report.md",
-    ]  # fmt: skip
-    assert (out / "notes.txt").read_text() == "mine"
 
 
 def test_tsv_apply_writes_adjusted_tsv(coded_csv, tmp_path, capsys):
@@ -211,20 +113,6 @@ def test_large_but_representable_values_audit(tmp_path, capsys):
     w1 = json.loads(out)["summary"]["max_pairwise_w1"]
     expected = wasserstein_distance(pred[group == 0] / 1e150, pred[group == 1] / 1e150) * 1e150
     np.testing.assert_allclose(w1, expected, rtol=1e-9)
-
-
-def test_new_out_folder_gets_the_usual_permissions(tmp_path):
-    import os
-
-    from fairot.cli._outdir import staged_folder
-
-    out = tmp_path / "fresh"
-    with staged_folder(out, ["a.txt"]) as stage:
-        (stage / "a.txt").write_text("x")
-    umask = os.umask(0)
-    os.umask(umask)
-    assert (out / "a.txt").read_text() == "x"
-    assert out.stat().st_mode & 0o777 == 0o777 & ~umask
 
 
 def _json_audit(capsys, path, *extra):
