@@ -205,14 +205,6 @@ def test_saturation_is_detected(cls, biased):
     assert not hasattr(model, "coef_")
 
 
-def test_saturated_share_counts_scores_at_the_ends():
-    from fairot.classification._degenerate import SATURATION_MARGIN, saturated_share
-
-    s = np.array([0.0, SATURATION_MARGIN / 2, 0.5, 1.0 - SATURATION_MARGIN / 2, 0.3, 1.0])
-    # By hand: the ends (0, 1) and the two within the margin of them.
-    assert saturated_share(s) == pytest.approx(4 / 6)
-
-
 @pytest.mark.parametrize("cls", [COTClassifier, DOTClassifier, QuantileParityPostProcessor])
 def test_bad_input(cls, biased):
     X, y, a = biased

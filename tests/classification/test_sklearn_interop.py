@@ -23,7 +23,6 @@ from threadpoolctl import threadpool_limits
 from fairot.classification import COTClassifier, DOTClassifier, QuantileParityPostProcessor
 from fairot.datasets import load_adult
 from fairot.utils.sensitive import MSG_SF_REQUIRED
-from tests.helpers import make_biased
 
 REQUIRED = MSG_SF_REQUIRED.format(name="sensitive_features").split(":")[0]
 
@@ -253,21 +252,6 @@ def test_sparse_adult_gives_the_dense_metrics(name):
             sum(wasserstein_distance(s[a == g], target) for g in np.unique(a)),
         )
     np.testing.assert_allclose(metrics["csr"], metrics["dense"], atol=0.005)
-
-
-def test_sparse_and_dense_share_the_layout():
-    from fairot.classification._kernels import logits
-    from fairot.classification._rows import padded_rows
-
-    X, _, _ = make_biased(n=50)
-    X[::3, 1] = 0.0
-    dense = padded_rows(X)
-    sparse = padded_rows(sp.csc_matrix(X))
-    np.testing.assert_array_equal(dense[0], sparse[0])
-    np.testing.assert_array_equal(dense[1], sparse[1])
-    theta = np.array([0.3, -1.2, 0.7, 0.1])
-    np.testing.assert_array_equal(logits(theta, X), logits(theta, sp.csr_matrix(X)))
-    np.testing.assert_allclose(logits(theta, X), X @ theta[:-1] + theta[-1], rtol=1e-14)
 
 
 def test_choosing_dpp_within_a_fairness_budget_with_fairot_scorers(routing, biased):
