@@ -1,4 +1,8 @@
-"""A generic convex solver of problem (6) on small grids (scipy SLSQP), the tests' oracle."""
+"""A generic convex solver of problem (6) on small grids (scipy SLSQP), the tests' oracle.
+
+Also the problems the tests of ``adjust_quantiles`` and of its solvers share: quantile curves
+of a few groups, and the squared objective they are scored by.
+"""
 
 import itertools
 
@@ -70,3 +74,29 @@ def solve_generic(latent, weights, p, eps, bounds, value, gradient, start=None):
         options={"ftol": 1e-15, "maxiter": 3000},
     )
     return unpack(res.x), res.fun
+
+
+def latent_curves(seed, k=3, m=6, spread=2.0):
+    """K sorted normal curves on M grid points, the groups ``spread`` apart."""
+    rng = np.random.default_rng(seed)
+    shift = spread * np.arange(k)[:, None]
+    return np.sort(rng.normal(size=(k, m)), axis=1) + shift + rng.normal(size=(k, 1))
+
+
+def squared_objective(curves, latent, w):
+    """The share-weighted mean squared distance of ``curves`` to ``latent``."""
+    w = np.asarray(w) / np.sum(w)
+    return float(w @ ((curves - latent) ** 2).mean(axis=1))
+
+
+def group_curves(k, m, seed):
+    """K groups' quantile curves of normal samples of random location, scale and size."""
+    rng = np.random.default_rng(seed)
+    u = (np.arange(m) + 0.5) / m
+    latent = np.stack(
+        [
+            np.quantile(rng.normal(rng.normal(), rng.uniform(0.5, 2.0), rng.integers(20, 200)), u)
+            for _ in range(k)
+        ]
+    )
+    return latent, rng.uniform(0.2, 1.0, k)
