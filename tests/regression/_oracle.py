@@ -9,6 +9,9 @@ import itertools
 import numpy as np
 from scipy.optimize import minimize
 
+#: Eight grid levels, the midpoints of [0, 1] cut in eight.
+GRID_LEVELS = (np.arange(1, 9) - 0.5) / 8
+
 
 def solve_generic(latent, weights, p, eps, bounds, value, gradient, start=None):
     """min sum_s r_s mean_k c(latent, q) s.t. pairwise grid-norm <= eps, monotone, box."""
