@@ -1,13 +1,16 @@
 """A generic convex solver of problem (6) on small grids (scipy SLSQP), the tests' oracle.
 
-Also the problems the tests of ``adjust_quantiles`` and of its solvers share: quantile curves
-of a few groups, and the squared objective they are scored by.
+Also the problems the regression tests share: quantile curves of a few groups and the squared
+objective they are scored by (``adjust_quantiles`` and its solvers), and a frozen score model
+whose scores are known exactly, with the designs it scores (the regressor).
 """
 
 import itertools
 
 import numpy as np
 from scipy.optimize import minimize
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.frozen import FrozenEstimator
 
 #: Eight grid levels, the midpoints of [0, 1] cut in eight.
 GRID_LEVELS = (np.arange(1, 9) - 0.5) / 8
@@ -103,3 +106,30 @@ def group_curves(k, m, seed):
         ]
     )
     return latent, rng.uniform(0.2, 1.0, k)
+
+
+class ColumnScore(RegressorMixin, BaseEstimator):
+    """Score = the first column; used frozen so that scores are known exactly."""
+
+    def fit(self, X, y):
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def predict(self, X):
+        return np.asarray(X)[:, 0].astype(float)
+
+
+def frozen_column():
+    """A frozen score model whose score is the first column of X."""
+    return FrozenEstimator(ColumnScore().fit(np.zeros((1, 1)), [0.0]))
+
+
+def two_designs(seed, k, n):
+    """Calibration scores of ``k`` groups and test scores reaching beyond their extremes."""
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, k, n)
+    scores = rng.normal(size=n) * (1 + 0.5 * s) + 2.0 * s
+    # test scores reach beyond every calibration extreme: the tails are part of the test
+    t_s = rng.integers(0, k, 3 * n)
+    test = rng.normal(size=3 * n) * (1.3 + 0.5 * t_s) + 2.0 * t_s
+    return scores, s, test, t_s

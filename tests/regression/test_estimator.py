@@ -21,25 +21,13 @@ from fairot.regression.checks import (
 )
 from tests.helpers import linear_groups as _data
 
+from ._oracle import frozen_column as _frozen_column
+from ._oracle import two_designs as _two_designs
+
 
 def _frozen_linear(X, y, s):
     model = LinearRegression().fit(np.column_stack([X, s]), y)
     return model
-
-
-class _ColumnScore(RegressorMixin, BaseEstimator):
-    """Score = the first column; used frozen so that scores are known exactly."""
-
-    def fit(self, X, y):
-        self.n_features_in_ = X.shape[1]
-        return self
-
-    def predict(self, X):
-        return np.asarray(X)[:, 0].astype(float)
-
-
-def _frozen_column():
-    return FrozenEstimator(_ColumnScore().fit(np.zeros((1, 1)), [0.0]))
 
 
 def test_frozen_estimator_calibrates_on_all_data_and_curves_are_linear_quantiles():
@@ -74,16 +62,6 @@ def _equipy_exact_map(cal, cal_s, test, test_s):
             eqf = interp1d(np.linspace(0, 1, other.size), other)
             out[test_s == g] += np.mean(cal_s == h) * eqf(rank)
     return out
-
-
-def _two_designs(seed, k, n):
-    rng = np.random.default_rng(seed)
-    s = rng.integers(0, k, n)
-    scores = rng.normal(size=n) * (1 + 0.5 * s) + 2.0 * s
-    # test scores reach beyond every calibration extreme: the tails are part of the test
-    t_s = rng.integers(0, k, 3 * n)
-    test = rng.normal(size=3 * n) * (1.3 + 0.5 * t_s) + 2.0 * t_s
-    return scores, s, test, t_s
 
 
 @pytest.mark.parametrize("p", [1, 2, np.inf])
@@ -440,43 +418,6 @@ def test_a_row_gets_the_same_prediction_alone_or_in_a_batch():
         rows = rng.choice(n, 200, replace=False)
         alone = [model.predict(X[i : i + 1], sensitive_features=s[i : i + 1])[0] for i in rows]
         np.testing.assert_array_equal(batch[rows], alone)
-
-
-# ------------------------------------------------------------- overflow/underflow (issue 14)
-@pytest.mark.parametrize("scale", [1e-300, 1e154, 1e300])
-@pytest.mark.parametrize(
-    ("p", "cost"), [(1, "squared"), (2, "squared"), (np.inf, "squared"), (2, "observed_squared")]
-)
-def test_extreme_scales_solve_the_unit_problem(scale, p, cost):
-    scores, s, test, t_s = _two_designs(11, 3, 300)
-    scores, test = scores / 8, test / 8  # keeps 1e300 * scores below the largest float
-
-    def fit_predict(factor, tau):
-        model = WassersteinFairRegressor(
-            estimator=_frozen_column(), tau=tau, p=p, n_grid=40, cost=cost
-        )
-        model.fit(scores[:, None] * factor, scores * factor, sensitive_features=s)
-        return model, model.predict(test[:, None] * factor, sensitive_features=t_s)
-
-    for tau in (0.0, 0.4):
-        unit, unit_pred = fit_predict(1.0, tau)
-        big, big_pred = fit_predict(scale, tau)
-        np.testing.assert_allclose(big_pred / scale, unit_pred, rtol=1e-12, atol=1e-12)
-        for name in ("epsilon_", "grid_gap_", "unadjusted_grid_gap_"):
-            assert getattr(big, name) / scale == pytest.approx(getattr(unit, name), rel=1e-12)
-        assert np.isfinite(big.grid_violation_)
-        assert big.grid_gap_ <= big.epsilon_ * (1 + 1e-9) + 1e-300
-        assert big.score(
-            test[:, None] * scale, test * scale, sensitive_features=t_s
-        ) == pytest.approx(unit.score(test[:, None], test, sensitive_features=t_s), abs=1e-12)
-
-
-def test_a_cost_that_cannot_be_rescaled_raises_on_overflow():
-    # a logit has an absolute meaning: the logistic cost runs unscaled, and says so
-    scores, s, _, _ = _two_designs(12, 2, 200)
-    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.5, cost="logistic")
-    with pytest.raises(ValueError, match="overflow"):
-        model.fit(scores[:, None] * 1e300, scores, sensitive_features=s)
 
 
 def test_fit_is_the_seam_fit_from_group_statistics_on_the_calibration_scores():
