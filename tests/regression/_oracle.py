@@ -133,3 +133,12 @@ def two_designs(seed, k, n):
     t_s = rng.integers(0, k, 3 * n)
     test = rng.normal(size=3 * n) * (1.3 + 0.5 * t_s) + 2.0 * t_s
     return scores, s, test, t_s
+
+
+def shifted_groups(n=4000, k=2, seed=0):
+    """Group-shifted features and a response that depends on the group beyond X."""
+    rng = np.random.default_rng(seed)
+    s = rng.integers(0, k, n)
+    X = rng.normal(size=(n, 3)) + 0.8 * s[:, None]
+    y = X @ np.array([1.0, 0.5, -0.3]) + 0.7 * s + rng.normal(scale=0.7, size=n)
+    return X, y, s
