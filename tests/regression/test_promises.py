@@ -1,12 +1,11 @@
 """The regressor keeps its promises (issue 21), checked against independent computations.
 
 tau = 1 is the model given, ``bounds`` clip the predictions, the tolerance errors name their
-unit, the vocabulary is the one of every other estimator (``estimator=``, ``random_state``
-through ``check_random_state``); groups named as columns of X: ``test_inputs.py``.
-The oracles are scikit-learn's metrics and models, SciPy's W1 and plain NumPy on held-out rows.
+unit (the tolerances' own checks: ``test_checks.py``), the vocabulary is the one of every other
+estimator (``estimator=``, ``random_state`` through ``check_random_state``); groups named as
+columns of X: ``test_inputs.py``. The oracles are scikit-learn's metrics and models, SciPy's W1
+and plain NumPy on held-out rows.
 """
-
-import re
 
 import numpy as np
 import pandas as pd
@@ -18,10 +17,8 @@ from sklearn.linear_model import LinearRegression
 from sklearn.metrics import mean_squared_error, r2_score
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import InvalidParameterError
 
 from fairot.regression import WassersteinFairRegressor, WassersteinFairRegressorCV
-from fairot.regression.checks import MSG_BOTH_TOLERANCES, TOLERANCE_UNITS
 
 from ._oracle import shifted_groups as _problem
 
@@ -136,22 +133,6 @@ def test_bounds_must_be_an_ordered_pair():
 
 
 # ---------------------------------------------------------------------- errors name the unit
-def test_tolerance_errors_name_their_unit():
-    X, y, s = _problem(n=300)
-    with pytest.raises(InvalidParameterError, match=re.escape(TOLERANCE_UNITS["tau"])):
-        WassersteinFairRegressor(tau=-0.1).fit(X, y, sensitive_features=s)
-    with pytest.raises(InvalidParameterError, match=re.escape(TOLERANCE_UNITS["epsilon"])):
-        WassersteinFairRegressor(epsilon=-1.0).fit(X, y, sensitive_features=s)
-    with pytest.raises(ValueError, match=re.escape(MSG_BOTH_TOLERANCES[:60])):
-        WassersteinFairRegressor(tau=0.5, epsilon=0.1).fit(X, y, sensitive_features=s)
-    with pytest.warns(UserWarning, match="fraction of the raw gap"):
-        WassersteinFairRegressor(tau=1.5).fit(X, y, sensitive_features=s)
-    with pytest.raises(InvalidParameterError, match=re.escape(TOLERANCE_UNITS["max_gap"])):
-        WassersteinFairRegressorCV(max_gap=-1.0).fit(X, y, sensitive_features=s)
-    with pytest.raises(ValueError, match="non-negative fractions of the raw gap"):
-        WassersteinFairRegressorCV(taus=[-0.5, 0.5], cv=2).fit(X, y, sensitive_features=s)
-
-
 def test_budget_error_never_asks_for_a_tau_already_in_the_grid():
     X, y, s = _problem(n=600)
     template = WassersteinFairRegressor(n_grid=50, random_state=0, groupwise=True)
