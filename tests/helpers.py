@@ -2,6 +2,7 @@
 
 - :func:`make_biased`, :func:`shifted_groups`, :func:`linear_groups`: small data sets whose
   scores or responses depend on a group;
+- :data:`FAST_IN_PROCESSING`: COT and DOT set for quick fits;
 - :func:`groups_from_first_column`: the groups the scikit-learn estimator checks cannot pass;
 - :func:`message_constants`, :func:`fills_template`: whether an error message is one of
   fairot's message constants with its placeholders filled (the fuzz tests);
@@ -64,6 +65,28 @@ def linear_groups(n=600, seed=0, k=2):
     X = rng.normal(size=(n, 3))
     y = X @ np.array([1.0, 0.5, -0.3]) + 1.5 * s + rng.normal(scale=0.5, size=n)
     return X, y, s
+
+
+def _in_processing(name, defaults):
+    """A maker of ``fairot.classification.<name>`` with ``defaults``, overridden by keywords."""
+
+    def make(**kwargs):
+        from fairot import classification
+
+        return getattr(classification, name)(**{**defaults, **kwargs})
+
+    return make
+
+
+#: COT and DOT at 3,000 small updates with a fixed seed: quick fits of the classification tests.
+FAST_IN_PROCESSING = {
+    "COT": _in_processing(
+        "COTClassifier", {"n_updates": 3000, "step_size": 1e-3, "batch_size": 20, "random_state": 0}
+    ),
+    "DOT": _in_processing(
+        "DOTClassifier", {"n_updates": 3000, "step_size": 1e-2, "batch_size": 20, "random_state": 0}
+    ),
+}
 
 
 def _first_column(X):
