@@ -2,12 +2,14 @@
 
 Also the problems the regression tests share: quantile curves of a few groups and the squared
 objective they are scored by (``adjust_quantiles`` and its solvers), and a frozen score model
-whose scores are known exactly, with the designs it scores (the regressor).
+whose scores are known exactly, with the designs it scores, and EquiPy's exact barycenter map
+(the regressor).
 """
 
 import itertools
 
 import numpy as np
+from scipy.interpolate import interp1d
 from scipy.optimize import minimize
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.frozen import FrozenEstimator
@@ -142,3 +144,23 @@ def shifted_groups(n=4000, k=2, seed=0):
     X = rng.normal(size=(n, 3)) + 0.8 * s[:, None]
     y = X @ np.array([1.0, 0.5, -0.3]) + 0.7 * s + rng.normal(scale=0.7, size=n)
     return X, y, s
+
+
+def equipy_exact_map(cal, cal_s, test, test_s):
+    """EquiPy's FairWasserstein at epsilon = 0 without its jitter (Chzhen et al., 2020).
+
+    Written from its documented algorithm: the right-continuous ECDF of the group
+    (statsmodels' ECDF: #{c <= x} / n) and, for every group, the empirical quantile function
+    interpolated linearly on linspace(0, 1, n) (EquiPy's EQF, scipy's interp1d), averaged with
+    the calibration shares.
+    """
+    out = np.zeros(test.shape[0])
+    labels = np.unique(cal_s)
+    for g in labels:
+        reference = np.sort(cal[cal_s == g])
+        rank = np.searchsorted(reference, test[test_s == g], side="right") / reference.size
+        for h in labels:
+            other = np.sort(cal[cal_s == h])
+            eqf = interp1d(np.linspace(0, 1, other.size), other)
+            out[test_s == g] += np.mean(cal_s == h) * eqf(rank)
+    return out

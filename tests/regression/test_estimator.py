@@ -5,11 +5,9 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.interpolate import interp1d
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LinearRegression
-from sklearn.tree import DecisionTreeRegressor
 
 from fairot.metrics import max_pairwise_wasserstein
 from fairot.regression import WassersteinFairRegressor, fairness_accuracy_path
@@ -21,6 +19,7 @@ from fairot.regression.checks import (
 )
 from tests.helpers import linear_groups as _data
 
+from ._oracle import equipy_exact_map as _equipy_exact_map
 from ._oracle import frozen_column as _frozen_column
 from ._oracle import two_designs as _two_designs
 
@@ -42,26 +41,6 @@ def test_frozen_estimator_calibrates_on_all_data_and_curves_are_linear_quantiles
         np.testing.assert_allclose(model.latent_curves_[g], expected, rtol=0, atol=1e-14)
     np.testing.assert_allclose(model.group_weights_, np.bincount(s) / 300)
     assert model.grid_gap_ <= model.epsilon_ + 1e-12
-
-
-def _equipy_exact_map(cal, cal_s, test, test_s):
-    """EquiPy's FairWasserstein at epsilon = 0 without its jitter (Chzhen et al., 2020).
-
-    Written from its documented algorithm: the right-continuous ECDF of the group
-    (statsmodels' ECDF: #{c <= x} / n) and, for every group, the empirical quantile function
-    interpolated linearly on linspace(0, 1, n) (EquiPy's EQF, scipy's interp1d), averaged with
-    the calibration shares.
-    """
-    out = np.zeros(test.shape[0])
-    labels = np.unique(cal_s)
-    for g in labels:
-        reference = np.sort(cal[cal_s == g])
-        rank = np.searchsorted(reference, test[test_s == g], side="right") / reference.size
-        for h in labels:
-            other = np.sort(cal[cal_s == h])
-            eqf = interp1d(np.linspace(0, 1, other.size), other)
-            out[test_s == g] += np.mean(cal_s == h) * eqf(rank)
-    return out
 
 
 @pytest.mark.parametrize("p", [1, 2, np.inf])
@@ -107,23 +86,6 @@ def test_two_groups_w2_is_the_closed_form_at_every_rank(tau):
     np.testing.assert_allclose(pred, lam * own + (1 - lam) * barycenter, rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize("p", [1, np.inf])
-def test_ranks_on_grid_nodes_read_the_adjusted_curves(p):
-    # n_s = 2 M j calibration scores per group: rank (2i - 1) / (2M) = u_i is reached by the
-    # calibration score of that rank
-    rng = np.random.default_rng(5)
-    m, per_group = 10, 60
-    s = np.repeat([0, 1, 2], per_group)
-    scores = rng.normal(size=s.size) + s
-    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.3, p=p, n_grid=m)
-    model.fit(scores[:, None], np.zeros(s.size), sensitive_features=s)
-    for g in range(3):
-        reference = np.sort(scores[s == g])
-        at_nodes = reference[(np.arange(m) * 2 + 1) * per_group // (2 * m) - 1]
-        pred = model.predict(at_nodes[:, None], sensitive_features=np.full(m, g))
-        np.testing.assert_allclose(pred, model.adjusted_curves_[g], rtol=0, atol=1e-12)
-
-
 @settings(max_examples=20, deadline=None)
 @given(st.integers(0, 10_000), st.sampled_from([1, 2, np.inf]), st.sampled_from([0.1, 0.5, 0.9]))
 def test_predictions_are_nondecreasing_in_the_score_within_a_group(seed, p, tau):
@@ -163,24 +125,6 @@ def test_strict_parity_removes_most_of_the_calibration_gap(p):
     after = max_pairwise_wasserstein(None, fair, sensitive_features=s, p=2).distance
     assert model.grid_gap_ <= 1e-12
     assert after < 0.1 * before
-
-
-def test_groupwise_and_single_model_and_random_state():
-    X, y, s = _data()
-    tree = DecisionTreeRegressor(max_depth=3, random_state=0)
-    a = WassersteinFairRegressor(estimator=tree, tau=0.5, random_state=3, groupwise=True).fit(
-        X, y, sensitive_features=s
-    )
-    b = WassersteinFairRegressor(estimator=tree, tau=0.5, random_state=3, groupwise=True).fit(
-        X, y, sensitive_features=s
-    )
-    assert len(a.estimators_) == 2
-    np.testing.assert_array_equal(
-        a.predict(X, sensitive_features=s), b.predict(X, sensitive_features=s)
-    )
-    c = WassersteinFairRegressor(groupwise=False, tau=0.5, random_state=3)
-    c.fit(X, y, sensitive_features=s)
-    assert len(c.estimators_) == 1
 
 
 @pytest.mark.parametrize("kind", ["list", "ndarray", "series", "dataframe"])
@@ -369,55 +313,6 @@ def test_invariances_of_the_post_processor(seed, p, tau, shift):
     # adding a constant to every score adds it to every prediction
     _, shifted = fit_predict(scores + shift, s, new + shift, new_s)
     np.testing.assert_allclose(shifted, base + shift, atol=1e-8 * (1 + abs(shift)))
-
-
-# ----------------------------------------------------------------- exact tails (issue 10 §2)
-def _million_row_design(n):
-    """The design of benchmarks/bench_regression.py (seed 0): N(0, 1) and N(2, 1.25), P(S=1)=.4."""
-    rng = np.random.default_rng(0)
-    cal_s = (rng.random(n) < 0.4).astype(np.int64)
-    test_s = (rng.random(n) < 0.4).astype(np.int64)
-    cal = rng.normal(size=n) + 2.0 * cal_s + 0.5 * rng.normal(size=n) * cal_s
-    test = rng.normal(size=n) + 2.0 * test_s + 0.5 * rng.normal(size=n) * test_s
-    return cal, cal_s, test, test_s
-
-
-def _tails_against_the_exact_map(n):
-    # At tau = 0 every row, tails included, must be the exact empirical barycenter map; a grid
-    # read held constant beyond its end nodes collapsed the outer 1/(2M) of ranks instead.
-    cal, cal_s, test, test_s = _million_row_design(n)
-    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.0, n_grid=2000)
-    model.fit(cal[:, None], cal, sensitive_features=cal_s)
-    pred = model.predict(test[:, None], sensitive_features=test_s)
-    expected = _equipy_exact_map(cal, cal_s, test, test_s)
-    np.testing.assert_allclose(pred, expected, rtol=0, atol=1e-9)
-
-
-def test_tails_are_the_exact_map_on_the_synthetic_design():
-    _tails_against_the_exact_map(100_000)
-
-
-@pytest.mark.slow
-def test_tails_are_the_exact_map_on_the_million_row_design():
-    _tails_against_the_exact_map(1_000_000)
-
-
-# --------------------------------------------------------- batch independence (issue 14)
-def test_a_row_gets_the_same_prediction_alone_or_in_a_batch():
-    rng = np.random.default_rng(7)
-    n, d = 2000, 20
-    X = rng.normal(size=(n, d)) * rng.uniform(0.1, 10, d)
-    s = rng.integers(0, 3, n)
-    y = X @ rng.normal(size=d) + 3.0 * s + rng.normal(size=n)
-    frozen = FrozenEstimator(LinearRegression().fit(X, y))
-    # before the fix, 281 of 2,000 such rows changed (up to 0.35); 200 rows per p here
-    for p in (1, 2, np.inf):
-        model = WassersteinFairRegressor(estimator=frozen, tau=0.3, p=p, n_grid=200)
-        model.fit(X, y, sensitive_features=s)
-        batch = model.predict(X, sensitive_features=s)
-        rows = rng.choice(n, 200, replace=False)
-        alone = [model.predict(X[i : i + 1], sensitive_features=s[i : i + 1])[0] for i in rows]
-        np.testing.assert_array_equal(batch[rows], alone)
 
 
 def test_fit_is_the_seam_fit_from_group_statistics_on_the_calibration_scores():
