@@ -29,20 +29,6 @@ def _frozen_linear(X, y, s):
     return model
 
 
-def test_frozen_estimator_calibrates_on_all_data_and_curves_are_linear_quantiles():
-    rng = np.random.default_rng(1)
-    scores = rng.normal(size=300)
-    s = rng.integers(0, 2, 300)
-    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.4, n_grid=50)
-    model.fit(scores[:, None], np.zeros(300), sensitive_features=s)
-    u = (np.arange(50) + 0.5) / 50
-    for g in range(2):
-        expected = np.quantile(scores[s == g], u, method="linear")
-        np.testing.assert_allclose(model.latent_curves_[g], expected, rtol=0, atol=1e-14)
-    np.testing.assert_allclose(model.group_weights_, np.bincount(s) / 300)
-    assert model.grid_gap_ <= model.epsilon_ + 1e-12
-
-
 @pytest.mark.parametrize("p", [1, 2, np.inf])
 @pytest.mark.parametrize("k", [2, 3])
 def test_strict_parity_is_the_exact_barycenter_map_on_every_row(p, k):
@@ -313,38 +299,6 @@ def test_invariances_of_the_post_processor(seed, p, tau, shift):
     # adding a constant to every score adds it to every prediction
     _, shifted = fit_predict(scores + shift, s, new + shift, new_s)
     np.testing.assert_allclose(shifted, base + shift, atol=1e-8 * (1 + abs(shift)))
-
-
-def test_fit_is_the_seam_fit_from_group_statistics_on_the_calibration_scores():
-    # the Dask backend calls the same seam: equal statistics give an equal fitted regressor
-    from fairot.utils.sensitive import check_sensitive_features
-
-    rng = np.random.default_rng(13)
-    scores = rng.normal(size=400)
-    s = rng.integers(0, 3, 400)
-    weights = rng.integers(1, 4, 400).astype(float)
-    fitted = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.3, n_grid=60)
-    fitted.fit(scores[:, None], scores, sample_weight=weights, sensitive_features=s)
-    encoding = check_sensitive_features(s, 400)
-    order = rng.permutation(400)  # the statistics may come in any order
-    seam = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.3, n_grid=60)
-    seam.fit_from_group_statistics(
-        scores[order],
-        encoding.codes[order],
-        encoding=encoding,
-        estimators=[_frozen_column()],
-        sample_weight=weights[order],
-        precision=float(np.finfo(np.float64).eps),
-        n_features_in=1,
-    )
-    for name in ("latent_curves_", "adjusted_curves_", "group_weights_", "grid_"):
-        np.testing.assert_array_equal(getattr(seam, name), getattr(fitted, name))
-    assert seam.epsilon_ == fitted.epsilon_ and seam.groups_ == fitted.groups_
-    test = rng.normal(size=(50, 1))
-    t_s = rng.integers(0, 3, 50)
-    np.testing.assert_array_equal(
-        seam.predict(test, sensitive_features=t_s), fitted.predict(test, sensitive_features=t_s)
-    )
 
 
 def test_the_seam_checks_the_statistics_it_is_given():
