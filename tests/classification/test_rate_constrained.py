@@ -34,6 +34,7 @@ from fairot.classification._rate_cells import (
 )
 from fairot.classification._rate_program import MSG_BUDGET, MSG_MAX_DIFFERENCE, MSG_MIN_RATIO
 from fairot.utils.groups import MSG_ONE_GROUP
+from tests.helpers import TrueCells as _TrueCells
 
 
 def _data(n=1500, seed=0, n_groups=2):
@@ -316,41 +317,6 @@ def test_skops_round_trip_through_fairot_load_model(tmp_path):
     back = load_model(path)
     np.testing.assert_array_equal(back.decision_function(X), model.decision_function(X))
     np.testing.assert_array_equal(back.rates_.to_numpy(), model.rates_.to_numpy())
-
-
-class _TrueCells(ClassifierMixin, BaseEstimator):
-    """The exact cell posteriors p(a, y | x) of a Gaussian mixture (codes 2a + y).
-
-    A ~ Bernoulli(PI), Y | A ~ Bernoulli(P_Y[A]), X | A, Y ~ N(MEANS[A, Y], 1).
-    """
-
-    PI = np.array([0.6, 0.4])
-    P_Y = np.array([0.35, 0.6])
-    MEANS = np.array([[-1.0, 0.6], [-0.2, 1.4]])
-
-    def fit(self, X, y=None):
-        self.classes_ = np.arange(4)
-        return self
-
-    def joint(self, x):
-        prior = np.array(
-            [
-                self.PI[a] * (self.P_Y[a] if y else 1 - self.P_Y[a])
-                for a, y in ((0, 0), (0, 1), (1, 0), (1, 1))
-            ]
-        )
-        means = self.MEANS.ravel()
-        return prior * np.exp(-0.5 * (x[:, None] - means) ** 2) / np.sqrt(2 * np.pi)
-
-    def predict_proba(self, X):
-        joint = self.joint(np.asarray(X, dtype=float)[:, 0])
-        return joint / joint.sum(axis=1, keepdims=True)
-
-    def sample(self, n, seed):
-        rng = np.random.default_rng(seed)
-        a = (rng.random(n) < self.PI[1]).astype(int)
-        y = (rng.random(n) < self.P_Y[a]).astype(int)
-        return rng.normal(self.MEANS[a, y], 1.0)[:, None], y, a
 
 
 def _population_rule(truth, constraint, max_difference):
