@@ -2,6 +2,7 @@
 
 - :func:`make_biased`, :func:`shifted_groups`, :func:`linear_groups`: small data sets whose
   scores or responses depend on a group;
+- :func:`hidden_groups`: groups that are not an input but that X predicts;
 - :data:`FAST_IN_PROCESSING`: COT and DOT set for quick fits;
 - :class:`TrueCells`, :func:`population_selection_rates`: a Gaussian mixture whose cell
   posteriors and selection rates are known exactly (the rate-constrained rule's oracle);
@@ -68,6 +69,15 @@ def linear_groups(n=600, seed=0, k=2):
     X = rng.normal(size=(n, 3))
     y = X @ np.array([1.0, 0.5, -0.3]) + 1.5 * s + rng.normal(scale=0.5, size=n)
     return X, y, s
+
+
+def hidden_groups(n=1500, seed=0, n_groups=2):
+    """The group is not an input; X predicts it (x0) and the label (x0 + x1)."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, n_groups, n)
+    X = np.column_stack([rng.normal(a, 1.0), rng.normal(0.0, 1.0, n)])
+    y = (X[:, 0] + X[:, 1] + rng.normal(0, 1, n) > 0.5).astype(int)
+    return X, y, a
 
 
 def _in_processing(name, defaults):

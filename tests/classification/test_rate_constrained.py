@@ -35,15 +35,7 @@ from fairot.classification._rate_cells import (
 from fairot.classification._rate_program import MSG_BUDGET, MSG_MAX_DIFFERENCE, MSG_MIN_RATIO
 from fairot.utils.groups import MSG_ONE_GROUP
 from tests.helpers import TrueCells as _TrueCells
-
-
-def _data(n=1500, seed=0, n_groups=2):
-    """The group is not an input; X predicts it (x0) and the label (x0 + x1)."""
-    rng = np.random.default_rng(seed)
-    a = rng.integers(0, n_groups, n)
-    X = np.column_stack([rng.normal(a, 1.0), rng.normal(0.0, 1.0, n)])
-    y = (X[:, 0] + X[:, 1] + rng.normal(0, 1, n) > 0.5).astype(int)
-    return X, y, a
+from tests.helpers import hidden_groups as _data
 
 
 def _cv_decisions(model, a, y):
@@ -510,21 +502,6 @@ def test_a_dataframe_with_named_group_columns():
     assert demographic_parity_difference(y, decided, sensitive_features=a) < 0.06
     with pytest.raises(ValueError, match="feature names"):
         model.predict(frame.rename(columns={"x0": "other"}))
-
-
-def test_cross_fitted_decisions_give_the_empirical_rates_and_their_intervals():
-    from fairot.metrics import bootstrap_intervals
-
-    X, y, a = _data(n=1000, seed=12)
-    model = RateConstrainedClassifier(max_difference=0.03, random_state=0)
-    model.fit(X, y, sensitive_features=a)
-    d = model.cv_decisions_
-    assert model.cv_difference_ == pytest.approx(
-        demographic_parity_difference(y, d, sensitive_features=a), abs=1e-12
-    )
-    intervals = bootstrap_intervals(y, d, sensitive_features=a, n_bootstrap=50, random_state=0)
-    low, high = intervals.summary.loc["demographic_parity_difference", ["low", "high"]]
-    assert low <= model.cv_difference_ <= high
 
 
 class _NoGroupOne(ClassifierMixin, BaseEstimator):
