@@ -3,7 +3,7 @@
 Run: ``python benchmarks/bench_tied.py [n_problems]``. Issue 19's reproducer draws problems of
 K = 2..5 groups on M = 1..33 grid points: rounded (tied, not flat) sorted normal curves, shares
 from {1e-6, 1e-3, 0.1, 1}, p in {1, 2}, epsilon = tau * the largest latent distance with tau in
-{1e-12, 1e-6, 0.01, 0.3, 0.7} (``tests/regression/test_adjust_tied.py`` draws the same). For the
+{1e-12, 1e-6, 0.01, 0.3, 0.7} (``tests/regression/test_interior_point.py`` draws the same). For the
 W1 problems it times, in the same run,
 
 * ``adjust_quantiles`` as it is now (a quick Dykstra, then the interior point when needed);

@@ -2,6 +2,10 @@
 
 - :func:`make_biased`, :func:`shifted_groups`, :func:`linear_groups`: small data sets whose
   scores or responses depend on a group;
+- :func:`hidden_groups`: groups that are not an input but that X predicts;
+- :data:`FAST_IN_PROCESSING`: COT and DOT set for quick fits;
+- :class:`TrueCells`, :func:`population_selection_rates`: a Gaussian mixture whose cell
+  posteriors and selection rates are known exactly (the rate-constrained rule's oracle);
 - :func:`groups_from_first_column`: the groups the scikit-learn estimator checks cannot pass;
 - :func:`message_constants`, :func:`fills_template`: whether an error message is one of
   fairot's message constants with its placeholders filled (the fuzz tests);
@@ -25,6 +29,7 @@ from html.parser import HTMLParser
 
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import _num_samples
 
 
@@ -66,6 +71,89 @@ def linear_groups(n=600, seed=0, k=2):
     X = rng.normal(size=(n, 3))
     y = X @ np.array([1.0, 0.5, -0.3]) + 1.5 * s + rng.normal(scale=0.5, size=n)
     return X, y, s
+
+
+def hidden_groups(n=1500, seed=0, n_groups=2):
+    """The group is not an input; X predicts it (x0) and the label (x0 + x1)."""
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, n_groups, n)
+    X = np.column_stack([rng.normal(a, 1.0), rng.normal(0.0, 1.0, n)])
+    y = (X[:, 0] + X[:, 1] + rng.normal(0, 1, n) > 0.5).astype(int)
+    return X, y, a
+
+
+def _in_processing(name, defaults):
+    """A maker of ``fairot.classification.<name>`` with ``defaults``, overridden by keywords."""
+
+    def make(**kwargs):
+        from fairot import classification
+
+        return getattr(classification, name)(**{**defaults, **kwargs})
+
+    return make
+
+
+#: COT and DOT at 3,000 small updates with a fixed seed: quick fits of the classification tests.
+FAST_IN_PROCESSING = {
+    "COT": _in_processing(
+        "COTClassifier", {"n_updates": 3000, "step_size": 1e-3, "batch_size": 20, "random_state": 0}
+    ),
+    "DOT": _in_processing(
+        "DOTClassifier", {"n_updates": 3000, "step_size": 1e-2, "batch_size": 20, "random_state": 0}
+    ),
+}
+
+
+class TrueCells(ClassifierMixin, BaseEstimator):
+    """The exact cell posteriors p(a, y | x) of a Gaussian mixture (codes 2a + y).
+
+    A ~ Bernoulli(PI), Y | A ~ Bernoulli(P_Y[A]), X | A, Y ~ N(MEANS[A, Y], 1).
+    """
+
+    PI = np.array([0.6, 0.4])
+    P_Y = np.array([0.35, 0.6])
+    MEANS = np.array([[-1.0, 0.6], [-0.2, 1.4]])
+
+    def fit(self, X, y=None):
+        self.classes_ = np.arange(4)
+        return self
+
+    def joint(self, x):
+        prior = np.array(
+            [
+                self.PI[a] * (self.P_Y[a] if y else 1 - self.P_Y[a])
+                for a, y in ((0, 0), (0, 1), (1, 0), (1, 1))
+            ]
+        )
+        means = self.MEANS.ravel()
+        return prior * np.exp(-0.5 * (x[:, None] - means) ** 2) / np.sqrt(2 * np.pi)
+
+    def predict_proba(self, X):
+        joint = self.joint(np.asarray(X, dtype=float)[:, 0])
+        return joint / joint.sum(axis=1, keepdims=True)
+
+    def sample(self, n, seed):
+        rng = np.random.default_rng(seed)
+        a = (rng.random(n) < self.PI[1]).astype(int)
+        y = (rng.random(n) < self.P_Y[a]).astype(int)
+        return rng.normal(self.MEANS[a, y], 1.0)[:, None], y, a
+
+
+def population_selection_rates(model, truth):
+    """P(decide 1 | A = a) of the fitted rule, integrated from the mixture's densities."""
+    from scipy.stats import norm
+
+    grid = np.linspace(-7.0, 8.0, 30_001)
+    step = grid[1] - grid[0]
+    decided = model.predict(grid[:, None]).astype(float)
+    rates = []
+    for a in (0, 1):
+        density = sum(
+            (truth.P_Y[a] if y else 1 - truth.P_Y[a]) * norm.pdf(grid, truth.MEANS[a, y], 1.0)
+            for y in (0, 1)
+        )
+        rates.append(float(decided @ density * step))
+    return np.array(rates)
 
 
 def _first_column(X):

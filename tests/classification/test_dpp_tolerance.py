@@ -4,7 +4,6 @@ import re
 
 import numpy as np
 import ot
-import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,7 +12,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils._param_validation import InvalidParameterError
 
 from fairot.classification import COTClassifier, DOTClassifier, QuantileParityPostProcessor
-from fairot.classification._postprocessing import MSG_UNSEEN
 from fairot.transport import TAU_MEANING
 from fairot.utils.groups import MSG_SMALL_GROUP, SMALL_GROUP_SIZE
 from fairot.utils.targets import MSG_MULTICLASS_ADVICE
@@ -22,18 +20,6 @@ from tests.helpers import make_biased
 
 def _w1(a, b):
     return float(ot.wasserstein_1d(np.asarray(a), np.asarray(b), p=1))
-
-
-@pytest.fixture(scope="module")
-def split():
-    X, y, a = make_biased(n=1200, seed=3)
-    return (X[:800], y[:800], a[:800]), (X[800:], y[800:], a[800:])
-
-
-@pytest.fixture(scope="module")
-def full_parity(split):
-    (X, y, a), _ = split
-    return QuantileParityPostProcessor().fit(X, y, sensitive_features=a)
 
 
 @pytest.mark.parametrize("tau", [0.1, 0.5, 0.8])
@@ -125,47 +111,6 @@ def test_tau_outside_the_unit_interval_says_what_tau_means(split, bad):
     (X, y, a), _ = split
     with pytest.raises(InvalidParameterError, match=re.escape(TAU_MEANING)):
         QuantileParityPostProcessor(tau=bad).fit(X, y, sensitive_features=a)
-
-
-def test_unseen_group_error_lists_the_seen_groups(full_parity, split):
-    _, (Xt, _, at) = split
-    message = MSG_UNSEEN.format(label=7, known=["0", "1"])
-    with pytest.raises(ValueError, match=re.escape(message)):
-        full_parity.predict(Xt, sensitive_features=np.where(at == 1, 7, at))
-
-
-@pytest.mark.parametrize("tau", [0.0, 0.4])
-def test_unseen_group_pooled_maps_through_all_fit_rows(split, tau):
-    (X, y, a), (Xt, _, at) = split
-    model = QuantileParityPostProcessor(tau=tau, unseen_groups="pooled").fit(
-        X, y, sensitive_features=a
-    )
-    sf = np.where(np.arange(at.size) % 3 == 0, 9, at)
-    got = model.predict_proba(Xt, sensitive_features=sf)[:, 1]
-    seen = sf != 9
-    strict = QuantileParityPostProcessor(tau=tau).fit(X, y, sensitive_features=a)
-    np.testing.assert_array_equal(
-        got[seen], strict.predict_proba(Xt[seen], sensitive_features=sf[seen])[:, 1]
-    )
-    pooled = np.sort(model.base_scores(X))
-    s_new = model.base_scores(Xt[~seen])
-    rank = np.searchsorted(pooled, s_new + 1e-12, side="right") / pooled.size
-    target = model.target_samples_
-    image = target[np.clip(np.ceil(rank * target.size - 1e-9).astype(int) - 1, 0, None)]
-    np.testing.assert_allclose(got[~seen], tau * s_new + (1 - tau) * image, rtol=0, atol=1e-15)
-
-
-def test_unseen_intersection_pooled_with_two_columns():
-    X, y, a = make_biased(n=600, seed=2)
-    b = np.random.default_rng(0).integers(0, 2, a.size)
-    sf = pd.DataFrame({"a": a, "b": b})
-    model = QuantileParityPostProcessor(unseen_groups="pooled").fit(X, y, sensitive_features=sf)
-    new = pd.DataFrame({"a": [0, 1, 5, 0], "b": [1, 0, 0, 3]})
-    out = model.predict_proba(X[:4], sensitive_features=new)
-    assert out.shape == (4, 2) and np.all(np.isfinite(out))
-    strict = QuantileParityPostProcessor().fit(X, y, sensitive_features=sf)
-    with pytest.raises(ValueError, match=re.escape("not seen at fit time (seen groups:")):
-        strict.predict_proba(X[:4], sensitive_features=new)
 
 
 def test_a_one_row_group_warns(split):

@@ -1,7 +1,6 @@
 """COT, DOT and DPP as estimators: fairness gained, determinism, continuation, bad input."""
 
 import pickle
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -12,22 +11,12 @@ from sklearn.linear_model import LogisticRegression
 
 from fairot.classification import (
     COTClassifier,
-    DivergenceError,
     DOTClassifier,
     QuantileParityPostProcessor,
 )
-from fairot.classification._base import MSG_SMALL_GROUP
 from fairot.classification._postprocessing import MSG_MARGINAL_CELLS
+from tests.helpers import FAST_IN_PROCESSING as FAST
 from tests.helpers import make_biased
-
-FAST = {
-    "COT": lambda **kw: COTClassifier(
-        **{"n_updates": 3000, "step_size": 1e-3, "batch_size": 20, "random_state": 0, **kw}
-    ),
-    "DOT": lambda **kw: DOTClassifier(
-        **{"n_updates": 3000, "step_size": 1e-2, "batch_size": 20, "random_state": 0, **kw}
-    ),
-}
 
 
 def _gap(scores, a):
@@ -175,44 +164,6 @@ def test_history_wass1_is_scipys_sum_to_the_target(name, constraint, biased):
         assert last[column] == pytest.approx(expected, rel=1e-12, abs=1e-15)
 
 
-def test_entropic_step_too_large_raises_with_advice(biased):
-    X, y, a = biased
-    # The issue's failing setting: lambda = .01 with a dual step of .1.
-    model = COTClassifier(reg_strength=0.01, dual_step_size=0.1, n_updates=5000, random_state=0)
-    with pytest.raises(DivergenceError, match="dual_step_size.*reg_strength"):
-        model.fit(X, y, sensitive_features=a)
-    assert not hasattr(model, "coef_")  # no NaN or collapsed model is left behind
-
-
-def test_collapse_is_detected(biased):
-    X, y, a = biased
-    # step_size=1 now stops earlier, at saturation (test_saturation_is_detected); .1 collapses.
-    model = COTClassifier(step_size=0.1, n_updates=3000, random_state=0)
-    with pytest.raises(DivergenceError, match="collapsed.*Lower step_size"):
-        model.fit(X, y, sensitive_features=a)
-
-
-@pytest.mark.parametrize("cls", [COTClassifier, DOTClassifier])
-def test_saturation_is_detected(cls, biased):
-    # A huge step size drives the logits past +-20: a 0/1 "classifier" whose spread survives
-    # the collapse check. It must raise with advice, not be returned.
-    X, y, a = biased
-    model = cls(step_size=1e12, n_updates=500, random_state=0)
-    with pytest.raises(
-        DivergenceError, match=r"hard classifier.*Lower step_size \(epsilon_theta, now 1e\+12\)"
-    ):
-        model.fit(X, y, sensitive_features=a)
-    assert not hasattr(model, "coef_")
-
-
-def test_saturated_share_counts_scores_at_the_ends():
-    from fairot.classification._degenerate import SATURATION_MARGIN, saturated_share
-
-    s = np.array([0.0, SATURATION_MARGIN / 2, 0.5, 1.0 - SATURATION_MARGIN / 2, 0.3, 1.0])
-    # By hand: the ends (0, 1) and the two within the margin of them.
-    assert saturated_share(s) == pytest.approx(4 / 6)
-
-
 @pytest.mark.parametrize("cls", [COTClassifier, DOTClassifier, QuantileParityPostProcessor])
 def test_bad_input(cls, biased):
     X, y, a = biased
@@ -239,52 +190,6 @@ def test_unseen_group_errors(biased):
         dpp.predict(X, sensitive_features=np.full(len(y), 7))
 
 
-def test_small_group_warns(biased):
-    X, y, a = biased
-    a = a.copy()
-    a[:5] = 2
-    # a 5-row group is also under the small-group threshold shared by every method
-    with (
-        pytest.warns(UserWarning, match="fewer than batch_size"),
-        pytest.warns(UserWarning, match=r"row\(s\) at fit, fewer than"),
-    ):
-        FAST["DOT"](n_updates=10).fit(X, y, sensitive_features=a)
-    assert "{group" in MSG_SMALL_GROUP
-
-
-def test_non_linear_estimator_rejected(biased):
-    from sklearn.tree import DecisionTreeClassifier
-
-    X, y, a = biased
-    with pytest.raises(TypeError, match="coef_"):
-        FAST["COT"](estimator=DecisionTreeClassifier()).fit(X, y, sensitive_features=a)
-
-
-def test_marginal_groups_overlap_in_cot():
-    X, y, a = make_biased(n=500)
-    b = np.random.default_rng(5).integers(0, 2, 500)
-    sf = pd.DataFrame({"a": a, "b": b})
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        model = FAST["COT"](group_mode="marginal", n_updates=500).fit(X, y, sensitive_features=sf)
-    assert len(model.groups_) == 4 and model.duals_.shape[0] == 4
-
-
-def test_diverged_partial_fit_keeps_the_previous_model(biased):
-    X, y, a = biased
-    model = COTClassifier(n_updates=200, random_state=0).fit(X, y, sensitive_features=a)
-    coef, duals, done = model.coef_.copy(), model.duals_.copy(), model.n_updates_
-    model.set_params(dual_step_size=1.0, reg_strength=0.01)
-    with pytest.raises(DivergenceError):
-        model.partial_fit(X, y, sensitive_features=a, n_updates=5000)
-    np.testing.assert_array_equal(model.coef_, coef)
-    np.testing.assert_array_equal(model.duals_, duals)
-    assert model.n_updates_ == done
-    model.set_params(dual_step_size=0.01, reg_strength=0.1)
-    model.partial_fit(X, y, sensitive_features=a, n_updates=100)
-    assert model.n_updates_ == done + 100 and np.isfinite(model.coef_).all()
-
-
 def test_array_target_within_rounding_of_the_unit_interval_is_clipped(biased):
     X, y, a = biased
     target = np.array([-5e-10, 0.3, 1 + 5e-10])
@@ -299,30 +204,3 @@ def test_invalid_target_is_named(target, biased):
     X, y, a = biased
     with pytest.raises(ValueError, match="target must be"):
         FAST["DOT"](target=target, n_updates=10).fit(X, y, sensitive_features=a)
-
-
-def test_array_target_and_options_run(biased):
-    X, y, a = biased
-    target = np.random.default_rng(0).beta(2, 5, 300)
-    for kw in ({"reg": "l2"}, {"pairing": "all"}, {"constrain_duals": False}):
-        model = FAST["COT"](target=target, n_updates=300, verbose=True, **kw).fit(
-            X, y, sensitive_features=a
-        )
-        np.testing.assert_array_equal(model.target_samples_, np.sort(target))
-        assert np.isfinite(model.coef_).all()
-        if not kw.get("constrain_duals", True):
-            assert not np.allclose(model.target_duals_, -model.duals_)
-
-
-def test_eval_set_must_be_a_triple(biased):
-    X, y, a = biased
-    with pytest.raises(ValueError, match="eval_set must be"):
-        FAST["DOT"](n_updates=10).fit(X, y, sensitive_features=a, eval_set=(X, y))
-
-
-def test_partial_fit_checks_classes(biased):
-    X, y, a = biased
-    model = FAST["DOT"](n_updates=10).fit(X, y, sensitive_features=a)
-    model.partial_fit(X, y, sensitive_features=a, n_updates=10, classes=[0, 1])
-    with pytest.raises(ValueError, match="classes"):
-        model.partial_fit(X, y, sensitive_features=a, n_updates=10, classes=[1, 2])

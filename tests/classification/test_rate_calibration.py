@@ -9,7 +9,6 @@ import re
 
 import numpy as np
 import pytest
-from scipy.stats import norm
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.ensemble import HistGradientBoostingClassifier
@@ -24,7 +23,8 @@ from threadpoolctl import threadpool_limits
 
 from fairot.classification import RateConstrainedClassifier
 from fairot.classification._rate_calibration import resolve_calibration
-from tests.classification.test_rate_constrained import _TrueCells
+from tests.helpers import TrueCells as _TrueCells
+from tests.helpers import population_selection_rates as _population_selection_rates
 
 
 @pytest.fixture(autouse=True)
@@ -55,21 +55,6 @@ class _Miscalibrated(ClassifierMixin, BaseEstimator):
         logits -= logits.max(axis=1, keepdims=True)
         proba = np.exp(logits)
         return proba / proba.sum(axis=1, keepdims=True)
-
-
-def _population_selection_rates(model, truth):
-    """P(decide 1 | A = a) of the fitted rule, integrated from the mixture's densities."""
-    grid = np.linspace(-7.0, 8.0, 30_001)
-    step = grid[1] - grid[0]
-    decided = model.predict(grid[:, None]).astype(float)
-    rates = []
-    for a in (0, 1):
-        density = sum(
-            (truth.P_Y[a] if y else 1 - truth.P_Y[a]) * norm.pdf(grid, truth.MEANS[a, y], 1.0)
-            for y in (0, 1)
-        )
-        rates.append(float(decided @ density * step))
-    return np.array(rates)
 
 
 def test_the_map_lowers_the_log_loss_of_an_overconfident_model_and_finds_the_truth():

@@ -16,8 +16,8 @@ from threadpoolctl import threadpool_limits
 from fairot.classification import RateConstrainedClassifier
 from fairot.classification._rate_confidence import disparity_bound
 from fairot.classification._rate_constrained import MSG_CONFIDENCE
-from tests.classification.test_rate_calibration import _population_selection_rates
-from tests.classification.test_rate_constrained import _TrueCells
+from tests.helpers import TrueCells as _TrueCells
+from tests.helpers import population_selection_rates as _population_selection_rates
 
 
 @pytest.fixture(autouse=True)

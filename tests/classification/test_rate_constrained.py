@@ -34,15 +34,8 @@ from fairot.classification._rate_cells import (
 )
 from fairot.classification._rate_program import MSG_BUDGET, MSG_MAX_DIFFERENCE, MSG_MIN_RATIO
 from fairot.utils.groups import MSG_ONE_GROUP
-
-
-def _data(n=1500, seed=0, n_groups=2):
-    """The group is not an input; X predicts it (x0) and the label (x0 + x1)."""
-    rng = np.random.default_rng(seed)
-    a = rng.integers(0, n_groups, n)
-    X = np.column_stack([rng.normal(a, 1.0), rng.normal(0.0, 1.0, n)])
-    y = (X[:, 0] + X[:, 1] + rng.normal(0, 1, n) > 0.5).astype(int)
-    return X, y, a
+from tests.helpers import TrueCells as _TrueCells
+from tests.helpers import hidden_groups as _data
 
 
 def _cv_decisions(model, a, y):
@@ -318,41 +311,6 @@ def test_skops_round_trip_through_fairot_load_model(tmp_path):
     np.testing.assert_array_equal(back.rates_.to_numpy(), model.rates_.to_numpy())
 
 
-class _TrueCells(ClassifierMixin, BaseEstimator):
-    """The exact cell posteriors p(a, y | x) of a Gaussian mixture (codes 2a + y).
-
-    A ~ Bernoulli(PI), Y | A ~ Bernoulli(P_Y[A]), X | A, Y ~ N(MEANS[A, Y], 1).
-    """
-
-    PI = np.array([0.6, 0.4])
-    P_Y = np.array([0.35, 0.6])
-    MEANS = np.array([[-1.0, 0.6], [-0.2, 1.4]])
-
-    def fit(self, X, y=None):
-        self.classes_ = np.arange(4)
-        return self
-
-    def joint(self, x):
-        prior = np.array(
-            [
-                self.PI[a] * (self.P_Y[a] if y else 1 - self.P_Y[a])
-                for a, y in ((0, 0), (0, 1), (1, 0), (1, 1))
-            ]
-        )
-        means = self.MEANS.ravel()
-        return prior * np.exp(-0.5 * (x[:, None] - means) ** 2) / np.sqrt(2 * np.pi)
-
-    def predict_proba(self, X):
-        joint = self.joint(np.asarray(X, dtype=float)[:, 0])
-        return joint / joint.sum(axis=1, keepdims=True)
-
-    def sample(self, n, seed):
-        rng = np.random.default_rng(seed)
-        a = (rng.random(n) < self.PI[1]).astype(int)
-        y = (rng.random(n) < self.P_Y[a]).astype(int)
-        return rng.normal(self.MEANS[a, y], 1.0)[:, None], y, a
-
-
 def _population_rule(truth, constraint, max_difference):
     """The population-optimal rule on a fine grid, by linprog on the grid's cells of x."""
     grid = np.linspace(-6, 7, 4001)
@@ -544,21 +502,6 @@ def test_a_dataframe_with_named_group_columns():
     assert demographic_parity_difference(y, decided, sensitive_features=a) < 0.06
     with pytest.raises(ValueError, match="feature names"):
         model.predict(frame.rename(columns={"x0": "other"}))
-
-
-def test_cross_fitted_decisions_give_the_empirical_rates_and_their_intervals():
-    from fairot.metrics import bootstrap_intervals
-
-    X, y, a = _data(n=1000, seed=12)
-    model = RateConstrainedClassifier(max_difference=0.03, random_state=0)
-    model.fit(X, y, sensitive_features=a)
-    d = model.cv_decisions_
-    assert model.cv_difference_ == pytest.approx(
-        demographic_parity_difference(y, d, sensitive_features=a), abs=1e-12
-    )
-    intervals = bootstrap_intervals(y, d, sensitive_features=a, n_bootstrap=50, random_state=0)
-    low, high = intervals.summary.loc["demographic_parity_difference", ["low", "high"]]
-    assert low <= model.cv_difference_ <= high
 
 
 class _NoGroupOne(ClassifierMixin, BaseEstimator):

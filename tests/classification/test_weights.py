@@ -9,7 +9,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
 from fairot.classification import COTClassifier, DOTClassifier, QuantileParityPostProcessor
-from fairot.classification._batches import cumulative_weights, weighted_batches
 from fairot.classification._common import MSG_NO_WEIGHTS, MSG_ZERO_WEIGHT_GROUP
 from fairot.transport import build_target
 from fairot.utils.sensitive import check_sensitive_features
@@ -81,18 +80,6 @@ def test_weighted_target_matches_repeated_rows_for_non_integer_scale():
     np.testing.assert_array_equal(build_target("barycenter", scores, enc, w), expected)
     halved = build_target("barycenter", scores, enc, w / 2)
     assert halved.shape == expected.shape
-
-
-def test_weighted_batches_draw_in_proportion_to_weight():
-    w = np.array([0.0, 1.0, 3.0, 0.0, 4.0])
-    rng = np.random.default_rng(0)
-    batches = weighted_batches(
-        rng, [cumulative_weights(w), cumulative_weights(np.ones(2))], (4000, 2, 50)
-    )
-    freq = np.bincount(batches[:, 0, :].ravel(), minlength=5) / batches[:, 0, :].size
-    np.testing.assert_allclose(freq, w / w.sum(), atol=0.005)  # 200k draws: sd < 0.0012
-    assert freq[0] == 0 and freq[3] == 0
-    assert set(np.unique(batches[:, 1, :])) == {0, 1}
 
 
 @pytest.mark.parametrize("cls", [COTClassifier, DOTClassifier])

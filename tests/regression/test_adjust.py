@@ -1,6 +1,5 @@
 import itertools
 import re
-import warnings
 
 import numpy as np
 import pytest
@@ -25,24 +24,15 @@ from fairot.regression._adjust import (
     MSG_STOPPED_EARLY,
     MSG_WEIGHTS,
 )
-from fairot.regression._dual_newton import project_pairs_w2
 from fairot.regression._projections import pairwise_grid_distances
 
+from ._oracle import group_curves as _groups
+from ._oracle import latent_curves as _latent
 from ._oracle import solve_generic
+from ._oracle import squared_objective as _squared_objective
 
 P_VALUES = [1, 2, np.inf]
 BOUNDS = (-20.0, 20.0)
-
-
-def _latent(seed, k=3, m=6, spread=2.0):
-    rng = np.random.default_rng(seed)
-    shift = spread * np.arange(k)[:, None]
-    return np.sort(rng.normal(size=(k, m)), axis=1) + shift + rng.normal(size=(k, 1))
-
-
-def _squared_objective(curves, latent, w):
-    w = np.asarray(w) / np.sum(w)
-    return float(w @ ((curves - latent) ** 2).mean(axis=1))
 
 
 @pytest.mark.parametrize("p", P_VALUES)
@@ -62,36 +52,6 @@ def test_closed_form_matches_generic_solver_and_dykstra(p, seed):
     np.testing.assert_allclose(closed.curves, oracle, atol=1e-4)
     assert _squared_objective(closed.curves, latent, w) <= oracle_value + 1e-9
     assert closed.violation <= 1e-12 and closed.active_pairs == ((0, 1),)
-
-
-@pytest.mark.parametrize("p", [1, 2])
-@pytest.mark.parametrize("seed", range(3))
-def test_dykstra_projection_matches_generic_solver_k3(p, seed):
-    latent = _latent(seed, k=3)
-    w = np.array([0.2, 0.29, 0.51])
-    eps = 0.3 * pairwise_grid_distances(latent, p).max()
-    result = adjust_quantiles(latent, w, p=p, epsilon=eps, bounds=BOUNDS)
-    assert result.method == "projection"
-    cost = SquaredCost()
-    oracle, oracle_value = solve_generic(latent, w, p, eps, BOUNDS, cost.value, cost.gradient)
-    assert _squared_objective(result.curves, latent, w) <= oracle_value + 1e-9
-    np.testing.assert_allclose(result.curves, oracle, atol=1e-4)
-    assert result.violation <= 1e-10
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_pointwise_sup_matches_projection_and_oracle_k3(seed):
-    latent = _latent(seed, k=3)
-    w = np.array([0.2, 0.29, 0.51])
-    eps = 0.3 * pairwise_grid_distances(latent, np.inf).max()
-    pointwise = adjust_quantiles(latent, w, p=np.inf, epsilon=eps, bounds=BOUNDS)
-    dykstra = adjust_quantiles(latent, w, p=np.inf, epsilon=eps, bounds=BOUNDS, method="projection")
-    assert pointwise.method == "pointwise"
-    np.testing.assert_allclose(pointwise.curves, dykstra.curves, atol=1e-8)
-    cost = SquaredCost()
-    _, oracle_value = solve_generic(latent, w, np.inf, eps, BOUNDS, cost.value, cost.gradient)
-    assert _squared_objective(pointwise.curves, latent, w) <= oracle_value + 1e-9
-    assert pointwise.violation <= 1e-12
 
 
 @pytest.mark.parametrize(
@@ -286,24 +246,6 @@ def test_properties_of_general_cost_adjustment(problem, cost_name):
     assert cost.objective(latent, out.curves, w) <= cost.objective(latent, start.curves, w) + 1e-9
 
 
-def test_dykstra_does_not_stop_while_stalled():
-    # A thin W1 tolerance: Dykstra's curves stay put for hundreds of cycles while its
-    # corrections drift; stopping on the curves alone gave an order-dependent, suboptimal answer.
-    rng = np.random.default_rng(5)
-    s = np.repeat([0, 1, 2], 40)
-    scores = rng.normal(size=120) + s
-    u = (np.arange(37) + 0.5) / 37
-    latent = np.stack([np.quantile(scores[s == g], u, method="inverted_cdf") for g in range(3)])
-    w = np.full(3, 1 / 3)
-    eps = 1e-5 * pairwise_grid_distances(latent, 1).max()
-    perm = [2, 0, 1]
-    a = adjust_quantiles(latent, w, p=1, epsilon=eps).curves
-    b = adjust_quantiles(latent[perm], w[perm], p=1, epsilon=eps).curves
-    np.testing.assert_allclose(a[perm], b, atol=1e-7)
-    # and both are (near) the strict-parity barycenter, as a tiny tolerance must give
-    np.testing.assert_allclose(a, np.repeat((w @ latent)[None], 3, axis=0), atol=1e-3)
-
-
 # ------------------------------------------------------------------ tiny tolerances, many groups
 
 
@@ -320,116 +262,6 @@ def test_tiny_epsilon_behaves_like_zero(p, k, tiny, cost):
     np.testing.assert_allclose(out.curves, zero.curves, rtol=0, atol=1e-12)
     assert out.grid_gap <= tiny and out.violation == 0.0
     assert out.epsilon == tiny and not out.stopped_early
-
-
-def test_compiled_l1_gap_projection_survives_a_radius_below_rounding():
-    from fairot.regression._dykstra import _project_gap
-
-    delta_star = np.array([3.0, -1.0, 0.5, 2.0])
-    out = np.empty(4)
-    _project_gap(delta_star, out, 1, 1e-300)  # ZeroDivisionError before the fix
-    assert np.all(np.abs(out) <= 1e-300 * 4)
-
-
-def _reference_dykstra(target, w, p, eps, bounds, n_cycles):
-    """The paper's group-weighted Dykstra over *every* pair, in plain NumPy (the oracle).
-
-    Written from Section 3.3.2 of the seed paper with the public closed-form pair projection
-    and PAV; shares no code with the compiled working-set kernel.
-    """
-    from fairot.regression import project_monotone_box
-    from fairot.regression._projections import project_pair
-
-    k = target.shape[0]
-    pairs = list(itertools.combinations(range(k), 2))
-    x = target.copy()
-    increments = {pair: np.zeros((2, target.shape[1])) for pair in pairs}
-    box = np.zeros_like(target)
-    for _ in range(n_cycles):
-        before = np.concatenate([x.ravel(), box.ravel(), *[v.ravel() for v in increments.values()]])
-        for i, j in pairs:
-            inc = increments[(i, j)]
-            y_i, y_j = x[i] + inc[0], x[j] + inc[1]
-            x[i], x[j] = project_pair(y_i, y_j, w[i], w[j], p, eps)
-            increments[(i, j)] = np.stack([y_i - x[i], y_j - x[j]])
-        y = x + box
-        x = project_monotone_box(y, bounds)
-        box = y - x
-        after = np.concatenate([x.ravel(), box.ravel(), *[v.ravel() for v in increments.values()]])
-        if np.abs(after - before).max() <= 1e-13:
-            break
-    return x
-
-
-@pytest.mark.parametrize("p", [1, 2])
-@pytest.mark.parametrize("seed", range(2))
-def test_working_set_solvers_match_all_pairs_dykstra(p, seed):
-    # K = 7: 21 pairs, of which the working set cycles over a few; same answer as the paper's
-    # all-pairs Dykstra run to convergence
-    latent = _latent(seed, k=7, m=6, spread=0.7)
-    w = np.random.default_rng(seed).uniform(0.2, 1.0, 7)
-    w = w / w.sum()
-    eps = 0.45 * pairwise_grid_distances(latent, p).max()
-    out = adjust_quantiles(latent, w, p=p, epsilon=eps, bounds=BOUNDS)
-    reference = _reference_dykstra(latent, w, p, eps, BOUNDS, n_cycles=5000)
-    assert pairwise_grid_distances(reference, p).max() <= eps + 1e-9  # the oracle converged
-    assert not out.stopped_early and out.violation <= 1e-12
-    np.testing.assert_allclose(out.curves, reference, atol=1e-7)
-    ours, theirs = (
-        _squared_objective(out.curves, latent, w),
-        _squared_objective(reference, latent, w),
-    )
-    assert ours <= theirs + 1e-10
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_dual_newton_w2_matches_generic_solver_k4(seed):
-    latent = _latent(seed + 20, k=4, m=5, spread=1.0)
-    w = np.array([0.1, 0.2, 0.3, 0.4])
-    eps = 0.35 * pairwise_grid_distances(latent, 2).max()
-    out = adjust_quantiles(latent, w, p=2, epsilon=eps, bounds=BOUNDS)
-    # with few groups adjust_quantiles tries Dykstra first; the dual Newton is checked directly
-    newton = project_pairs_w2(latent, w / w.sum(), epsilon=eps)
-    cost = SquaredCost()
-    oracle, oracle_value = solve_generic(latent, w, 2, eps, BOUNDS, cost.value, cost.gradient)
-    assert out.method == "projection" and out.violation <= 1e-12
-    assert newton.converged
-    for curves in (out.curves, newton.curves):
-        assert pairwise_grid_distances(curves, 2).max() <= eps + 1e-12
-        assert _squared_objective(curves, latent, w) <= oracle_value + 1e-9
-        np.testing.assert_allclose(curves, oracle, atol=1e-4)
-    np.testing.assert_allclose(newton.curves, out.curves, atol=1e-8)
-
-
-def _groups(k, m, seed):
-    """K groups' quantile curves of normal samples of random location, scale and size."""
-    rng = np.random.default_rng(seed)
-    u = (np.arange(m) + 0.5) / m
-    latent = np.stack(
-        [
-            np.quantile(rng.normal(rng.normal(), rng.uniform(0.5, 2.0), rng.integers(20, 200)), u)
-            for _ in range(k)
-        ]
-    )
-    return latent, rng.uniform(0.2, 1.0, k)
-
-
-@pytest.mark.parametrize("p", [1, 2])
-def test_many_groups_dual_newton_agrees_with_dykstra(p):
-    # K = 60: the dual Newton (p = 2) against the working-set Dykstra run to a tight tolerance
-    from fairot.regression._dykstra import dykstra_projection
-
-    latent, w = _groups(60, 20, seed=3)
-    w = w / w.sum()
-    eps = 0.5 * pairwise_grid_distances(latent, p).max()
-    out = adjust_quantiles(latent, w, p=p, epsilon=eps, bounds=BOUNDS)
-    dykstra = dykstra_projection(latent, w, p=p, epsilon=eps, bounds=BOUNDS, tol=1e-12)
-    assert dykstra.converged and not out.stopped_early
-    assert out.violation <= 1e-12 and np.all(np.diff(out.curves, axis=1) >= 0)
-    ours = _squared_objective(out.curves, latent, w)
-    theirs = _squared_objective(dykstra.curves, latent, w)
-    assert abs(ours - theirs) <= 1e-9 * theirs
-    np.testing.assert_allclose(out.curves, dykstra.curves, atol=1e-6)
 
 
 @pytest.mark.parametrize("p", [1, 2])
@@ -477,95 +309,7 @@ def test_work_bound_warns_once_and_returns_a_feasible_answer():
     assert out.curves.min() >= bounds[0] and out.curves.max() <= bounds[1]
 
 
-def test_projected_gradient_bound_returns_best_feasible_iterate():
-    latent = _latent(3, k=3, m=4, spread=6.0)
-    w = np.array([1e-6, 1.0, 1.0])
-    cost = LogisticCost()
-    eps = 0.3 * pairwise_grid_distances(latent, 2).max()
-    with pytest.warns(ConvergenceWarning, match="max_iter=5 iterations ran out") as record:
-        out = adjust_quantiles(latent, w, p=2, epsilon=eps, cost=cost, max_iter=5)
-    assert len(record) == 1 and out.stopped_early and out.n_iter == 5
-    assert pairwise_grid_distances(out.curves, 2).max() <= eps + 1e-12
-    # the best of the feasible iterates: no worse than the first projected start
-    start = adjust_quantiles(latent, w, p=2, epsilon=eps, method="projection")
-    assert cost.objective(latent, out.curves, w) <= cost.objective(latent, start.curves, w)
-
-
-def test_logistic_tiny_weight_single_rank_is_exact():
-    # issue 14: K = 3, M = 1, logistic cost, weights (1e-6, 1, 1) ran 615 s with 19,868 warnings
-    # (one per inner projection), then stopped at max_iter on the flat tails; issue 37: one
-    # grid point is solved by rank, exactly, with no warning.
-    latent = np.array([[-28.60798260353541], [37.35568392452904], [4.331892408527941]])
-    eps = 0.3 * pairwise_grid_distances(latent, 2).max()
-    weights = np.array([1e-6, 1.0, 1.0])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        out = adjust_quantiles(latent, weights, p=2, epsilon=eps, cost="logistic", max_iter=2000)
-    assert not out.stopped_early and out.method == "pointwise"
-    assert pairwise_grid_distances(out.curves, 2).max() <= eps + 1e-12
-    oracle, _ = solve_generic(
-        latent, weights, 2, eps, (None, None), _logistic_value, _logistic_gradient
-    )
-    share = weights / weights.sum()
-    assert share @ _logistic_value(latent, out.curves)[:, 0] <= (
-        share @ _logistic_value(latent, oracle)[:, 0] + 1e-10
-    )
-
-
 @pytest.mark.parametrize("value", [0, -1.0, float("nan"), True, "many"])
 def test_max_work_must_be_positive(value):
     with pytest.raises(ValueError, match=MSG_MAX_WORK.split("{")[0]):
         adjust_quantiles(_latent(0, k=2), epsilon=0.1, max_work=value)
-
-
-def _logistic_value(latent, q):
-    # From the formula, not from fairot: -s(z) log s(q) - (1 - s(z)) log(1 - s(q)).
-    p_true = 1.0 / (1.0 + np.exp(-latent))
-    return p_true * np.logaddexp(0.0, -q) + (1.0 - p_true) * np.logaddexp(0.0, q)
-
-
-def _logistic_gradient(latent, q):
-    return 1.0 / (1.0 + np.exp(-q)) - 1.0 / (1.0 + np.exp(-latent))
-
-
-def _absolute_value(latent, q):
-    # E|z + xi - q| for a standard normal xi: the folded normal mean (scipy's normal cdf/pdf).
-    from scipy.stats import norm
-
-    d = latent - q
-    return 2.0 * norm.pdf(d) + d * (2.0 * norm.cdf(d) - 1.0)
-
-
-def _absolute_gradient(latent, q):
-    from scipy.stats import norm
-
-    return 1.0 - 2.0 * norm.cdf(latent - q)
-
-
-@pytest.mark.parametrize("p", [1, 2])
-@pytest.mark.parametrize(
-    "cost, value, gradient",
-    [
-        ("logistic", _logistic_value, _logistic_gradient),
-        ("absolute", _absolute_value, _absolute_gradient),
-    ],
-)
-@pytest.mark.parametrize("latent", [[[1.0], [0.0], [0.0]], [[0.0], [1.0], [3.0]]])
-def test_one_point_with_a_tiny_share_is_exact_and_quick(cost, value, gradient, p, latent):
-    # Issue 37: three groups, one grid point, shares (1e-6, 1, 1) ran projected gradient for
-    # 68 s into its work bound (the two constraints on the tiny group are nearly parallel in
-    # the share-weighted metric). On one point every W_p is |Q_i - Q_j|: the by-rank solve.
-    latent = np.array(latent)
-    weights = np.array([1e-6, 1.0, 1.0])
-    eps = 0.1
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", ConvergenceWarning)
-        result = adjust_quantiles(latent, weights, p=p, epsilon=eps, cost=cost, max_work=1e7)
-    assert not result.stopped_early and result.method == "pointwise"
-    assert pairwise_grid_distances(result.curves, p).max() <= eps * (1 + 1e-12)
-    oracle, _ = solve_generic(latent, weights, p, eps, (None, None), value, gradient)
-    share = weights / weights.sum()
-    ours = float(share @ value(latent, result.curves).mean(axis=1))
-    best = float(share @ value(latent, oracle).mean(axis=1))
-    assert ours <= best + 1e-10
-    np.testing.assert_allclose(result.curves[1:], oracle[1:], atol=1e-5)

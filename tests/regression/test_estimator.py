@@ -5,11 +5,9 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.interpolate import interp1d
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LinearRegression
-from sklearn.tree import DecisionTreeRegressor
 
 from fairot.metrics import max_pairwise_wasserstein
 from fairot.regression import WassersteinFairRegressor, fairness_accuracy_path
@@ -21,69 +19,14 @@ from fairot.regression.checks import (
 )
 from tests.helpers import linear_groups as _data
 
+from ._oracle import equipy_exact_map as _equipy_exact_map
+from ._oracle import frozen_column as _frozen_column
+from ._oracle import two_designs as _two_designs
+
 
 def _frozen_linear(X, y, s):
     model = LinearRegression().fit(np.column_stack([X, s]), y)
     return model
-
-
-class _ColumnScore(RegressorMixin, BaseEstimator):
-    """Score = the first column; used frozen so that scores are known exactly."""
-
-    def fit(self, X, y):
-        self.n_features_in_ = X.shape[1]
-        return self
-
-    def predict(self, X):
-        return np.asarray(X)[:, 0].astype(float)
-
-
-def _frozen_column():
-    return FrozenEstimator(_ColumnScore().fit(np.zeros((1, 1)), [0.0]))
-
-
-def test_frozen_estimator_calibrates_on_all_data_and_curves_are_linear_quantiles():
-    rng = np.random.default_rng(1)
-    scores = rng.normal(size=300)
-    s = rng.integers(0, 2, 300)
-    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.4, n_grid=50)
-    model.fit(scores[:, None], np.zeros(300), sensitive_features=s)
-    u = (np.arange(50) + 0.5) / 50
-    for g in range(2):
-        expected = np.quantile(scores[s == g], u, method="linear")
-        np.testing.assert_allclose(model.latent_curves_[g], expected, rtol=0, atol=1e-14)
-    np.testing.assert_allclose(model.group_weights_, np.bincount(s) / 300)
-    assert model.grid_gap_ <= model.epsilon_ + 1e-12
-
-
-def _equipy_exact_map(cal, cal_s, test, test_s):
-    """EquiPy's FairWasserstein at epsilon = 0 without its jitter (Chzhen et al., 2020).
-
-    Written from its documented algorithm: the right-continuous ECDF of the group
-    (statsmodels' ECDF: #{c <= x} / n) and, for every group, the empirical quantile function
-    interpolated linearly on linspace(0, 1, n) (EquiPy's EQF, scipy's interp1d), averaged with
-    the calibration shares.
-    """
-    out = np.zeros(test.shape[0])
-    labels = np.unique(cal_s)
-    for g in labels:
-        reference = np.sort(cal[cal_s == g])
-        rank = np.searchsorted(reference, test[test_s == g], side="right") / reference.size
-        for h in labels:
-            other = np.sort(cal[cal_s == h])
-            eqf = interp1d(np.linspace(0, 1, other.size), other)
-            out[test_s == g] += np.mean(cal_s == h) * eqf(rank)
-    return out
-
-
-def _two_designs(seed, k, n):
-    rng = np.random.default_rng(seed)
-    s = rng.integers(0, k, n)
-    scores = rng.normal(size=n) * (1 + 0.5 * s) + 2.0 * s
-    # test scores reach beyond every calibration extreme: the tails are part of the test
-    t_s = rng.integers(0, k, 3 * n)
-    test = rng.normal(size=3 * n) * (1.3 + 0.5 * t_s) + 2.0 * t_s
-    return scores, s, test, t_s
 
 
 @pytest.mark.parametrize("p", [1, 2, np.inf])
@@ -129,23 +72,6 @@ def test_two_groups_w2_is_the_closed_form_at_every_rank(tau):
     np.testing.assert_allclose(pred, lam * own + (1 - lam) * barycenter, rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize("p", [1, np.inf])
-def test_ranks_on_grid_nodes_read_the_adjusted_curves(p):
-    # n_s = 2 M j calibration scores per group: rank (2i - 1) / (2M) = u_i is reached by the
-    # calibration score of that rank
-    rng = np.random.default_rng(5)
-    m, per_group = 10, 60
-    s = np.repeat([0, 1, 2], per_group)
-    scores = rng.normal(size=s.size) + s
-    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.3, p=p, n_grid=m)
-    model.fit(scores[:, None], np.zeros(s.size), sensitive_features=s)
-    for g in range(3):
-        reference = np.sort(scores[s == g])
-        at_nodes = reference[(np.arange(m) * 2 + 1) * per_group // (2 * m) - 1]
-        pred = model.predict(at_nodes[:, None], sensitive_features=np.full(m, g))
-        np.testing.assert_allclose(pred, model.adjusted_curves_[g], rtol=0, atol=1e-12)
-
-
 @settings(max_examples=20, deadline=None)
 @given(st.integers(0, 10_000), st.sampled_from([1, 2, np.inf]), st.sampled_from([0.1, 0.5, 0.9]))
 def test_predictions_are_nondecreasing_in_the_score_within_a_group(seed, p, tau):
@@ -185,24 +111,6 @@ def test_strict_parity_removes_most_of_the_calibration_gap(p):
     after = max_pairwise_wasserstein(None, fair, sensitive_features=s, p=2).distance
     assert model.grid_gap_ <= 1e-12
     assert after < 0.1 * before
-
-
-def test_groupwise_and_single_model_and_random_state():
-    X, y, s = _data()
-    tree = DecisionTreeRegressor(max_depth=3, random_state=0)
-    a = WassersteinFairRegressor(estimator=tree, tau=0.5, random_state=3, groupwise=True).fit(
-        X, y, sensitive_features=s
-    )
-    b = WassersteinFairRegressor(estimator=tree, tau=0.5, random_state=3, groupwise=True).fit(
-        X, y, sensitive_features=s
-    )
-    assert len(a.estimators_) == 2
-    np.testing.assert_array_equal(
-        a.predict(X, sensitive_features=s), b.predict(X, sensitive_features=s)
-    )
-    c = WassersteinFairRegressor(groupwise=False, tau=0.5, random_state=3)
-    c.fit(X, y, sensitive_features=s)
-    assert len(c.estimators_) == 1
 
 
 @pytest.mark.parametrize("kind", ["list", "ndarray", "series", "dataframe"])
@@ -262,30 +170,6 @@ def test_explicit_calibration_set_and_observed_loss():
     assert model.latent_curves_.shape == (3, 100)
     assert model.grid_gap_ <= model.epsilon_ + 1e-10
     assert np.all(np.diff(model.adjusted_curves_, axis=1) >= -1e-12)
-
-
-def test_path_matches_separate_fits():
-    X, y, s = _data(n=800, k=3)
-    taus = [0.0, 0.25, 0.5, 1.0]
-    template = WassersteinFairRegressor(p=2, random_state=0, n_grid=200)
-    path = fairness_accuracy_path(
-        template,
-        X[:500],
-        y[:500],
-        sensitive_features=s[:500],
-        taus=taus,
-        X_test=X[500:],
-        y_test=y[500:],
-        sensitive_features_test=s[500:],
-    )
-    assert list(path.table["tau"]) == taus
-    for tau, est, mse in zip(taus, path.estimators, path.table["mse"], strict=True):
-        single = WassersteinFairRegressor(p=2, random_state=0, n_grid=200, tau=tau)
-        single.fit(X[:500], y[:500], sensitive_features=s[:500])
-        pred = single.predict(X[500:], sensitive_features=s[500:])
-        np.testing.assert_allclose(est.predict(X[500:], sensitive_features=s[500:]), pred)
-        np.testing.assert_allclose(mse, np.mean((y[500:] - pred) ** 2))
-    assert (path.table["grid_violation"] <= 1e-10).all()
 
 
 class _NaNRegressor(RegressorMixin, BaseEstimator):
@@ -415,124 +299,6 @@ def test_invariances_of_the_post_processor(seed, p, tau, shift):
     # adding a constant to every score adds it to every prediction
     _, shifted = fit_predict(scores + shift, s, new + shift, new_s)
     np.testing.assert_allclose(shifted, base + shift, atol=1e-8 * (1 + abs(shift)))
-
-
-# ----------------------------------------------------------------- exact tails (issue 10 §2)
-def _million_row_design(n):
-    """The design of benchmarks/bench_regression.py (seed 0): N(0, 1) and N(2, 1.25), P(S=1)=.4."""
-    rng = np.random.default_rng(0)
-    cal_s = (rng.random(n) < 0.4).astype(np.int64)
-    test_s = (rng.random(n) < 0.4).astype(np.int64)
-    cal = rng.normal(size=n) + 2.0 * cal_s + 0.5 * rng.normal(size=n) * cal_s
-    test = rng.normal(size=n) + 2.0 * test_s + 0.5 * rng.normal(size=n) * test_s
-    return cal, cal_s, test, test_s
-
-
-def _tails_against_the_exact_map(n):
-    # At tau = 0 every row, tails included, must be the exact empirical barycenter map; a grid
-    # read held constant beyond its end nodes collapsed the outer 1/(2M) of ranks instead.
-    cal, cal_s, test, test_s = _million_row_design(n)
-    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.0, n_grid=2000)
-    model.fit(cal[:, None], cal, sensitive_features=cal_s)
-    pred = model.predict(test[:, None], sensitive_features=test_s)
-    expected = _equipy_exact_map(cal, cal_s, test, test_s)
-    np.testing.assert_allclose(pred, expected, rtol=0, atol=1e-9)
-
-
-def test_tails_are_the_exact_map_on_the_synthetic_design():
-    _tails_against_the_exact_map(100_000)
-
-
-@pytest.mark.slow
-def test_tails_are_the_exact_map_on_the_million_row_design():
-    _tails_against_the_exact_map(1_000_000)
-
-
-# --------------------------------------------------------- batch independence (issue 14)
-def test_a_row_gets_the_same_prediction_alone_or_in_a_batch():
-    rng = np.random.default_rng(7)
-    n, d = 2000, 20
-    X = rng.normal(size=(n, d)) * rng.uniform(0.1, 10, d)
-    s = rng.integers(0, 3, n)
-    y = X @ rng.normal(size=d) + 3.0 * s + rng.normal(size=n)
-    frozen = FrozenEstimator(LinearRegression().fit(X, y))
-    # before the fix, 281 of 2,000 such rows changed (up to 0.35); 200 rows per p here
-    for p in (1, 2, np.inf):
-        model = WassersteinFairRegressor(estimator=frozen, tau=0.3, p=p, n_grid=200)
-        model.fit(X, y, sensitive_features=s)
-        batch = model.predict(X, sensitive_features=s)
-        rows = rng.choice(n, 200, replace=False)
-        alone = [model.predict(X[i : i + 1], sensitive_features=s[i : i + 1])[0] for i in rows]
-        np.testing.assert_array_equal(batch[rows], alone)
-
-
-# ------------------------------------------------------------- overflow/underflow (issue 14)
-@pytest.mark.parametrize("scale", [1e-300, 1e154, 1e300])
-@pytest.mark.parametrize(
-    ("p", "cost"), [(1, "squared"), (2, "squared"), (np.inf, "squared"), (2, "observed_squared")]
-)
-def test_extreme_scales_solve_the_unit_problem(scale, p, cost):
-    scores, s, test, t_s = _two_designs(11, 3, 300)
-    scores, test = scores / 8, test / 8  # keeps 1e300 * scores below the largest float
-
-    def fit_predict(factor, tau):
-        model = WassersteinFairRegressor(
-            estimator=_frozen_column(), tau=tau, p=p, n_grid=40, cost=cost
-        )
-        model.fit(scores[:, None] * factor, scores * factor, sensitive_features=s)
-        return model, model.predict(test[:, None] * factor, sensitive_features=t_s)
-
-    for tau in (0.0, 0.4):
-        unit, unit_pred = fit_predict(1.0, tau)
-        big, big_pred = fit_predict(scale, tau)
-        np.testing.assert_allclose(big_pred / scale, unit_pred, rtol=1e-12, atol=1e-12)
-        for name in ("epsilon_", "grid_gap_", "unadjusted_grid_gap_"):
-            assert getattr(big, name) / scale == pytest.approx(getattr(unit, name), rel=1e-12)
-        assert np.isfinite(big.grid_violation_)
-        assert big.grid_gap_ <= big.epsilon_ * (1 + 1e-9) + 1e-300
-        assert big.score(
-            test[:, None] * scale, test * scale, sensitive_features=t_s
-        ) == pytest.approx(unit.score(test[:, None], test, sensitive_features=t_s), abs=1e-12)
-
-
-def test_a_cost_that_cannot_be_rescaled_raises_on_overflow():
-    # a logit has an absolute meaning: the logistic cost runs unscaled, and says so
-    scores, s, _, _ = _two_designs(12, 2, 200)
-    model = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.5, cost="logistic")
-    with pytest.raises(ValueError, match="overflow"):
-        model.fit(scores[:, None] * 1e300, scores, sensitive_features=s)
-
-
-def test_fit_is_the_seam_fit_from_group_statistics_on_the_calibration_scores():
-    # the Dask backend calls the same seam: equal statistics give an equal fitted regressor
-    from fairot.utils.sensitive import check_sensitive_features
-
-    rng = np.random.default_rng(13)
-    scores = rng.normal(size=400)
-    s = rng.integers(0, 3, 400)
-    weights = rng.integers(1, 4, 400).astype(float)
-    fitted = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.3, n_grid=60)
-    fitted.fit(scores[:, None], scores, sample_weight=weights, sensitive_features=s)
-    encoding = check_sensitive_features(s, 400)
-    order = rng.permutation(400)  # the statistics may come in any order
-    seam = WassersteinFairRegressor(estimator=_frozen_column(), tau=0.3, n_grid=60)
-    seam.fit_from_group_statistics(
-        scores[order],
-        encoding.codes[order],
-        encoding=encoding,
-        estimators=[_frozen_column()],
-        sample_weight=weights[order],
-        precision=float(np.finfo(np.float64).eps),
-        n_features_in=1,
-    )
-    for name in ("latent_curves_", "adjusted_curves_", "group_weights_", "grid_"):
-        np.testing.assert_array_equal(getattr(seam, name), getattr(fitted, name))
-    assert seam.epsilon_ == fitted.epsilon_ and seam.groups_ == fitted.groups_
-    test = rng.normal(size=(50, 1))
-    t_s = rng.integers(0, 3, 50)
-    np.testing.assert_array_equal(
-        seam.predict(test, sensitive_features=t_s), fitted.predict(test, sensitive_features=t_s)
-    )
 
 
 def test_the_seam_checks_the_statistics_it_is_given():

@@ -127,19 +127,3 @@ def test_monotone_box_matches_sklearn_isotonic(y):
     for row, got in zip(y, out, strict=True):
         expected = isotonic_regression(row, y_min=-3.0, y_max=4.0)
         np.testing.assert_allclose(got, expected, atol=1e-9)
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    arrays(np.float64, st.integers(1, 60), elements=st.floats(-1e3, 1e3)),
-    st.floats(1e-6, 2.0),
-    st.sampled_from([(1, 1.0), (2, 2.0), (0, np.inf)]),
-)
-def test_compiled_gap_projection_matches_numpy_version(v, rel_eps, codes):
-    from fairot.regression._dykstra import _project_gap
-
-    code, p = codes
-    eps = rel_eps * (grid_norm(v, p) + 1e-3)
-    out = np.empty_like(v)
-    _project_gap(v, out, code, eps)
-    np.testing.assert_allclose(out, project_lp_ball(v, p, eps), rtol=1e-12, atol=1e-9)

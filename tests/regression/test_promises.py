@@ -1,12 +1,11 @@
 """The regressor keeps its promises (issue 21), checked against independent computations.
 
 tau = 1 is the model given, ``bounds`` clip the predictions, the tolerance errors name their
-unit, the vocabulary is the one of every other estimator (``estimator=``, ``random_state``
-through ``check_random_state``), and groups named as columns of X are read from X again.
-The oracles are scikit-learn's metrics and models, SciPy's W1 and plain NumPy on held-out rows.
+unit (the tolerances' own checks: ``test_checks.py``), the vocabulary is the one of every other
+estimator (``estimator=``, ``random_state`` through ``check_random_state``); groups named as
+columns of X: ``test_inputs.py``. The oracles are scikit-learn's metrics and models, SciPy's W1
+and plain NumPy on held-out rows.
 """
-
-import re
 
 import numpy as np
 import pandas as pd
@@ -17,22 +16,11 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LinearRegression
 from sklearn.metrics import mean_squared_error, r2_score
 from sklearn.model_selection import StratifiedKFold, train_test_split
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import FunctionTransformer
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import InvalidParameterError
 
 from fairot.regression import WassersteinFairRegressor, WassersteinFairRegressorCV
-from fairot.regression.checks import MSG_BOTH_TOLERANCES, TOLERANCE_UNITS
 
-
-def _problem(n=4000, k=2, seed=0):
-    """Group-shifted features and a response that depends on the group beyond X."""
-    rng = np.random.default_rng(seed)
-    s = rng.integers(0, k, n)
-    X = rng.normal(size=(n, 3)) + 0.8 * s[:, None]
-    y = X @ np.array([1.0, 0.5, -0.3]) + 0.7 * s + rng.normal(scale=0.7, size=n)
-    return X, y, s
+from ._oracle import shifted_groups as _problem
 
 
 def _max_w1(pred, s):
@@ -145,22 +133,6 @@ def test_bounds_must_be_an_ordered_pair():
 
 
 # ---------------------------------------------------------------------- errors name the unit
-def test_tolerance_errors_name_their_unit():
-    X, y, s = _problem(n=300)
-    with pytest.raises(InvalidParameterError, match=re.escape(TOLERANCE_UNITS["tau"])):
-        WassersteinFairRegressor(tau=-0.1).fit(X, y, sensitive_features=s)
-    with pytest.raises(InvalidParameterError, match=re.escape(TOLERANCE_UNITS["epsilon"])):
-        WassersteinFairRegressor(epsilon=-1.0).fit(X, y, sensitive_features=s)
-    with pytest.raises(ValueError, match=re.escape(MSG_BOTH_TOLERANCES[:60])):
-        WassersteinFairRegressor(tau=0.5, epsilon=0.1).fit(X, y, sensitive_features=s)
-    with pytest.warns(UserWarning, match="fraction of the raw gap"):
-        WassersteinFairRegressor(tau=1.5).fit(X, y, sensitive_features=s)
-    with pytest.raises(InvalidParameterError, match=re.escape(TOLERANCE_UNITS["max_gap"])):
-        WassersteinFairRegressorCV(max_gap=-1.0).fit(X, y, sensitive_features=s)
-    with pytest.raises(ValueError, match="non-negative fractions of the raw gap"):
-        WassersteinFairRegressorCV(taus=[-0.5, 0.5], cv=2).fit(X, y, sensitive_features=s)
-
-
 def test_budget_error_never_asks_for_a_tau_already_in_the_grid():
     X, y, s = _problem(n=600)
     template = WassersteinFairRegressor(n_grid=50, random_state=0, groupwise=True)
@@ -202,63 +174,6 @@ def test_random_state_goes_through_check_random_state():
     a = WassersteinFairRegressor(tau=0.3).fit(X, y, sensitive_features=s)
     b = WassersteinFairRegressor(tau=0.3).fit(X, y, sensitive_features=s)
     assert not np.array_equal(a.estimators_[0].coef_, b.estimators_[0].coef_)
-
-
-# -------------------------------------------------------------------------- groups from X
-def _frame(n=1500, seed=4):
-    X, y, s = _problem(n=n, seed=seed)
-    frame = pd.DataFrame(X, columns=["a", "b", "c"])
-    frame["group"] = np.where(s == 1, "q", "p")
-    return frame, y
-
-
-def _drop_group():
-    return FunctionTransformer(lambda frame: frame.drop(columns="group"))
-
-
-@pytest.mark.parametrize("names", ["group", ["group"]])
-def test_predict_and_score_read_the_groups_from_the_columns_fit_named(names):
-    frame, y = _frame()
-    test, y_test = _frame(seed=5)
-    base = make_pipeline(_drop_group(), LinearRegression())
-    model = WassersteinFairRegressor(estimator=base, tau=0.2, n_grid=100, random_state=0)
-    model.fit(frame, y, sensitive_features=names)
-    expected = model.predict(test, sensitive_features=test["group"])
-    np.testing.assert_array_equal(model.predict(test), expected)
-    assert model.score(test, y_test) == pytest.approx(r2_score(y_test, expected), abs=1e-12)
-    np.testing.assert_array_equal(
-        model.score_unadjusted(test), model.score_unadjusted(test, sensitive_features="group")
-    )
-    # the CV reads them the same way
-    search = WassersteinFairRegressorCV(estimator=clone(model), taus=[0.0, 0.5], cv=2)
-    search.fit(frame, y, sensitive_features=names)
-    np.testing.assert_array_equal(
-        search.predict(test), search.predict(test, sensitive_features=test["group"])
-    )
-    assert search.score(test, y_test) == pytest.approx(
-        r2_score(y_test, search.predict(test)), abs=1e-12
-    )
-
-
-def test_groups_from_x_in_a_pipeline():
-    frame, y = _frame()
-    test, y_test = _frame(seed=6)
-    base = make_pipeline(_drop_group(), LinearRegression())
-    model = WassersteinFairRegressor(estimator=base, tau=0.2, n_grid=100, random_state=0)
-    pipe = make_pipeline(FunctionTransformer(), model)
-    pipe.fit(frame, y, wassersteinfairregressor__sensitive_features="group")
-    expected = clone(model).fit(frame, y, sensitive_features="group").predict(test)
-    np.testing.assert_array_equal(pipe.predict(test), expected)
-    assert pipe.score(test, y_test) == pytest.approx(r2_score(y_test, expected), abs=1e-12)
-
-
-def test_groups_given_as_data_stay_required_in_predict():
-    X, y, s = _problem(n=400)
-    model = WassersteinFairRegressor(tau=0.5, random_state=0).fit(X, y, sensitive_features=s)
-    with pytest.raises(ValueError, match="sensitive_features"):
-        model.predict(X)
-    with pytest.raises(ValueError, match="score needs sensitive_features"):
-        model.score(X, y)
 
 
 def _weighted_max_w1(pred, s, w):
@@ -316,20 +231,3 @@ def test_cv_random_state_shuffles_the_folds_through_check_random_state():
         estimator=template, taus=taus, cv=list(StratifiedKFold(3).split(X, s))
     ).fit(X, y, sensitive_features=s)
     pd.testing.assert_frame_equal(ordered.cv_results_, in_order.cv_results_)
-
-
-def test_grid_search_with_groups_named_as_columns_scores_without_them():
-    import sklearn
-    from sklearn.model_selection import GridSearchCV
-
-    frame, y = _frame(n=900, seed=10)
-    base = make_pipeline(_drop_group(), LinearRegression())
-    model = WassersteinFairRegressor(estimator=base, n_grid=50, random_state=0)
-    with sklearn.config_context(enable_metadata_routing=True):
-        search = GridSearchCV(model, {"tau": [0.0, 0.5, 1.0]}, cv=3)
-        search.fit(frame, y, sensitive_features="group")
-        pred = search.predict(frame)
-        np.testing.assert_array_equal(
-            pred, search.best_estimator_.predict(frame, sensitive_features=frame["group"])
-        )
-        assert search.score(frame, y) == pytest.approx(r2_score(y, pred), abs=1e-12)

@@ -71,3 +71,11 @@ def test_quiet_on_adult_defaults(cls, include_sensitive):
         warnings.simplefilter("error", DegenerateModelWarning)
         model = cls(random_state=0).fit(X, y, sensitive_features=sf)
     assert roc_auc_score(y, model.predict_proba(X)[:, 1]) > 0.7
+
+
+def test_saturated_share_counts_scores_at_the_ends():
+    from fairot.classification._degenerate import SATURATION_MARGIN, saturated_share
+
+    s = np.array([0.0, SATURATION_MARGIN / 2, 0.5, 1.0 - SATURATION_MARGIN / 2, 0.3, 1.0])
+    # By hand: the ends (0, 1) and the two within the margin of them.
+    assert saturated_share(s) == pytest.approx(4 / 6)
