@@ -444,12 +444,13 @@ class RateConstrainedClassifier(WrappedInputsMixin, ClassifierMixin, BaseEstimat
         """
         room = value if form == "difference" else 1.0 - value
         margin = min(self.margin, room)
+        # Each row's true units do not change between the solves: built once.
+        membership = None if self.confidence is None else self._layout.units[self._codes]
         while True:
             self._solve(form, value - margin if form == "difference" else value + margin)
             if self.confidence is None:
                 self.cv_difference_upper_ = self.cv_ratio_lower_ = None
                 break
-            membership = self._layout.units[self._codes]
             bounds = {
                 side: disparity_bound(
                     self.cv_decisions_,

@@ -37,6 +37,7 @@ __all__ = [
     "SUBSAMPLE",
     "ArrayRows",
     "check_totals",
+    "row_hash",
     "smallest_rows",
     "subsample_mask",
     "weighted_totals",
@@ -65,10 +66,30 @@ _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 
 
+def row_hash(start: int, stop: int, seed: int = 0) -> np.ndarray:
+    """splitmix64 of the global row indices ``start .. stop - 1``, keyed by ``seed``.
+
+    The seed goes into the high 32 bits of the index, so a row's hash depends on its index and
+    the seed only: whatever reads it (the subsample here, the Dask fit's sample and folds) is the
+    same however the rows are partitioned.
+
+    Examples
+    --------
+    >>> bool((row_hash(5, 10) == row_hash(0, 10)[5:]).all())
+    True
+    """
+    with np.errstate(over="ignore"):
+        x = np.arange(start, stop, dtype=np.uint64) ^ (np.uint64(seed) << np.uint64(32))
+        x = x + _GOLDEN
+        x = (x ^ (x >> np.uint64(30))) * _MIX1
+        x = (x ^ (x >> np.uint64(27))) * _MIX2
+        return x ^ (x >> np.uint64(31))
+
+
 def subsample_mask(start: int, stop: int) -> np.ndarray:
     """Which of the rows ``start, ..., stop - 1`` (global indices) are in the subsample.
 
-    A fixed hash of the index (splitmix64), so the subsample depends neither on
+    A fixed hash of the index (:func:`row_hash`, seed 0), so the subsample depends neither on
     ``random_state`` nor on how the rows are partitioned.
 
     Examples
@@ -76,12 +97,7 @@ def subsample_mask(start: int, stop: int) -> np.ndarray:
     >>> subsample_mask(0, 10_000).mean().round(2)
     np.float64(0.12)
     """
-    with np.errstate(over="ignore"):
-        x = np.arange(start, stop, dtype=np.uint64) + _GOLDEN
-        x = (x ^ (x >> np.uint64(30))) * _MIX1
-        x = (x ^ (x >> np.uint64(27))) * _MIX2
-        x = x ^ (x >> np.uint64(31))
-    return (x % np.uint64(SUBSAMPLE)) == 0
+    return (row_hash(start, stop) % np.uint64(SUBSAMPLE)) == 0
 
 
 def smallest_rows(values: np.ndarray, size: int) -> np.ndarray:

@@ -49,6 +49,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils import check_random_state
 
+from fairot.classification.rate_rows import row_hash
 from fairot.dask._collections import (
     aligned_blocks,
     check_block_lengths,
@@ -74,11 +75,6 @@ MSG_SAMPLE = (
     "the training sample of {n} rows leaves no rows of two cells outside fold {fold}; raise "
     "dask.config 'fairot.train_sample_rows' or lower cv."
 )
-
-# splitmix64's constants, as fairot.classification.rate_rows uses them.
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
 
 
 def _summary(i: int, X: Any, y: Any, sf: Any, cf: Any, w: Any) -> tuple:
@@ -148,21 +144,6 @@ def _stack(parts: list, lengths: list[int], tail: tuple, dtype: Any) -> Any:
     )
 
 
-def _row_hash(start: int, stop: int, seed: int) -> np.ndarray:
-    """splitmix64 of the global row indices ``start .. stop - 1``, keyed by ``seed``.
-
-    The mix of :func:`fairot.classification.rate_rows.subsample_mask`, with the seed in the
-    high 32 bits of the index: a row's draw depends on its index and the seed only, so a fit
-    is the same however the rows are partitioned.
-    """
-    with np.errstate(over="ignore"):
-        x = np.arange(start, stop, dtype=np.uint64) ^ (np.uint64(seed) << np.uint64(32))
-        x = x + _GOLDEN
-        x = (x ^ (x >> np.uint64(30))) * _MIX1
-        x = (x ^ (x >> np.uint64(27))) * _MIX2
-        return x ^ (x >> np.uint64(31))
-
-
 def row_draws(
     offset: int, n: int, seed: int, fraction: float, n_folds: int
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -171,7 +152,7 @@ def row_draws(
     The sample takes each row with probability ``fraction`` (the top 53 bits of its hash as a
     uniform number), the fold is the hash modulo ``n_folds`` (its low bits).
     """
-    u = _row_hash(offset, offset + n, seed)
+    u = row_hash(offset, offset + n, seed)
     sampled = (u >> np.uint64(11)).astype(float) * 2.0**-53 < fraction
     return sampled, (u % np.uint64(n_folds)).astype(np.intp)
 
